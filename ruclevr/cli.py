@@ -1,0 +1,70 @@
+"""Command-line conventions shared by every stage.
+
+Bad input ends with one line on stderr and exit status 2, never a traceback: raise
+:class:`UsageError` anywhere below a ``main`` wrapped with :func:`run_cli`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable, Sequence
+
+USAGE_EXIT = 2
+
+
+class UsageError(Exception):
+    """A bad value given by the user: the message names it and what is allowed."""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse that reports errors as one line (``prog: error: ...``) with exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(USAGE_EXIT, f"{self.prog}: error: {message}\n")
+
+
+def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None, prog: str = "") -> int:
+    """Run ``main`` and turn a UsageError into one stderr line and exit status 2."""
+    try:
+        return main(argv)
+    except UsageError as error:
+        print(f"{prog or 'ruclevr'}: error: {error}", file=sys.stderr)
+        return USAGE_EXIT
+    except KeyboardInterrupt:
+        print(f"{prog or 'ruclevr'}: interrupted; rerun the same command to resume", file=sys.stderr)
+        return 130
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    value = _int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer >= 0."""
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text}")
+    return value
+
+
+def probability(text: str) -> float:
+    """argparse type: a float in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1], got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1], got {text}")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None

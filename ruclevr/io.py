@@ -1,0 +1,69 @@
+"""Atomic file output: every file is written to a temporary name in its folder, then renamed.
+
+A file that exists is complete. A killed run leaves at most ``*.tmp`` files behind, which
+:func:`remove_stale_temporaries` clears on the next run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import IO, Any, Iterator
+
+TMP_SUFFIX = ".tmp"
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
+    """Open a temporary file beside ``path``; on success fsync it and rename it over ``path``."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TMP_SUFFIX, dir=target.parent)
+    if "b" not in mode:
+        kwargs.setdefault("encoding", "utf-8")
+    try:
+        with os.fdopen(fd, mode, **kwargs) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    with atomic_open(path, "wb") as handle:
+        handle.write(data)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    with atomic_open(path, "w") as handle:
+        handle.write(text)
+
+
+def atomic_write_json(path: str | os.PathLike[str], obj: Any, *, indent: int | None = 2) -> None:
+    """Write JSON (UTF-8, non-ASCII kept readable) atomically."""
+    atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=indent) + "\n")
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def remove_stale_temporaries(folder: str | os.PathLike[str]) -> int:
+    """Delete temporaries left by a killed run in ``folder`` (not recursive); return how many."""
+    removed = 0
+    directory = Path(folder)
+    if not directory.is_dir():
+        return 0
+    for stale in directory.glob(f".*{TMP_SUFFIX}"):
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
+            removed += 1
+    return removed
