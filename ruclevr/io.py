@@ -29,11 +29,19 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) ->
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        # mkstemp creates 0600; give the file the mode any other new file would get.
+        os.chmod(tmp_name, 0o666 & ~_current_umask())
         os.replace(tmp_name, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
         raise
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:

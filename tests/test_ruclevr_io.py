@@ -32,3 +32,12 @@ def test_stale_temporaries_are_removed(tmp_path):
     (tmp_path / "keep.json").write_text("{}")
     assert remove_stale_temporaries(tmp_path) == 1
     assert os.listdir(tmp_path) == ["keep.json"]
+
+
+def test_written_files_get_the_usual_permissions(tmp_path):
+    old = os.umask(0o022)
+    try:
+        atomic_write_json(tmp_path / "a.json", {})
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o644
