@@ -49,6 +49,8 @@ class Vocabulary:
     values: Mapping[str, tuple[Value, ...]]
     object_noun: Mapping[str, Mapping[str, object]]
     answers: Mapping[str, Mapping[str, str]]
+    #: Spatial relations (left, right, front, behind) with their words per language.
+    relations: Mapping[str, Mapping[str, Mapping[str, object]]] = field(default_factory=dict)
 
     def names(self, attribute: str) -> tuple[str, ...]:
         """The value names of one attribute, for example ``names("color")``."""
@@ -63,6 +65,12 @@ class Vocabulary:
 
     def srgb(self, color: str) -> tuple[int, int, int]:
         return tuple(self.value("color", color).extra["srgb"])  # type: ignore[return-value]
+
+    def relation(self, name: str) -> Mapping[str, Mapping[str, object]]:
+        """One spatial relation's entry (``{"en": {...}, "ru": {...}}``), for example ``relation("left")``."""
+        if name not in self.relations:
+            raise KeyError(f"unknown relation {name!r}; allowed: {', '.join(self.relations)}")
+        return self.relations[name]
 
     def attribute_of(self, name: str) -> str:
         """Which attribute a value name belongs to (``"red"`` -> ``"color"``)."""
@@ -97,6 +105,7 @@ def _parse(raw: Mapping[str, object]) -> Vocabulary:
         values=MappingProxyType(values),
         object_noun=MappingProxyType(dict(raw["object_nouns"])),  # type: ignore[arg-type]
         answers=MappingProxyType(dict(raw["answers"])),  # type: ignore[arg-type]
+        relations=MappingProxyType(dict(raw.get("relations", {}))),  # type: ignore[arg-type]
     )
 
 

@@ -1,0 +1,5 @@
+"""The dataset stage: MERA ruCLEVR items, the Hugging Face copy and its card, statistics, evaluation.
+
+``python -m dataset build`` runs every stage of the pipeline; ``export``, ``hf``, ``stats`` and
+``evaluate`` each run one step on files. Nothing is imported or computed at import time.
+"""

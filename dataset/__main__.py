@@ -1,0 +1,3 @@
+from dataset.cli import main
+
+raise SystemExit(main())

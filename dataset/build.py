@@ -1,0 +1,453 @@
+"""``python -m dataset build``: render → questions → translate → filter → export → Hugging Face copy.
+
+Each stage reads the previous stage's file and writes its own under ``DATA/``::
+
+    DATA/build.json                  what the build was run with, and its counts
+    DATA/render/                     render output (images/, masks/, scenes/, scenes.json)
+    DATA/questions.json              questions
+    DATA/questions_ru.json           translate
+    DATA/questions_ru_kept.json      filter (+ .rejected.jsonl, .report.json)
+    DATA/mera/ruclevr.json, samples/ export: MERA items
+    DATA/hf/README.md, data/*.parquet the Hugging Face copy and its card
+    DATA/stats.json                  statistics
+
+A stage whose output exists and is newer than its input is skipped, so rerunning the same
+command resumes; each stage also resumes its own units. Rendering runs in its own process
+(Blender holds global state and its own threads); the other stages run in this process
+through their ``cli.main(argv)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import yaml
+from tqdm import tqdm
+
+from dataset.document import load_document
+from dataset.export import ExportSettings, export_dataset
+from dataset.hf import write_hf_copy
+from dataset.prompt import InstructionTemplate
+from dataset.stats import compute_statistics
+from ruclevr import __version__
+from ruclevr.cli import UsageError
+from ruclevr.io import atomic_write_json, read_json
+
+POLL_SECONDS = 0.5
+
+
+@dataclass(frozen=True)
+class BuildPaths:
+    root: Path
+
+    @property
+    def record(self) -> Path:
+        return self.root / "build.json"
+
+    @property
+    def render_dir(self) -> Path:
+        return self.root / "render"
+
+    @property
+    def scenes(self) -> Path:
+        return self.render_dir / "scenes.json"
+
+    @property
+    def questions(self) -> Path:
+        return self.root / "questions.json"
+
+    @property
+    def translated(self) -> Path:
+        return self.root / "questions_ru.json"
+
+    @property
+    def kept(self) -> Path:
+        return self.root / "questions_ru_kept.json"
+
+    @property
+    def mera_dir(self) -> Path:
+        return self.root / "mera"
+
+    @property
+    def mera(self) -> Path:
+        return self.mera_dir / "ruclevr.json"
+
+    @property
+    def hf_dir(self) -> Path:
+        return self.root / "hf"
+
+    @property
+    def card(self) -> Path:
+        return self.hf_dir / "README.md"
+
+    @property
+    def stats(self) -> Path:
+        return self.root / "stats.json"
+
+
+@dataclass(frozen=True)
+class StageModules:
+    """The packages that implement the other stages (tests substitute their own doubles)."""
+
+    render: str = "render"
+    questions: str = "questions"
+    translate: str = "translate"
+    filter: str = "filter"
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    n: int
+    seed: int = 0
+    width: int | None = None
+    height: int | None = None
+    samples: int | None = None
+    per_image: int | None = None
+    backend: str = "native"
+    filter_backend: str = "morph"
+    shots: int = 10
+    prompt: Path | None = None
+    license: str = "cc-by-4.0"
+    render_args: tuple[str, ...] = ()
+    questions_args: tuple[str, ...] = ()
+    translate_args: tuple[str, ...] = ()
+    filter_args: tuple[str, ...] = ()
+
+    def by_stage(self) -> dict[str, dict[str, Any]]:
+        """Settings grouped by the first stage they affect (for comparing with an earlier run)."""
+        prompt = InstructionTemplate.from_file(self.prompt)
+        return {
+            "render": {"n": self.n, "seed": self.seed, "width": self.width, "height": self.height,
+                       "samples": self.samples, "args": list(self.render_args)},
+            "questions": {"seed": self.seed, "per_image": self.per_image, "args": list(self.questions_args)},
+            "translate": {"backend": self.backend, "seed": self.seed, "args": list(self.translate_args)},
+            "filter": {"backend": self.filter_backend, "args": list(self.filter_args)},
+            "export": {"shots": self.shots, "seed": self.seed, "prompt_sha256": prompt.sha256},
+            "hf": {"license": self.license},
+        }
+
+
+# Changing these needs the stage itself to redo finished work, which only --overwrite asks of it.
+EXTERNAL_STAGES = ("render", "questions", "translate", "filter")
+
+
+@dataclass
+class StageResult:
+    name: str
+    status: str
+    seconds: float = 0.0
+
+
+@dataclass
+class BuildReport:
+    stages: list[StageResult] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def split_extra_args(text: str | None, flag: str) -> tuple[str, ...]:
+    """``--render-args "--engine cycles"`` → ("--engine", "cycles"), with shell quoting rules."""
+    if not text:
+        return ()
+    try:
+        return tuple(shlex.split(text))
+    except ValueError as error:
+        raise UsageError(f"{flag} {text!r}: {error}") from None
+
+
+def check_stage_modules(modules: StageModules) -> None:
+    """Fail before any work when a stage is not installed, rather than after hours of rendering."""
+    wanted = {
+        "render": f"{modules.render}.__main__",
+        "questions": f"{modules.questions}.cli",
+        "translate": f"{modules.translate}.cli",
+        "filter": f"{modules.filter}.cli",
+    }
+    for stage, module in wanted.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:
+            found = False
+        if not found:
+            raise UsageError(f"stage {stage} is not available: module {module} cannot be found")
+
+
+def check_previous_settings(paths: BuildPaths, settings: Mapping[str, Any]) -> None:
+    """Refuse to resume a build made with other settings for a stage that is not ours to redo.
+
+    Export and the Hugging Face copy compare their own outputs' records instead (see
+    ``export_is_current`` and ``hf_is_current``) and are simply redone.
+    """
+    if not paths.record.exists():
+        return
+    previous = read_json(paths.record).get("info", {}).get("settings", {})
+    for stage in EXTERNAL_STAGES:
+        before, now = previous.get(stage, {}), settings[stage]
+        if before != now:
+            changed = ", ".join(f"{key} {before.get(key)!r} → {value!r}" for key, value in now.items()
+                                if before.get(key) != value)
+            raise UsageError(
+                f"{paths.root} was built with other {stage} settings ({changed}); "
+                f"pass --overwrite to rebuild it or choose another --out"
+            )
+
+
+def export_is_current(path: Path, settings: ExportSettings) -> bool:
+    """Whether an existing export was made with these shots, seed and prompt."""
+    info = read_json(path).get("info", {})
+    recorded = (info.get("settings", {}).get("shots"), info.get("seed"), info.get("settings", {}).get("prompt", {}).get("sha256"))
+    return recorded == (settings.shots, settings.seed, settings.template().sha256)
+
+
+def card_license(card: Path) -> str | None:
+    """The licence in a card's YAML header."""
+    text = card.read_text(encoding="utf-8")
+    end = text.find("\n---\n", 4)
+    if not text.startswith("---\n") or end < 0:
+        return None
+    header = yaml.safe_load(text[4:end])
+    return header.get("license") if isinstance(header, dict) else None
+
+
+def is_fresh(output: Path, inputs: Sequence[Path]) -> bool:
+    """An output exists (so it is complete: outputs are written atomically) and is not older than its inputs."""
+    if not output.exists():
+        return False
+    return all(output.stat().st_mtime_ns >= source.stat().st_mtime_ns for source in inputs if source.exists())
+
+
+def count_items(path: Path, key: str) -> int:
+    try:
+        return len(read_json(path).get(key, []))
+    except (FileNotFoundError, ValueError):
+        return 0
+
+
+def run_stage_in_process(module: str, argv: Sequence[str]) -> int:
+    """Call ``module.cli.main(argv)``; an argparse exit becomes its status, a UsageError propagates."""
+    main: Callable[[Sequence[str]], int] = importlib.import_module(f"{module}.cli").main
+    try:
+        status = main(list(argv))
+    except SystemExit as stop:
+        status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+    return int(status or 0)
+
+
+def run_render_process(module: str, argv: Sequence[str], scenes_dir: Path, on_progress: Callable[[int], None]) -> int:
+    """Run the render stage as ``python -m render``, reporting finished scenes as they appear.
+
+    Its own progress bar is turned off (``TQDM_DISABLE``) so the build shows one display; its
+    warnings and errors still reach stderr.
+    """
+    environment = dict(os.environ)
+    environment["TQDM_DISABLE"] = "1"
+    # The child must import the stages from where this process does (an editable install, tests).
+    environment["PYTHONPATH"] = os.pathsep.join(entry for entry in sys.path if entry)
+    process = subprocess.Popen([sys.executable, "-m", module, *argv], env=environment, stdout=subprocess.DEVNULL)
+    try:
+        while process.poll() is None:
+            on_progress(count_scene_files(scenes_dir))
+            time.sleep(POLL_SECONDS)
+    except BaseException:
+        process.terminate()
+        process.wait()
+        raise
+    on_progress(count_scene_files(scenes_dir))
+    return process.returncode
+
+
+def count_scene_files(scenes_dir: Path) -> int:
+    return sum(1 for _ in scenes_dir.glob("*.json")) if scenes_dir.is_dir() else 0
+
+
+class StageFailed(Exception):
+    def __init__(self, stage: str, status: int, detail: str = "") -> None:
+        self.stage = stage
+        self.status = status
+        reason = detail or f"exit status {status}"
+        super().__init__(f"stage {stage} failed ({reason}); finished work is kept: rerun the same command to resume")
+
+
+class Build:
+    """One build: the stages in order, each skipped when its output is fresh."""
+
+    def __init__(self, paths: BuildPaths, settings: BuildSettings, overwrite: bool, modules: StageModules) -> None:
+        self.paths = paths
+        self.settings = settings
+        self.overwrite = overwrite
+        self.modules = modules
+        self.report = BuildReport()
+        self.bar: tqdm | None = None
+
+    def run(self) -> BuildReport:
+        check_stage_modules(self.modules)
+        stage_settings = self.settings.by_stage()
+        if not self.overwrite:
+            check_previous_settings(self.paths, stage_settings)
+        if self.overwrite or not self.paths.record.exists():
+            # Claim the folder for these settings before any stage writes into it.
+            self.paths.root.mkdir(parents=True, exist_ok=True)
+            atomic_write_json(self.paths.record, {"info": self.record_info(stage_settings)})
+        # One display: a step per scene, then a step per later stage; rendering dominates the time.
+        self.bar = tqdm(total=self.settings.n + 5, desc="build", unit="step", dynamic_ncols=True)
+        try:
+            self.render()
+            self.external_stage("questions", self.modules.questions, self.paths.questions, [self.paths.scenes],
+                                self.questions_argv())
+            self.external_stage("translate", self.modules.translate, self.paths.translated, [self.paths.questions],
+                                self.translate_argv())
+            self.external_stage("filter", self.modules.filter, self.paths.kept, [self.paths.translated],
+                                self.filter_argv())
+            self.export()
+            self.hf_copy()
+        finally:
+            self.bar.close()
+        self.report.counts = self.counts()
+        atomic_write_json(self.paths.record, {"info": self.record_info(stage_settings), "counts": self.report.counts})
+        return self.report
+
+    def record_info(self, stage_settings: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "stage": "dataset.build",
+            "version": __version__,
+            "seed": self.settings.seed,
+            "settings": stage_settings,
+            "modules": {"render": self.modules.render, "questions": self.modules.questions,
+                        "translate": self.modules.translate, "filter": self.modules.filter},
+        }
+
+    def overwrite_flag(self) -> list[str]:
+        return ["--overwrite"] if self.overwrite else []
+
+    def render_argv(self) -> list[str]:
+        s = self.settings
+        argv = ["--n", str(s.n), "--out", str(self.paths.render_dir), "--seed", str(s.seed)]
+        for flag, value in (("--width", s.width), ("--height", s.height), ("--samples", s.samples)):
+            if value is not None:
+                argv += [flag, str(value)]
+        return argv + list(s.render_args) + self.overwrite_flag()
+
+    def questions_argv(self) -> list[str]:
+        s = self.settings
+        # --quiet: the build's bar is the one progress display.
+        argv = ["--scenes", str(self.paths.scenes), "--out", str(self.paths.questions), "--seed", str(s.seed), "--quiet"]
+        if s.per_image is not None:
+            argv += ["--per-image", str(s.per_image)]
+        return argv + list(s.questions_args) + self.overwrite_flag()
+
+    def translate_argv(self) -> list[str]:
+        argv = ["--questions", str(self.paths.questions), "--out", str(self.paths.translated),
+                "--backend", self.settings.backend, "--seed", str(self.settings.seed)]
+        return argv + list(self.settings.translate_args) + self.overwrite_flag()
+
+    def filter_argv(self) -> list[str]:
+        argv = ["--in", str(self.paths.translated), "--out", str(self.paths.kept),
+                "--backend", self.settings.filter_backend]
+        return argv + list(self.settings.filter_args) + self.overwrite_flag()
+
+    def step(self, name: str) -> None:
+        assert self.bar is not None
+        self.bar.set_description(f"build: {name}")
+
+    def finish(self, name: str, status: str, started: float) -> None:
+        self.report.stages.append(StageResult(name, status, time.monotonic() - started))
+        assert self.bar is not None
+        if name != "render":
+            self.bar.update(1)
+
+    def render(self) -> None:
+        started = time.monotonic()
+        self.step("render")
+        assert self.bar is not None
+        if not self.overwrite and count_items(self.paths.scenes, "scenes") == self.settings.n:
+            self.bar.update(self.settings.n)
+            self.finish("render", "skipped", started)
+            return
+
+        def show(done: int) -> None:
+            assert self.bar is not None
+            self.bar.update(max(0, min(done, self.settings.n) - self.bar.n))
+
+        status = run_render_process(self.modules.render, self.render_argv(), self.paths.render_dir / "scenes", show)
+        if status != 0:
+            raise StageFailed("render", status)
+        if count_items(self.paths.scenes, "scenes") != self.settings.n:
+            raise StageFailed("render", 1, f"{self.paths.scenes} does not list {self.settings.n} scenes")
+        self.finish("render", "ran", started)
+
+    def external_stage(self, name: str, module: str, output: Path, inputs: list[Path], argv: list[str]) -> None:
+        started = time.monotonic()
+        self.step(name)
+        if not self.overwrite and is_fresh(output, inputs):
+            self.finish(name, "skipped", started)
+            return
+        status = run_stage_in_process(module, argv)
+        if status != 0:
+            raise StageFailed(name, status)
+        if not output.exists():
+            raise StageFailed(name, 1, f"it ended without writing {output}")
+        self.finish(name, "ran", started)
+
+    def export(self) -> None:
+        started = time.monotonic()
+        self.step("export")
+        settings = ExportSettings(self.settings.shots, self.settings.seed, InstructionTemplate.from_file(self.settings.prompt))
+        fresh = is_fresh(self.paths.mera, [self.paths.kept, self.paths.scenes])
+        if not self.overwrite and fresh and export_is_current(self.paths.mera, settings):
+            self.finish("export", "skipped", started)
+            return
+        export_dataset(
+            self.paths.kept,
+            self.paths.scenes,
+            self.paths.mera_dir,
+            settings,
+            provenance_files={"questions": self.paths.questions, "translate": self.paths.translated},
+        )
+        self.finish("export", "ran", started)
+
+    def hf_copy(self) -> None:
+        started = time.monotonic()
+        self.step("hf")
+        fresh = is_fresh(self.paths.card, [self.paths.mera]) and is_fresh(self.paths.stats, [self.paths.mera])
+        if not self.overwrite and fresh and card_license(self.paths.card) == self.settings.license:
+            self.finish("hf", "skipped", started)
+            return
+        document = load_document(self.paths.mera)
+        write_hf_copy(document, self.paths.hf_dir, self.settings.license)
+        atomic_write_json(self.paths.stats, {"info": {"stage": "dataset.stats", "version": __version__,
+                                                      "data": "mera/ruclevr.json"},
+                                             "statistics": compute_statistics(document)})
+        self.finish("hf", "ran", started)
+
+    def counts(self) -> dict[str, int]:
+        export_counts = read_json(self.paths.mera).get("info", {}).get("counts", {})
+        return {
+            "scenes": count_items(self.paths.scenes, "scenes"),
+            "questions": count_items(self.paths.questions, "questions"),
+            "questions_ru": count_items(self.paths.translated, "questions"),
+            "kept": count_items(self.paths.kept, "questions"),
+            "shots": int(export_counts.get("shots", 0)),
+            "test": int(export_counts.get("test", 0)),
+        }
+
+
+def format_summary(paths: BuildPaths, report: BuildReport) -> str:
+    lines = [f"dataset build: {paths.root}", f"{'stage':<12}{'status':<10}{'seconds':>9}"]
+    for stage in report.stages:
+        lines.append(f"{stage.name:<12}{stage.status:<10}{stage.seconds:>9.1f}")
+    counts = report.counts
+    lines += [
+        "scenes {scenes}, questions {questions}, in Russian {questions_ru}, kept by the filter {kept}".format(**counts),
+        f"MERA items: {counts['shots']} shots + {counts['test']} test in {paths.mera}",
+        f"Hugging Face copy: {paths.hf_dir} (datasets.load_dataset({str(paths.hf_dir)!r}))",
+        f"statistics: {paths.stats}",
+    ]
+    return "\n".join(lines)

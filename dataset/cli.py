@@ -1,0 +1,250 @@
+"""``python -m dataset COMMAND``: build, export, hf, stats, evaluate.
+
+Every command reads files and writes files atomically; bad input ends with one line on stderr
+and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from ruclevr import __version__
+from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, run_cli
+
+PROG = "python -m dataset"
+TRANSLATE_BACKENDS = ("native", "google", "marian")
+FILTER_BACKENDS = ("morph", "rucola", "none")
+
+
+def add_export_options(parser: argparse.ArgumentParser) -> None:
+    """Options shared by ``export`` and ``build``."""
+    parser.add_argument("--shots", type=positive_int, default=10,
+                        help="items in the shots split (few-shot examples), each on its own image; default 10 "
+                             "(at least 1: datasets cannot load an empty split)")
+    parser.add_argument("--seed", type=non_negative_int, default=0,
+                        help="seed for every random choice (the shot draw here; rendering and questions in build); "
+                             "default 0")
+    parser.add_argument("--prompt", type=Path, default=None,
+                        help="Jinja instruction template (rendered in a sandbox; variables question_type and split; "
+                             "must produce <image> and the literal {question}); default: the ruCLEVR card's "
+                             "Russian prompt, dataset/prompts/default.j2")
+
+
+def add_build_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "build", help="render, ask, realise in Russian, filter and export a dataset in one command",
+        description="Run render → questions → translate → filter → export → Hugging Face copy into --out. "
+                    "A stage whose output exists and is newer than its input is skipped, so rerunning the same "
+                    "command resumes.")
+    parser.add_argument("--n", type=positive_int, required=True, help="number of scenes to render")
+    parser.add_argument("--out", type=Path, required=True, help="build folder (created); see docs for its layout")
+    add_export_options(parser)
+    parser.add_argument("--width", type=positive_int, help="image width in pixels (render's default if not given)")
+    parser.add_argument("--height", type=positive_int, help="image height in pixels (render's default if not given)")
+    parser.add_argument("--samples", type=positive_int, help="render samples per pixel (render's default if not given)")
+    parser.add_argument("--per-image", type=positive_int,
+                        help="questions asked per image (the questions stage's default if not given)")
+    parser.add_argument("--backend", choices=TRANSLATE_BACKENDS, default="native",
+                        help="how questions become Russian: native realiser (offline, default), google, marian")
+    parser.add_argument("--filter-backend", choices=FILTER_BACKENDS, default="morph",
+                        help="acceptability filter: morph (morphological checker, offline, default), rucola, none")
+    parser.add_argument("--license", default="cc-by-4.0", help="licence id written in the card; default cc-by-4.0")
+    for stage in ("render", "questions", "translate", "filter"):
+        parser.add_argument(f"--{stage}-args", default="", metavar="ARGS",
+                            help=f"more options passed to the {stage} stage as they are, in one quoted string "
+                                 f"(e.g. --{stage}-args \"--flag value\")")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="redo every stage from scratch (passed on to each stage) instead of resuming")
+
+
+def add_export_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "export", help="filtered Russian questions → MERA ruCLEVR items (shots and test)",
+        description="Write OUT/ruclevr.json (MERA items in data.shots and data.test, with provenance) and "
+                    "OUT/samples/*.png (the images they use).")
+    parser.add_argument("--questions", type=Path, required=True,
+                        help="Russian questions, normally the filter stage's output (questions_ru_kept.json)")
+    parser.add_argument("--scenes", type=Path, required=True, help="the render stage's scenes.json")
+    parser.add_argument("--images", type=Path, default=None,
+                        help="folder of the rendered images; default: images/ beside the scenes file")
+    parser.add_argument("--out", type=Path, required=True, help="export folder (created)")
+    add_export_options(parser)
+    parser.add_argument("--provenance", action="append", default=[], metavar="NAME=FILE",
+                        help="another stage's output whose info record goes into the export (and the card); "
+                             "repeatable, e.g. --provenance translate=questions_ru.json")
+    parser.add_argument("--overwrite", action="store_true", help="export again even if OUT/ruclevr.json exists")
+
+
+def add_hf_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "hf", help="MERA items → Hugging Face parquet copy with a generated README card",
+        description="Write OUT/data/{shots,test}-00000-of-00001.parquet (images embedded) and OUT/README.md.")
+    parser.add_argument("--mera", type=Path, required=True, help="the export's ruclevr.json, or its folder")
+    parser.add_argument("--out", type=Path, required=True, help="folder for the copy (created)")
+    parser.add_argument("--license", default="cc-by-4.0", help="licence id written in the card; default cc-by-4.0")
+    parser.add_argument("--overwrite", action="store_true", help="write again even if OUT/README.md exists")
+
+
+def add_stats_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "stats", help="answer distributions per question type and family, objects per scene",
+        description="Print statistics of an exported dataset; with --out also write them as JSON.")
+    parser.add_argument("--mera", type=Path, required=True, help="the export's ruclevr.json, or its folder")
+    parser.add_argument("--out", type=Path, default=None, help="write the statistics to this JSON file")
+
+
+def add_evaluate_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "evaluate", help="exact match of predictions, and blind baselines",
+        description="Score predictions with lm-eval's exact_match (ignore_case, ignore_punctuation) overall and per "
+                    "question type, next to blind baselines (majority answer per question type and per family).")
+    parser.add_argument("--data", type=Path, required=True,
+                        help="build folder, export folder, or ruclevr.json")
+    parser.add_argument("--predictions", type=Path, default=None,
+                        help='JSON lines {"id": <meta.id>, "prediction": "<answer>"}; without it only the '
+                             "baselines are shown")
+    parser.add_argument("--split", choices=("test", "shots"), default="test", help="split to score; default test")
+    parser.add_argument("--out", type=Path, default=None, help="write the results to this JSON file")
+
+
+def build_parser() -> ArgumentParser:
+    parser = ArgumentParser(prog=PROG, description="Make, export, describe and score ruCLEVR-format datasets.")
+    parser.add_argument("--version", action="version", version=f"ruclevr {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_build_parser(commands)
+    add_export_parser(commands)
+    add_hf_parser(commands)
+    add_stats_parser(commands)
+    add_evaluate_parser(commands)
+    return parser
+
+
+def parse_provenance(values: Sequence[str]) -> dict[str, Path]:
+    files = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            raise UsageError(f"--provenance {value!r} must look like NAME=FILE")
+        files[name] = Path(path)
+    return files
+
+
+def command_build(args: argparse.Namespace) -> int:
+    from dataset.build import Build, BuildPaths, BuildSettings, StageFailed, StageModules, format_summary, split_extra_args
+    from dataset.hf import check_license
+
+    settings = BuildSettings(
+        n=args.n, seed=args.seed, width=args.width, height=args.height, samples=args.samples,
+        per_image=args.per_image, backend=args.backend, filter_backend=args.filter_backend, shots=args.shots,
+        prompt=args.prompt, license=check_license(args.license),
+        render_args=split_extra_args(args.render_args, "--render-args"),
+        questions_args=split_extra_args(args.questions_args, "--questions-args"),
+        translate_args=split_extra_args(args.translate_args, "--translate-args"),
+        filter_args=split_extra_args(args.filter_args, "--filter-args"),
+    )
+    paths = BuildPaths(args.out)
+    try:
+        report = Build(paths, settings, args.overwrite, StageModules()).run()
+    except StageFailed as failure:
+        print(f"{PROG} build: {failure}", file=sys.stderr)
+        return failure.status or 1
+    print(format_summary(paths, report))
+    return 0
+
+
+def command_export(args: argparse.Namespace) -> int:
+    from dataset.document import DOCUMENT_NAME
+    from dataset.export import ExportSettings, export_dataset
+    from dataset.prompt import InstructionTemplate
+
+    template = InstructionTemplate.from_file(args.prompt)
+    provenance = parse_provenance(args.provenance)
+    target = args.out / DOCUMENT_NAME
+    if target.exists() and not args.overwrite:
+        print(f"{PROG} export: {target} exists; nothing to do (pass --overwrite to export again)", file=sys.stderr)
+        return 0
+    document = export_dataset(args.questions, args.scenes, args.out, ExportSettings(args.shots, args.seed, template),
+                              images_dir=args.images, provenance_files=provenance)
+    counts = document["info"]["counts"]
+    print(f"{target}: {counts['shots']} shots, {counts['test']} test "
+          f"(from {counts['input_questions']} questions; dropped {counts['dropped_duplicates']} duplicates, "
+          f"{counts['dropped_sharing_shot_image']} on shot images, "
+          f"{counts['dropped_sharing_shot_question']} repeating a shot question)")
+    return 0
+
+
+def command_hf(args: argparse.Namespace) -> int:
+    from dataset.document import load_document
+    from dataset.hf import CARD_NAME, check_license, write_hf_copy
+
+    check_license(args.license)
+    document = load_document(args.mera)
+    if (args.out / CARD_NAME).exists() and not args.overwrite:
+        print(f"{PROG} hf: {args.out / CARD_NAME} exists; nothing to do (pass --overwrite to write again)",
+              file=sys.stderr)
+        return 0
+    result = write_hf_copy(document, args.out, args.license, show_progress=True)
+    sizes = ", ".join(f"{split['name']} {split['num_examples']}" for split in result["dataset_info"]["splits"])
+    print(f"{args.out}: {sizes}; load with datasets.load_dataset({str(args.out)!r})")
+    return 0
+
+
+def command_stats(args: argparse.Namespace) -> int:
+    from dataset.document import load_document
+    from dataset.stats import compute_statistics, format_statistics
+    from ruclevr.io import atomic_write_json
+
+    document = load_document(args.mera)
+    statistics = compute_statistics(document)
+    print(format_statistics(statistics))
+    if args.out is not None:
+        info = {"stage": "dataset.stats", "version": __version__, "data": document.path.name}
+        atomic_write_json(args.out, {"info": info, "statistics": statistics})
+    return 0
+
+
+def command_evaluate(args: argparse.Namespace) -> int:
+    from dataset.document import SPLITS, load_document
+    from dataset.evaluate import evaluate, format_results, read_predictions
+    from ruclevr.io import atomic_write_json
+
+    document = load_document(args.data)
+    predictions = read_predictions(args.predictions) if args.predictions is not None else None
+    known_ids = {item["meta"]["id"] for split in SPLITS for item in document.items(split)}
+    result = evaluate(document.items(args.split), document.family_of, predictions, known_ids)
+    print(format_results(result, args.split))
+    if args.out is not None:
+        info = {
+            "stage": "dataset.evaluate",
+            "version": __version__,
+            "data": document.path.name,
+            "predictions": args.predictions.name if args.predictions is not None else None,
+            "split": args.split,
+            "metric": "exact_match (lm-eval, ignore_case, ignore_punctuation)",
+        }
+        atomic_write_json(args.out, {"info": info, "results": result})
+    return 0
+
+
+COMMANDS = {
+    "build": command_build,
+    "export": command_export,
+    "hf": command_hf,
+    "stats": command_stats,
+    "evaluate": command_evaluate,
+}
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # --help, --version, or a one-line argparse error (status 2)
+        return stop.code if isinstance(stop.code, int) else 0
+    return COMMANDS[args.command](args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_cli(_main, argv, prog=PROG)

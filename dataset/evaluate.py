@@ -1,0 +1,173 @@
+"""Exact-match scoring of predictions, overall and per question type, and blind baselines.
+
+The normalisation is lm-eval's ``exact_match`` with ``ignore_case=True`` and
+``ignore_punctuation=True`` (``lm_eval/api/metrics.py``, ported from Hugging Face evaluate):
+lower-case, then delete the 32 ASCII characters of ``string.punctuation``. Whitespace is *not*
+stripped and non-ASCII punctuation (« » — …) is *not* removed, exactly as there: ``"Нет."``
+matches ``"нет"`` but ``" нет"`` does not.
+
+Predictions are JSON lines, one object per item: ``{"id": 12, "prediction": "нет"}`` where
+``id`` is the item's ``meta.id``.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from ruclevr.cli import UsageError
+
+_DELETE_ASCII_PUNCTUATION = str.maketrans("", "", string.punctuation)
+
+Item = Mapping[str, Any]
+
+
+def normalise_answer(text: str) -> str:
+    """An answer as lm-eval compares it with ignore_case and ignore_punctuation."""
+    # lm-eval compares NumPy unicode arrays, and NumPy drops trailing NUL characters on storage.
+    return text.rstrip("\x00").lower().translate(_DELETE_ASCII_PUNCTUATION)
+
+
+def exact_match(prediction: str, reference: str) -> bool:
+    return normalise_answer(prediction) == normalise_answer(reference)
+
+
+@dataclass
+class Tally:
+    correct: int = 0
+    total: int = 0
+
+    def add(self, is_correct: bool) -> None:
+        self.correct += int(is_correct)
+        self.total += 1
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {"exact_match": self.correct / self.total if self.total else 0.0, "correct": self.correct, "total": self.total}
+
+
+def score_predictions(items: Sequence[Item], predictions: Mapping[int, str]) -> dict[str, Any]:
+    """Exact match overall and per ``meta.question_type``; an item without a prediction counts as wrong."""
+    overall = Tally()
+    per_type: dict[str, Tally] = {}
+    missing = 0
+    for item in items:
+        prediction = predictions.get(item["meta"]["id"])
+        missing += prediction is None
+        is_correct = prediction is not None and exact_match(prediction, item["outputs"])
+        overall.add(is_correct)
+        per_type.setdefault(item["meta"]["question_type"], Tally()).add(is_correct)
+    return {
+        "overall": overall.as_dict(),
+        "question_types": {name: per_type[name].as_dict() for name in sorted(per_type)},
+        "missing": missing,
+    }
+
+
+def majority_predictions(items: Sequence[Item], group_of: Callable[[Item], str]) -> dict[int, str]:
+    """Predict for every item the most frequent answer of its group, never looking at the image.
+
+    Ties go to the alphabetically first answer so the baseline is deterministic.
+    """
+    answers: dict[str, Counter[str]] = {}
+    for item in items:
+        answers.setdefault(group_of(item), Counter())[item["outputs"]] += 1
+    majority = {group: min(counts, key=lambda answer: (-counts[answer], answer)) for group, counts in answers.items()}
+    return {item["meta"]["id"]: majority[group_of(item)] for item in items}
+
+
+def blind_baselines(items: Sequence[Item], family_of: Callable[[Item], str]) -> dict[str, dict[str, Any]]:
+    """Majority answer per question type and per family, fitted on the scored items themselves.
+
+    Fitting on the same items makes these an upper bound on what answer priors alone can reach:
+    the gap between a model and them is what the image contributes.
+    """
+    per_type = majority_predictions(items, lambda item: item["meta"]["question_type"])
+    per_family = majority_predictions(items, family_of)
+    return {
+        "majority_per_question_type": score_predictions(items, per_type),
+        "majority_per_family": score_predictions(items, per_family),
+    }
+
+
+def read_predictions(path: str | Path) -> dict[int, str]:
+    """Read a predictions JSON-lines file into ``{id: prediction}``; blank lines are skipped."""
+    predictions: dict[int, str] = {}
+    try:
+        handle = open(path, encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"predictions file {path} does not exist") from None
+    with handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            record = _parse_prediction_line(line, f"{path} line {line_number}")
+            if record[0] in predictions:
+                raise UsageError(f"{path} line {line_number}: id {record[0]} appears twice")
+            predictions[record[0]] = record[1]
+    return predictions
+
+
+def _parse_prediction_line(line: str, where: str) -> tuple[int, str]:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise UsageError(f"{where}: not JSON ({error.msg}); expected {{\"id\": 1, \"prediction\": \"...\"}}") from None
+    if not isinstance(record, dict):
+        raise UsageError(f"{where}: expected an object {{\"id\": 1, \"prediction\": \"...\"}}")
+    item_id, prediction = record.get("id"), record.get("prediction")
+    if not isinstance(item_id, int) or isinstance(item_id, bool):
+        raise UsageError(f"{where}: 'id' must be an integer meta.id, got {item_id!r}")
+    if not isinstance(prediction, str):
+        raise UsageError(f"{where}: 'prediction' must be a string, got {prediction!r}")
+    return item_id, prediction
+
+
+def evaluate(
+    items: Sequence[Item],
+    family_of: Callable[[Item], str],
+    predictions: Mapping[int, str] | None,
+    known_ids: set[int],
+) -> dict[str, Any]:
+    """Score ``predictions`` (if any) and the blind baselines on ``items``.
+
+    ``known_ids`` are the ids of every split: a prediction for another split is ignored and
+    counted, one for an id that does not exist is a usage error (the file is for another dataset).
+    """
+    result: dict[str, Any] = {"items": len(items), "baselines": blind_baselines(items, family_of)}
+    if predictions is not None:
+        unknown = sorted(set(predictions) - known_ids)
+        if unknown:
+            shown = ", ".join(str(i) for i in unknown[:5])
+            raise UsageError(f"predictions name ids that are not in the dataset: {shown}{' ...' if len(unknown) > 5 else ''}")
+        scored_ids = {item["meta"]["id"] for item in items}
+        result["predictions"] = score_predictions(items, predictions)
+        result["predictions"]["ignored_other_split"] = len(set(predictions) - scored_ids)
+    return result
+
+
+def format_results(result: Mapping[str, Any], split: str) -> str:
+    """A plain-text table: one row per question type, one column per scorer."""
+    columns: list[tuple[str, Mapping[str, Any]]] = []
+    if "predictions" in result:
+        columns.append(("predictions", result["predictions"]))
+    columns.append(("majority/type", result["baselines"]["majority_per_question_type"]))
+    columns.append(("majority/family", result["baselines"]["majority_per_family"]))
+    header = f"{'question_type':<16}{'n':>6}" + "".join(f"{name:>18}" for name, _ in columns)
+    lines = [f"exact match on split {split} ({result['items']} items)", header]
+    types = list(columns[0][1]["question_types"])
+    for question_type in types:
+        total = columns[0][1]["question_types"][question_type]["total"]
+        cells = "".join(f"{scores['question_types'][question_type]['exact_match']:>18.4f}" for _, scores in columns)
+        lines.append(f"{question_type:<16}{total:>6}{cells}")
+    cells = "".join(f"{scores['overall']['exact_match']:>18.4f}" for _, scores in columns)
+    lines.append(f"{'overall':<16}{result['items']:>6}{cells}")
+    if "predictions" in result:
+        lines.append(
+            f"missing predictions: {result['predictions']['missing']}; "
+            f"ignored (other split): {result['predictions']['ignored_other_split']}"
+        )
+    return "\n".join(lines)

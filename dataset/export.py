@@ -1,0 +1,284 @@
+"""Filtered Russian questions and rendered scenes to MERA ruCLEVR items (``shots`` and ``test``).
+
+Output folder::
+
+    OUT/ruclevr.json          {"info", "data": {"shots": [...], "test": [...]}, "provenance": [...]}
+    OUT/samples/<image>.png   the images the items use; ``inputs.image`` is "samples/<image>.png"
+
+Everything is checked before anything is written, images are placed first and ``ruclevr.json``
+last, so an existing ``ruclevr.json`` means a complete export.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import filecmp
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import jsonschema
+
+from assets.vocabulary import ATTRIBUTES, load_vocabulary
+from dataset.document import DOCUMENT_NAME
+from dataset.prompt import InstructionTemplate
+from dataset.splits import Split, split_shots_and_test
+from ruclevr import __version__
+from ruclevr.cli import UsageError
+from ruclevr.io import TMP_SUFFIX, atomic_write_json, read_json, remove_stale_temporaries
+from translate.answers import answer_to_russian
+from translate.spelling import YO_POLICIES
+
+SCHEMA_PATH = Path(__file__).with_name("schema.json")
+SAMPLES_DIR = "samples"
+IMAGE_META = {"synt_source": ["blender"], "type": ["generated"]}
+INPUT_SOURCE = "input_questions"  # the --questions file, under this name in info.sources
+RESERVED_SOURCES = ("scenes", INPUT_SOURCE)
+REQUIRED_QUESTION_KEYS = ("image_filename", "question_ru", "answer_ru", "question_type", "family")
+
+
+@dataclass(frozen=True)
+class ExportSettings:
+    shots: int = 10
+    seed: int = 0
+    prompt: InstructionTemplate | None = None
+
+    def template(self) -> InstructionTemplate:
+        return self.prompt if self.prompt is not None else InstructionTemplate.from_file()
+
+
+@lru_cache(maxsize=1)
+def item_schema() -> dict[str, Any]:
+    return read_json(SCHEMA_PATH)
+
+
+def question_types() -> tuple[str, ...]:
+    """MERA's question types, as the item schema lists them."""
+    return tuple(item_schema()["properties"]["meta"]["properties"]["question_type"]["enum"])
+
+
+@lru_cache(maxsize=1)
+def vocabulary_answers() -> frozenset[str]:
+    """Every non-numeric answer MERA's convention allows, under either ё policy."""
+    vocabulary = load_vocabulary()
+    english = list(vocabulary.answers) + [name for attribute in ATTRIBUTES for name in vocabulary.names(attribute)]
+    return frozenset(answer_to_russian(answer, policy) for answer in english for policy in YO_POLICIES)
+
+
+def read_stage_file(path: Path, list_key: str, what: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Read ``{"info": {...}, list_key: [...]}`` as written by the render and question stages."""
+    try:
+        raw = read_json(path)
+    except FileNotFoundError:
+        raise UsageError(f"{what} file {path} does not exist") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise UsageError(f"{what} file {path} is not valid JSON: {error}") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get(list_key), list):
+        raise UsageError(f"{what} file {path} must be an object with a '{list_key}' list")
+    return dict(raw.get("info") or {}), raw[list_key]
+
+
+def check_question(question: Any, position: int, path: Path) -> None:
+    """Raise a UsageError naming the question when it cannot become a MERA item."""
+    where = f"{path.name} question {position}"
+    if not isinstance(question, dict):
+        raise UsageError(f"{where} is not an object")
+    missing = [key for key in REQUIRED_QUESTION_KEYS if not isinstance(question.get(key), str) or not question[key]]
+    if missing:
+        raise UsageError(f"{where} lacks {', '.join(missing)} (is {path.name} the filter stage's output?)")
+    if question["question_type"] not in question_types():
+        raise UsageError(
+            f"{where}: unknown question_type {question['question_type']!r}; allowed: {', '.join(question_types())}"
+        )
+    answer = question["answer_ru"]
+    if not (answer.isascii() and answer.isdigit()) and answer not in vocabulary_answers():
+        raise UsageError(
+            f"{where}: answer {answer!r} is not in MERA's convention (да/нет, digits, or a vocabulary answer word)"
+        )
+
+
+def index_scenes(scenes: Sequence[Mapping[str, Any]], path: Path) -> dict[str, Mapping[str, Any]]:
+    by_image: dict[str, Mapping[str, Any]] = {}
+    for position, scene in enumerate(scenes):
+        if not isinstance(scene, dict) or not isinstance(scene.get("image_filename"), str):
+            raise UsageError(f"{path.name} scene {position} has no image_filename")
+        by_image[scene["image_filename"]] = scene
+    return by_image
+
+
+def sample_path(image_filename: str) -> str:
+    return f"{SAMPLES_DIR}/{image_filename}"
+
+
+def make_item(question: Mapping[str, Any], item_id: int, split: str, template: InstructionTemplate) -> dict[str, Any]:
+    """One MERA item; the instruction keeps the literal {question} placeholder as MERA's data does."""
+    return {
+        "instruction": template.render(question_type=str(question["question_type"]), split=split),
+        "inputs": {"image": sample_path(str(question["image_filename"])), "question": question["question_ru"]},
+        "outputs": question["answer_ru"],
+        "meta": {
+            "id": item_id,
+            "question_type": question["question_type"],
+            "image": {key: list(value) for key, value in IMAGE_META.items()},
+        },
+    }
+
+
+def make_provenance(question: Mapping[str, Any], item_id: int, split: str, scene: Mapping[str, Any]) -> dict[str, Any]:
+    """What MERA has no field for, kept so statistics, baselines and audits can trace each item."""
+    return {
+        "id": item_id,
+        "split": split,
+        "image_filename": question["image_filename"],
+        "image_index": question.get("image_index"),
+        "question_index": question.get("question_index"),
+        "family": question["family"],
+        "question_type": question["question_type"],
+        "question_en": question.get("question"),
+        "answer_en": question.get("answer"),
+        "translator": question.get("translator"),
+        "acceptability": question.get("acceptability"),
+        "num_objects": len(scene.get("objects", [])),
+    }
+
+
+def validate_items(items: Iterable[Mapping[str, Any]]) -> None:
+    validator = jsonschema.Draft202012Validator(item_schema())
+    for item in items:
+        error = jsonschema.exceptions.best_match(validator.iter_errors(item))
+        if error is not None:
+            location = "/".join(str(part) for part in error.absolute_path) or "(item)"
+            raise UsageError(f"item {item['meta']['id']} does not fit MERA's format at {location}: {error.message}")
+
+
+def build_document(
+    split: Split,
+    scenes_by_image: Mapping[str, Mapping[str, Any]],
+    template: InstructionTemplate,
+    info: dict[str, Any],
+) -> dict[str, Any]:
+    """Number items from 1 across shots then test and pair each with its provenance."""
+    data: dict[str, list[dict[str, Any]]] = {"shots": [], "test": []}
+    provenance = []
+    item_id = 1
+    for split_name, questions in (("shots", split.shots), ("test", split.test)):
+        for question in questions:
+            data[split_name].append(make_item(question, item_id, split_name, template))
+            provenance.append(make_provenance(question, item_id, split_name, scenes_by_image[question["image_filename"]]))
+            item_id += 1
+    validate_items(data["shots"] + data["test"])
+    return {"info": info, "data": data, "provenance": provenance}
+
+
+def place_image(source: Path, target: Path) -> None:
+    """Hard-link (or copy) an image into the export, atomically, skipping an identical one."""
+    if target.exists() and filecmp.cmp(source, target, shallow=False):
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}{TMP_SUFFIX}")
+    try:
+        try:
+            os.link(source, temporary)
+        except OSError:  # another file system, or links not allowed: copy instead
+            shutil.copyfile(source, temporary)
+        os.replace(temporary, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()
+
+
+def remove_unused_samples(samples_dir: Path, used: set[str]) -> int:
+    """After an --overwrite export, delete images of the previous export that no item uses now."""
+    removed = 0
+    for path in samples_dir.glob("*.png"):
+        if path.name not in used:
+            path.unlink()
+            removed += 1
+    return removed
+
+
+def source_record(path: Path, info: Mapping[str, Any]) -> dict[str, Any]:
+    # File names only: absolute paths would make the same dataset differ between machines.
+    return {"file": path.name, "info": dict(info)}
+
+
+def read_provenance_infos(files: Mapping[str, Path]) -> dict[str, dict[str, Any]]:
+    """The ``info`` records of other stage outputs (questions, translation) to carry into the card."""
+    records = {}
+    for name, path in files.items():
+        if name in RESERVED_SOURCES:
+            raise UsageError(f"--provenance {name}=...: the name {name!r} is taken; choose another")
+        try:
+            raw = read_json(path)
+        except FileNotFoundError:
+            raise UsageError(f"--provenance {name}={path}: file does not exist") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise UsageError(f"--provenance {name}={path}: not valid JSON: {error}") from None
+        info = (raw.get("info") or {}) if isinstance(raw, dict) else {}
+        records[name] = source_record(path, info)
+    return records
+
+
+def export_dataset(
+    questions_path: Path,
+    scenes_path: Path,
+    out_dir: Path,
+    settings: ExportSettings,
+    images_dir: Path | None = None,
+    provenance_files: Mapping[str, Path] | None = None,
+) -> dict[str, Any]:
+    """Write ``out_dir/ruclevr.json`` and ``out_dir/samples/``; return the written document."""
+    images_dir = images_dir if images_dir is not None else scenes_path.parent / "images"
+    template = settings.template()
+    questions_info, questions = read_stage_file(questions_path, "questions", "questions")
+    scenes_info, scenes = read_stage_file(scenes_path, "scenes", "scenes")
+    for position, question in enumerate(questions):
+        check_question(question, position, questions_path)
+    scenes_by_image = index_scenes(scenes, scenes_path)
+    check_images(questions, scenes_by_image, images_dir, questions_path)
+    split = split_shots_and_test(questions, settings.shots, settings.seed)
+    # In pipeline order: render, the other named stages, then the questions file exported here.
+    sources = {"scenes": source_record(scenes_path, scenes_info)}
+    sources.update(read_provenance_infos(provenance_files or {}))
+    sources[INPUT_SOURCE] = source_record(questions_path, questions_info)
+    info = {
+        "stage": "dataset.export",
+        "version": __version__,
+        "seed": settings.seed,
+        "settings": {"shots": settings.shots, "prompt": template.record()},
+        "counts": {"input_questions": len(questions), **split.counts()},
+        "sources": sources,
+        "image_paths": "relative to the folder of this file",
+    }
+    document = build_document(split, scenes_by_image, template, info)
+    write_export(document, images_dir, out_dir)
+    return document
+
+
+def check_images(
+    questions: Sequence[Mapping[str, Any]], scenes_by_image: Mapping[str, Any], images_dir: Path, questions_path: Path
+) -> None:
+    for filename in sorted({str(q["image_filename"]) for q in questions}):
+        if filename not in scenes_by_image:
+            raise UsageError(f"{questions_path.name} asks about {filename}, which no scene in the scenes file has")
+        if not (images_dir / filename).is_file():
+            raise UsageError(f"image {images_dir / filename} does not exist (pass --images DIR?)")
+
+
+def write_export(document: Mapping[str, Any], images_dir: Path, out_dir: Path) -> None:
+    samples_dir = out_dir / SAMPLES_DIR
+    samples_dir.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(samples_dir)
+    used: set[str] = set()
+    for split in ("shots", "test"):
+        for item in document["data"][split]:
+            filename = Path(item["inputs"]["image"]).name
+            if filename not in used:
+                place_image(images_dir / filename, samples_dir / filename)
+                used.add(filename)
+    atomic_write_json(out_dir / DOCUMENT_NAME, document)
+    remove_unused_samples(samples_dir, used)

@@ -1,0 +1,158 @@
+"""The Hugging Face copy (parquet + card) and the statistics behind it."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dataset.cli import main
+from dataset.document import load_document
+from dataset.hf import mera_features
+from dataset.testing import write_sample_stage_outputs
+from ruclevr.io import read_json
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One export and its Hugging Face copy, shared by the read-only tests of this module."""
+    root = tmp_path_factory.mktemp("hf")
+    inputs = write_sample_stage_outputs(root / "in", n_scenes=8)
+    assert main(["export", "--questions", str(inputs["questions"]), "--scenes", str(inputs["scenes"]),
+                 "--out", str(root / "mera"), "--shots", "3"]) == 0
+    assert main(["hf", "--mera", str(root / "mera"), "--out", str(root / "hf")]) == 0
+    return {"root": root, "mera": root / "mera" / "ruclevr.json", "hf": root / "hf", **inputs}
+
+
+def load_offline(folder: Path, cache: Path, monkeypatch: pytest.MonkeyPatch):
+    import datasets
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_OFFLINE", True, raising=False)
+    return datasets.load_dataset(str(folder), cache_dir=str(cache))
+
+
+def test_load_dataset_reads_the_copy_offline_with_declared_features(built, tmp_path, monkeypatch) -> None:
+    loaded = load_offline(built["hf"], tmp_path / "cache", monkeypatch)
+    document = read_json(built["mera"])
+    assert set(loaded) == {"shots", "test"}
+    for split in ("shots", "test"):
+        assert loaded[split].features == mera_features()
+        rows = loaded[split].to_list()
+        items = document["data"][split]
+        assert len(rows) == len(items)
+        for row, item in zip(rows, items):
+            image = row["inputs"].pop("image")
+            assert image["path"] == item["inputs"]["image"]
+            assert image["bytes"] == (built["mera"].parent / item["inputs"]["image"]).read_bytes()
+            expected = json.loads(json.dumps(item))
+            expected["inputs"].pop("image")
+            assert row == expected
+    ids = [row["meta"]["id"] for split in ("shots", "test") for row in loaded[split]]
+    assert ids == list(range(1, len(ids) + 1))
+
+
+def card_parts(card: str) -> tuple[dict, str]:
+    match = re.match(r"^---\n(.*?)\n---\n(.*)$", card, flags=re.S)
+    assert match, "the card starts with a YAML block"
+    return yaml.safe_load(match.group(1)), match.group(2)
+
+
+def test_card_yaml_declares_features_splits_and_configs(built) -> None:
+    header, _ = card_parts((built["hf"] / "README.md").read_text(encoding="utf-8"))
+    document = read_json(built["mera"])
+    info = header["dataset_info"]
+    assert info["features"] == mera_features()._to_yaml_list()
+    assert {s["name"]: s["num_examples"] for s in info["splits"]} == {
+        "shots": len(document["data"]["shots"]), "test": len(document["data"]["test"])}
+    parquet_bytes = sum(p.stat().st_size for p in (built["hf"] / "data").glob("*.parquet"))
+    assert info["download_size"] == parquet_bytes
+    assert info["dataset_size"] == sum(s["num_bytes"] for s in info["splits"])
+    assert header["configs"] == [{"config_name": "default", "data_files": [
+        {"split": "shots", "path": "data/shots-*"}, {"split": "test", "path": "data/test-*"}]}]
+    assert header["license"] == "cc-by-4.0"
+    assert header["language"] == ["ru"] and header["task_categories"] == ["visual-question-answering"]
+    assert sorted(p.name for p in (built["hf"] / "data").iterdir()) == [
+        "shots-00000-of-00001.parquet", "test-00000-of-00001.parquet"]
+
+
+def test_card_body_tells_how_the_data_was_made(built) -> None:
+    _, body = card_parts((built["hf"] / "README.md").read_text(encoding="utf-8"))
+    document = read_json(built["mera"])
+    example = json.loads(re.search(r"## Example item\n\n```json\n(.*?)\n```", body, flags=re.S).group(1))
+    assert example == document["data"]["test"][0]
+    for expected in (
+        "`native`: ",                       # the realiser, from the items
+        "morph, threshold 0.5",             # filter backend and threshold, from the items
+        "settings.width: 8",                # render settings, from the scenes file's info
+        "settings.samples: 2",
+        "3 shots were drawn with seed 0",
+        "load_dataset(",
+        "## Licence",
+        "Creative Commons Attribution 4.0",
+        "@inproceedings{fenogenova-etal-2024-mera",
+        "Blind baselines",
+    ):
+        assert expected in body, expected
+    families = {record["family"] for record in document["provenance"]}
+    assert f"{len(families)} question families" in body
+    assert all(f"`{family}`" in body for family in families)
+    for question_type in {i["meta"]["question_type"] for i in document["data"]["test"]}:
+        assert f"\n| {question_type} | " in body
+
+
+def test_statistics_agree_with_the_items_and_scenes(built, tmp_path, capsys) -> None:
+    out = tmp_path / "stats.json"
+    assert main(["stats", "--mera", str(built["mera"]), "--out", str(out)]) == 0
+    assert "objects per scene" in capsys.readouterr().out
+    statistics = read_json(out)["statistics"]
+    document = read_json(built["mera"])
+    for split in ("shots", "test"):
+        items = document["data"][split]
+        per_type = statistics["splits"][split]["question_types"]
+        assert sum(row["items"] for row in per_type.values()) == len(items)
+        for question_type, row in per_type.items():
+            answers = Counter(i["outputs"] for i in items if i["meta"]["question_type"] == question_type)
+            assert row["answers"] == dict(answers) and list(row["answers"].values()) == sorted(answers.values(), reverse=True)
+        assert sum(row["items"] for row in statistics["splits"][split]["families"].values()) == len(items)
+    scenes = {s["image_filename"]: len(s["objects"]) for s in read_json(built["scenes"])["scenes"]}
+    used = {Path(i["inputs"]["image"]).name for s in ("shots", "test") for i in document["data"][s]}
+    expected_histogram = Counter(scenes[name] for name in used)
+    objects = statistics["all"]["objects_per_scene"]
+    assert objects["histogram"] == {str(k): v for k, v in sorted(expected_histogram.items())}
+    assert objects["scenes"] == len(used)
+
+
+def test_copy_is_byte_identical_when_rebuilt_and_rerun_skips(built, tmp_path, capsys) -> None:
+    again = tmp_path / "hf"
+    assert main(["hf", "--mera", str(built["mera"]), "--out", str(again)]) == 0
+    for name in ("README.md", "data/shots-00000-of-00001.parquet", "data/test-00000-of-00001.parquet"):
+        assert (again / name).read_bytes() == (built["hf"] / name).read_bytes(), name
+    assert main(["hf", "--mera", str(built["mera"]), "--out", str(again), "--license", "mit"]) == 0
+    assert "nothing to do" in capsys.readouterr().err
+    assert main(["hf", "--mera", str(built["mera"]), "--out", str(again), "--license", "mit", "--overwrite"]) == 0
+    header, _ = card_parts((again / "README.md").read_text(encoding="utf-8"))
+    assert header["license"] == "mit"
+
+
+def test_bad_licence_and_missing_images_are_usage_errors(built, tmp_path, capsys) -> None:
+    assert main(["hf", "--mera", str(built["mera"]), "--out", str(tmp_path / "x"), "--license", "CC BY 4.0"]) == 2
+    assert "is not a Hugging Face licence id" in capsys.readouterr().err
+    document = load_document(built["mera"])
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "ruclevr.json").write_text(json.dumps({"info": {}, "data": document.splits, "provenance": []}),
+                                         encoding="utf-8")
+    assert main(["hf", "--mera", str(broken), "--out", str(tmp_path / "y")]) == 2
+    error = capsys.readouterr().err
+    assert "does not exist" in error and error.count("\n") == 1
+    assert not (tmp_path / "y" / "README.md").exists()
+    no_shots = dict(document.splits, shots=[])
+    (broken / "ruclevr.json").write_text(json.dumps({"info": {}, "data": no_shots, "provenance": []}), encoding="utf-8")
+    assert main(["hf", "--mera", str(broken), "--out", str(tmp_path / "z")]) == 2
+    assert "split shots" in capsys.readouterr().err and not (tmp_path / "z").exists()

@@ -1,0 +1,5 @@
+"""``python -m translate``: see translate.cli."""
+
+from translate.cli import main
+
+raise SystemExit(main())

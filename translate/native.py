@@ -1,0 +1,395 @@
+"""The native backend: Russian questions realised from the family's Russian templates, offline.
+
+A family file carries ``text: {en: [...], ru: [...]}``; the Russian texts use the syntax of
+:mod:`translate.templates` (``[<Z> <C> <M> <S>|род,мн]``). For each question the realiser picks
+one Russian template and one Russian synonym per parameter (seeded from ``seed`` and the
+question's identity), builds each noun phrase with agreement through
+:mod:`translate.morphology`, capitalises and ends with a question mark.
+
+Templates are compiled once per family, and every problem is reported with file, family and
+template index. Each compiled noun phrase caches its text by the few values it reads, so
+realising a question is a handful of dictionary look-ups and one string join.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import yaml
+
+from assets.vocabulary import Vocabulary, load_vocabulary
+from ruclevr.cli import UsageError
+from translate.morphology import (
+    Lexicon,
+    MorphologyError,
+    Noun,
+    adjective_form,
+    build_lexicon,
+    count_number,
+    noun_phrase,
+    pronoun_form,
+)
+from translate.templates import (
+    Agreement,
+    CompiledTemplate,
+    Group,
+    NounPhrase,
+    Placeholder,
+    TemplateSyntaxError,
+    SENTENCE_START,
+    compile_template,
+    parameter_kinds,
+    parse_template,
+)
+
+DEFAULT_FAMILIES_DIR = Path(__file__).resolve().parents[1] / "questions" / "families"
+FAMILY_SUFFIXES = (".yaml", ".yml", ".json")
+
+#: Stage number mixed into the key, so this stage's choices differ from other stages' with the same seed.
+_STAGE = 0x72755F6E6174  # "ru_nat"
+#: Below this many bits of the question's random number left, draw a fresh one (long families).
+_LOW_WATER = 1 << 64
+
+
+class TemplateError(UsageError, ValueError):
+    """Bad family files or Russian templates; ``problems`` lists each with file, family, template index.
+
+    A usage error, so ``python -m translate`` reports it in one line with exit status 2.
+    """
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        super().__init__(f"{problems[0]}{more}")
+
+
+class RealisationError(ValueError):
+    """A question that cannot be realised: unknown family, a missing or unknown parameter value."""
+
+
+@dataclass(frozen=True)
+class RussianFamily:
+    family: str
+    source: str
+    kinds: Mapping[str, str]
+    slots: tuple[str, ...]  # parameter names in declared order: the order of the random draws
+    templates: tuple[CompiledTemplate, ...]  # empty when the family has no Russian text
+
+
+def validate_template(text: str, params: object) -> list[str]:
+    """Problems of one Russian template for a family with parameters ``params`` (empty list: fine).
+
+    ``params`` is the family's declaration (the engine's mapping name -> type, CLEVR's list of
+    ``{"name", "type"}``, or the names). Each problem names the column and the group.
+    """
+    kinds, problems = parameter_kinds(params)
+    if problems:
+        return problems
+    try:
+        return compile_template(text, kinds, build_lexicon(load_vocabulary()))[1]
+    except MorphologyError as error:
+        return [str(error)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Family files (the question engine's format: one family with ``id``, or ``families: [...]``)
+
+
+def _read_family_file(path: Path) -> object:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle) if path.suffix == ".json" else yaml.safe_load(handle)
+    except (OSError, ValueError, yaml.YAMLError) as error:
+        lines = str(error).strip().splitlines()
+        raise TemplateError([f"{path}: cannot read the family file: {lines[0] if lines else type(error).__name__}"]) from None
+
+
+def _family_entries(path: Path, directory: Path, data: object) -> Iterable[tuple[str, int, Mapping]]:
+    """(family id, position in the file, entry) for each family of one file."""
+    if isinstance(data, Mapping) and isinstance(data.get("families"), list):
+        data = data["families"]
+    entries = data if isinstance(data, list) else [data]
+    relative = path.relative_to(directory).with_suffix("").as_posix()
+    for position, entry in enumerate(entries):
+        if not isinstance(entry, Mapping):
+            raise TemplateError([f"{path}: family {position}: expected a mapping with params and text, got {type(entry).__name__}"])
+        default_id = relative if len(entries) == 1 else f"{relative}/{position}"
+        yield str(entry.get("id") or entry.get("family") or default_id), position, entry
+
+
+def _russian_texts(path: Path, family: str, entry: Mapping) -> list[str]:
+    text = entry.get("text")
+    ru = text.get("ru") if isinstance(text, Mapping) else None
+    if ru is None:
+        return []
+    if isinstance(ru, str):
+        return [ru]
+    if not isinstance(ru, list) or not all(isinstance(t, str) for t in ru):
+        raise TemplateError([f"{path}: family {family}: text.ru must be a list of strings"])
+    return ru
+
+
+def _declared_params(entry: Mapping, texts: list[str]) -> object:
+    if "params" in entry:
+        return entry["params"]
+    # No declaration: the placeholders of the texts, typed by their letter.
+    names: dict[str, None] = {}
+    for text in texts:
+        try:
+            template = parse_template(text)
+        except TemplateSyntaxError:
+            continue
+        for part in template.parts:
+            tokens = part.tokens if isinstance(part, Group) else (part,) if isinstance(part, Placeholder) else ()
+            names.update((t.name, None) for t in tokens if isinstance(t, Placeholder))
+    return list(names)
+
+
+def compile_family(path: Path, family: str, entry: Mapping, lexicon: Lexicon) -> tuple[RussianFamily, list[str]]:
+    """Compile one family's Russian texts; problems are prefixed with file, family and template index."""
+    texts = _russian_texts(path, family, entry)
+    kinds, declaration_problems = parameter_kinds(_declared_params(entry, texts))
+    problems = [f"{path}: family {family}: {p}" for p in declaration_problems]
+    templates = []
+    for index, text in enumerate(texts):
+        compiled, template_problems = compile_template(text, kinds, lexicon)
+        problems += [f"{path}: family {family}: ru template {index}: {p}" for p in template_problems]
+        if compiled is not None:
+            templates.append(compiled)
+    return RussianFamily(family, str(path), MappingProxyType(kinds), tuple(kinds), tuple(templates)), problems
+
+
+def load_families(directory: Path, lexicon: Lexicon) -> tuple[dict[str, RussianFamily], dict[tuple[str, int], str]]:
+    """Every family under ``directory`` by id, and CLEVR's (template_filename, question_family_index) -> id.
+
+    Raises TemplateError listing every bad Russian template (file, family, template index, problem).
+    """
+    if not directory.is_dir():
+        raise TemplateError([f"families directory {directory} does not exist"])
+    families: dict[str, RussianFamily] = {}
+    by_position: dict[tuple[str, int], str] = {}
+    problems: list[str] = []
+    # Top-level files only, as the question engine reads them.
+    for path in sorted(p for p in directory.iterdir() if p.suffix in FAMILY_SUFFIXES and p.is_file()):
+        for family, position, entry in _family_entries(path, directory, _read_family_file(path)):
+            if family in families:
+                problems.append(f"{path}: family {family} is also defined in {families[family].source}")
+                continue
+            compiled, family_problems = compile_family(path, family, entry, lexicon)
+            problems += family_problems
+            families[family] = compiled
+            by_position[(path.name, position)] = family
+    if problems:
+        raise TemplateError(problems)
+    return families, by_position
+
+
+# ---------------------------------------------------------------------------------------------
+# The realiser
+
+
+class NativeRealiser:
+    """Realise questions in Russian from their family's Russian templates (the ``native`` backend)."""
+
+    name = "native"
+
+    def __init__(self, families_dir: Path | None = None, seed: int = 0):
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        self.families_dir = Path(families_dir) if families_dir is not None else DEFAULT_FAMILIES_DIR
+        self.seed = int(seed)
+        self._vocabulary: Vocabulary = load_vocabulary()
+        self._lexicon = build_lexicon(self._vocabulary)
+        self._families, self._by_position = load_families(self.families_dir, self._lexicon)
+        self._words = self._russian_words_by_kind()
+        self._object_noun = str(self._vocabulary.object_noun["ru"]["lemma"])
+        # Choices are a keyed hash of the question's identity, with the key drawn by NumPy from
+        # (seed, stage): a counter-based generator like Philox, so a question's words do not
+        # depend on which other questions are realised with it, or in what order. Starting a
+        # NumPy generator per question costs 10-30 µs, more than the whole realisation.
+        self._key = np.random.SeedSequence([self.seed, _STAGE]).generate_state(8, dtype=np.uint32).tobytes()
+
+    @property
+    def families(self) -> Mapping[str, RussianFamily]:
+        return MappingProxyType(self._families)
+
+    def realise(self, questions: Sequence[Mapping[str, object]]) -> list[str | None]:
+        """One Russian question per input, in order; None where the family has no Russian text."""
+        return [self.realise_one(question) for question in questions]
+
+    def realise_one(self, question: Mapping[str, object]) -> str | None:
+        family = self.family_of(question)
+        if not family.templates:
+            return None
+        choices = self._random_number(question)
+        template = family.templates[choices % len(family.templates)]
+        choices //= len(family.templates)
+        words = []
+        for options in self._options(family, question.get("params")):
+            if choices < _LOW_WATER:
+                choices = self._extend(choices)
+            words.append(options[choices % len(options)])
+            choices //= len(options)
+        return self._assemble(template, words)
+
+    def render(
+        self, family: str, params: Mapping[str, object], template_index: int = 0, words: Mapping[str, str] | None = None
+    ) -> str:
+        """Realise one family with explicit choices: Russian template ``template_index`` and, per
+        placeholder, the Russian word ``words[slot]`` (default: the first synonym, the lemma)."""
+        compiled = self._family(family)
+        if not 0 <= template_index < len(compiled.templates):
+            raise RealisationError(f"family {family} has {len(compiled.templates)} Russian templates, no index {template_index}")
+        chosen = []
+        for slot, options in zip(compiled.slots, self._options(compiled, params)):
+            word = (words or {}).get(slot, options[0])
+            if word not in options:
+                raise RealisationError(f"{word!r} is not a Russian word for {slot}={params[slot]!r}; allowed: {', '.join(options)}")
+            chosen.append(word)
+        return self._assemble(compiled.templates[template_index], chosen)
+
+    def word_options(self, family: str, params: Mapping[str, object]) -> dict[str, tuple[str, ...]]:
+        """Per placeholder, the Russian words the realiser may choose for these values (first = lemma)."""
+        compiled = self._family(family)
+        return dict(zip(compiled.slots, self._options(compiled, params)))
+
+    def family_of(self, question: Mapping[str, object]) -> RussianFamily:
+        family = question.get("family")
+        if family is None:
+            family = self._by_position.get((question.get("template_filename"), question.get("question_family_index")))  # type: ignore[arg-type]
+        return self._family(family)  # type: ignore[arg-type]
+
+    def _family(self, family: str) -> RussianFamily:
+        try:
+            return self._families[family]
+        except (KeyError, TypeError):
+            raise RealisationError(f"family {family!r} is not among the family files in {self.families_dir}") from None
+
+    # -- choices ------------------------------------------------------------------------------
+
+    def _random_number(self, question: Mapping[str, object]) -> int:
+        image, index = question.get("image_index"), question.get("question_index")
+        if type(image) is int and type(index) is int:
+            identity = b"q:%d:%d" % (image, index)
+        else:  # no positional identity: the question's content is its identity
+            content = [question.get("family"), question.get("params"), question.get("template_index")]
+            identity = b"c:" + json.dumps(content, sort_keys=True, ensure_ascii=False).encode()
+        return int.from_bytes(hashlib.blake2b(identity, key=self._key, digest_size=32).digest(), "little")
+
+    def _extend(self, choices: int) -> int:
+        digest = hashlib.blake2b(choices.to_bytes(32, "little"), key=self._key, digest_size=32).digest()
+        return (choices << 256) | int.from_bytes(digest, "little")
+
+    def _russian_words_by_kind(self) -> dict[str, dict[object, tuple[str, ...]]]:
+        """For each parameter kind, value -> its Russian words (first = lemma); "" = left empty."""
+        vocabulary = self._vocabulary
+        words: dict[str, dict[object, tuple[str, ...]]] = {}
+        for kind in ("size", "color", "material", "shape"):
+            words[kind] = {name: tuple(vocabulary.value(kind, name).ru["synonyms"]) for name in vocabulary.names(kind)}  # type: ignore[arg-type]
+            words[kind][""] = ("",)
+        words["shape"][""] = tuple(vocabulary.object_noun["ru"]["synonyms"])  # type: ignore[arg-type]
+        words["relation"] = {name: tuple(entry["ru"]["synonyms"]) for name, entry in vocabulary.relations.items()}  # type: ignore[arg-type]
+        words["integer"] = {}
+        return words
+
+    def _options(self, family: RussianFamily, params: object) -> list[tuple[str, ...]]:
+        """The Russian words each parameter of ``family`` may take for the values in ``params``."""
+        try:
+            return [self._words[kind][params[slot]] for slot, kind in family.kinds.items()]  # type: ignore[index]
+        except (KeyError, TypeError):
+            return [self._options_of_one(family, params, slot, kind) for slot, kind in family.kinds.items()]
+
+    def _options_of_one(self, family: RussianFamily, params: object, slot: str, kind: str) -> tuple[str, ...]:
+        """The slow path, which names what is wrong with a parameter value."""
+        where = f"question of family {family.family}"
+        if not isinstance(params, Mapping):
+            raise RealisationError(f"{where} has no params mapping")
+        if slot not in params:
+            raise RealisationError(f"{where} has no value for {slot} in params")
+        value = params[slot]
+        if kind == "integer":
+            if isinstance(value, bool) or not (isinstance(value, int) and value >= 0 or isinstance(value, str) and value.isdigit()):
+                raise RealisationError(f"{where}: {slot} must be a non-negative integer, got {value!r}")
+            digits = self._words["integer"][value] = (str(int(value)),)  # the fast path finds it next time
+            return digits
+        known = self._words[kind]
+        if value not in known:
+            allowed = ", ".join(str(v) for v in known if v != "")
+            empty = " or empty" if "" in known else ""
+            raise RealisationError(f"{where}: unknown {kind} {value!r} for {slot}; allowed: {allowed}{empty}")
+        return known[value]
+
+    # -- assembly: the hot path -----------------------------------------------------------------
+
+    def _assemble(self, template: CompiledTemplate, words: list[str]) -> str:
+        pieces = []
+        for part in template.parts:
+            if type(part) is str:
+                pieces.append(part)
+            elif type(part) is NounPhrase or type(part) is Agreement:
+                key = part.key(words)
+                text = part.cache.get(key)
+                if text is None:
+                    text = part.cache[key] = self._build(part, words)
+                pieces.append(text)
+            else:
+                pieces.append(words[part.slot])  # type: ignore[union-attr]
+        text = "".join(pieces)
+        text = text[:1].upper() + text[1:]
+        if template.several_sentences:
+            text = SENTENCE_START.sub(lambda match: match.group().upper(), text)
+        return text if text.endswith("?") else text + "?"
+
+    def _build(self, part: NounPhrase | Agreement, words: list[str]) -> str:
+        if isinstance(part, NounPhrase):
+            return self._noun_phrase(part, words)
+        return self._agreement(part, words)
+
+    def _head(self, phrase: NounPhrase, words: list[str]) -> tuple[Noun, str]:
+        """The noun heading ``phrase`` and its grammatical number, for words that agree with it."""
+        lemma = words[phrase.head_slot] if phrase.head_slot is not None else phrase.head_noun or self._object_noun
+        number = phrase.number
+        for kind, value in phrase.modifiers:
+            if kind == "count":
+                number = count_number(int(words[value]))  # type: ignore[index]
+        return self._lexicon.noun(lemma), number
+
+    def _case_after(self, relation: int | None, words: list[str], case: str) -> tuple[str, str]:
+        """The preposition a relation puts before a phrase ("" if none) and the case it governs."""
+        if relation is None:
+            return "", case
+        preposition = words[relation]
+        return preposition + " ", self._lexicon.relation_cases[preposition]
+
+    def _noun_phrase(self, phrase: NounPhrase, words: list[str]) -> str:
+        modifiers = []
+        for kind, value in phrase.modifiers:
+            if kind == "slot":
+                if words[value]:  # type: ignore[index]
+                    modifiers.append(("adjective", words[value]))  # type: ignore[index]
+            elif kind == "count":
+                modifiers.append(("count", words[value]))  # type: ignore[index]
+            else:
+                modifiers.append((kind, value))
+        noun, _ = self._head(phrase, words)
+        prefix, case = self._case_after(phrase.relation, words, phrase.case)
+        return prefix + noun_phrase(tuple(modifiers), noun, case, phrase.number)  # type: ignore[arg-type]
+
+    def _agreement(self, agreement: Agreement, words: list[str]) -> str:
+        noun, number = self._head(agreement.phrase, words)
+        prefix, case = self._case_after(agreement.relation, words, agreement.case)
+        pieces = []
+        for kind, word in agreement.words:
+            if kind == "adjective":
+                pieces.append(adjective_form(word, case, number, noun.gender, noun.animate, agreement.short))
+            elif kind == "pronoun":
+                pieces.append(pronoun_form(noun.gender, number, case, after_preposition=bool(prefix)))
+            else:
+                pieces.append(word)
+        return prefix + " ".join(pieces)

@@ -1,0 +1,485 @@
+"""The Russian template syntax: plain text with ``[...]`` groups around ``<NAME>`` placeholders.
+
+A group is ``[tokens|features]``. The tokens are placeholders and Russian words; the features
+(after ``|``, separated by commas) say how the group is inflected::
+
+    Сколько [<Z> <C> <M> <S>|род,мн] [<R> <Z2> <C2> <M2> <S2>]?
+    -> Сколько больших красных кубов слева от маленького шара?
+
+Features: a case (``им род дат вин твор пр``, or pymorphy3's ``nomn gent datv accs ablt loct``),
+a number (``ед мн`` or ``sing plur``), ``кратк`` (short form, for сделан/сделана), and a
+placeholder ``<S>`` naming the noun phrase a group of its own words agrees with
+(``[который|<S>]``, ``[<R> он|<S>]``). Templates are data: they are parsed
+with regular expressions, never evaluated.
+
+Two layers: :func:`parse_template` reads the text and reports where it is malformed (with the
+column); :func:`compile_template` checks it against the family's parameter types and the
+lexicon (can this word be inflected? does the shape come last?) and turns each group into a
+noun phrase or an agreement spec that :mod:`translate.native` renders.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Callable, Mapping
+
+from translate.morphology import Lexicon, word_role
+
+CASE_FEATURES = MappingProxyType({
+    "им": "nomn", "род": "gent", "дат": "datv", "вин": "accs", "твор": "ablt", "пр": "loct", "предл": "loct",
+    "nomn": "nomn", "gent": "gent", "datv": "datv", "accs": "accs", "ablt": "ablt", "loct": "loct",
+})
+NUMBER_FEATURES = MappingProxyType({"ед": "sing", "мн": "plur", "sing": "sing", "plur": "plur"})
+SHORT_FEATURES = frozenset({"кратк", "short"})
+
+PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*>")
+_WORD = re.compile(r"[а-яё]+(?:-[а-яё]+)*")
+_LATIN = re.compile(r"[A-Za-z]+")
+_FEATURE_SPLIT = re.compile(r"[,\s]+")
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    name: str  # with the angle brackets, as written: "<Z2>"
+
+
+@dataclass(frozen=True)
+class Word:
+    text: str
+
+
+@dataclass(frozen=True)
+class Group:
+    """One ``[tokens|features]`` group as written."""
+
+    tokens: tuple[Placeholder | Word, ...]
+    case: str | None
+    number: str | None
+    short: bool
+    reference: str | None  # the placeholder after "|" that the group's words agree with
+    column: int  # 1-based column of "[" in the template
+    source: str  # the group as written, for error messages
+
+    def where(self) -> str:
+        return f"column {self.column}, {self.source}"
+
+
+@dataclass(frozen=True)
+class Template:
+    text: str
+    parts: tuple[str | Group | Placeholder, ...]  # literal text, groups, and bare placeholders
+
+
+class TemplateSyntaxError(ValueError):
+    """A malformed template; ``problems`` lists every problem found, each with its column."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+def parse_template(text: str) -> Template:
+    """Split ``text`` into literal text, groups and bare placeholders, or raise TemplateSyntaxError."""
+    problems: list[str] = []
+    if not isinstance(text, str) or not text.strip():
+        raise TemplateSyntaxError(["the template is empty"])
+    if text != text.strip():
+        problems.append("leading or trailing spaces")
+    if "  " in text:
+        problems.append(f"column {text.index('  ') + 1}: double space")
+    parts: list[str | Group | Placeholder] = []
+    position = 0
+    while position < len(text):
+        opening = text.find("[", position)
+        literal_end = opening if opening >= 0 else len(text)
+        parts.extend(_literal_parts(text, position, literal_end, problems))
+        if opening < 0:
+            break
+        closing = text.find("]", opening + 1)
+        nested = text.find("[", opening + 1)
+        if closing < 0 or (0 <= nested < closing):
+            problems.append(f"column {opening + 1}: '[' is not closed by ']'")
+            break
+        group = _parse_group(text, opening, closing, problems)
+        if group is not None:
+            parts.append(group)
+        position = closing + 1
+    if problems:
+        raise TemplateSyntaxError(problems)
+    return Template(text, tuple(p for p in parts if p != ""))
+
+
+def _literal_parts(text: str, start: int, end: int, problems: list[str]) -> list[str | Placeholder]:
+    """Literal text between groups, with its bare placeholders split out."""
+    parts: list[str | Placeholder] = []
+    cursor = start
+    for match in PLACEHOLDER.finditer(text, start, end):
+        _check_literal(text, cursor, match.start(), problems)
+        parts.extend([text[cursor:match.start()], Placeholder(match.group())])
+        cursor = match.end()
+    _check_literal(text, cursor, end, problems)
+    parts.append(text[cursor:end])
+    return parts
+
+
+def _check_literal(text: str, start: int, end: int, problems: list[str]) -> None:
+    for index in range(start, end):
+        if text[index] in "]|<>{}":
+            problems.append(f"column {index + 1}: stray '{text[index]}' outside a [...] group")
+    for latin in _LATIN.finditer(text, start, end):
+        problems.append(f"column {latin.start() + 1}: Latin letters {latin.group()!r} in Russian text")
+
+
+def _parse_group(text: str, opening: int, closing: int, problems: list[str]) -> Group | None:
+    source = text[opening:closing + 1]
+    where = f"column {opening + 1}, {source}"
+    sections = text[opening + 1:closing].split("|")
+    if len(sections) > 2:
+        problems.append(f"{where}: more than one '|' in a group")
+        return None
+    tokens = _parse_tokens(sections[0], where, problems)
+    case, number, short, reference = _parse_features(sections[1] if len(sections) == 2 else "", where, problems)
+    if not tokens:
+        problems.append(f"{where}: the group has no words or placeholders before '|'")
+        return None
+    return Group(tuple(tokens), case, number, short, reference, opening + 1, source)
+
+
+def _parse_tokens(section: str, where: str, problems: list[str]) -> list[Placeholder | Word]:
+    tokens: list[Placeholder | Word] = []
+    for token in section.split():
+        if PLACEHOLDER.fullmatch(token):
+            tokens.append(Placeholder(token))
+        elif _WORD.fullmatch(token):
+            tokens.append(Word(token))
+        else:
+            problems.append(
+                f"{where}: {token!r} is neither a placeholder like <Z2> nor a lowercase Russian word"
+            )
+    return tokens
+
+
+def _parse_features(section: str, where: str, problems: list[str]) -> tuple[str | None, str | None, bool, str | None]:
+    case = number = reference = None
+    short = False
+    for feature in filter(None, _FEATURE_SPLIT.split(section.strip())):
+        if feature in CASE_FEATURES:
+            if case is not None:
+                problems.append(f"{where}: two cases given")
+            case = CASE_FEATURES[feature]
+        elif feature in NUMBER_FEATURES:
+            if number is not None:
+                problems.append(f"{where}: two numbers given")
+            number = NUMBER_FEATURES[feature]
+        elif feature in SHORT_FEATURES:
+            short = True
+        elif PLACEHOLDER.fullmatch(feature):
+            if reference is not None:
+                problems.append(f"{where}: a group can agree with one noun phrase only")
+            reference = feature
+        else:
+            allowed = "им род дат вин твор пр (or nomn gent datv accs ablt loct), ед мн (sing plur), кратк, <NAME>"
+            problems.append(f"{where}: unknown feature {feature!r}; allowed: {allowed}")
+    return case, number, short, reference
+
+
+# ---------------------------------------------------------------------------------------------
+# Compilation against the family's parameters
+
+#: Parameter types (the question engine's size, color, material, shape, relation; CLEVR's
+#: capitalised names are accepted) and what a name's letter implies when no type is declared.
+KINDS = ("size", "color", "material", "shape", "relation", "integer")
+_DECLARED_KINDS = MappingProxyType({
+    "size": "size", "color": "color", "colour": "color", "material": "material", "shape": "shape",
+    "relation": "relation", "integer": "integer", "number": "integer", "count": "integer",
+})
+_NAME_LETTER_KINDS = MappingProxyType({"Z": "size", "C": "color", "M": "material", "S": "shape", "R": "relation", "N": "integer"})
+_MODIFIER_KINDS = frozenset({"size", "color", "material"})
+SENTENCE_START = re.compile(r"(?<=[.!?] )[\[а-яё]")
+
+
+@dataclass(frozen=True)
+class NounPhrase:
+    """A compiled noun phrase group. Slots are indices into the family's parameter list."""
+
+    relation: int | None  # relation parameter that puts a preposition before the phrase
+    modifiers: tuple[tuple[str, object], ...]  # ("slot", i) ("count", i) ("adjective", другой) ("fixed", ещё)
+    head_slot: int | None  # shape parameter
+    head_noun: str | None  # literal noun when there is no shape parameter
+    case: str
+    number: str
+    reads: tuple[int, ...]  # every parameter the phrase's text depends on
+    cache: dict = field(default_factory=dict, compare=False, repr=False)  # rendered text by the values it reads
+    key: Callable = field(init=False, compare=False, repr=False)  # words -> the values it reads
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", _key_function(self.reads))
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Words agreeing with a noun phrase elsewhere in the template: который, сделан, него."""
+
+    relation: int | None
+    words: tuple[tuple[str, str], ...]  # ("adjective", lemma) ("pronoun", он) ("fixed", text)
+    phrase: NounPhrase
+    case: str
+    short: bool
+    reads: tuple[int, ...]
+    cache: dict = field(default_factory=dict, compare=False, repr=False)
+    key: Callable = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", _key_function(self.reads))
+
+
+def _key_function(reads: tuple[int, ...]) -> Callable:
+    return operator.itemgetter(*reads) if reads else _no_key
+
+
+def _no_key(words: object) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Number:
+    """A bare integer parameter outside any group (``... равно <N>?``)."""
+
+    slot: int
+
+
+@dataclass(frozen=True)
+class CompiledTemplate:
+    text: str
+    parts: tuple[str | NounPhrase | Agreement | Number, ...]
+    several_sentences: bool  # "Посмотрите на куб. Слева от него...": capitalise after each full stop
+
+
+def parameter_kinds(params: object) -> tuple[dict[str, str], list[str]]:
+    """Parameter name -> kind, in declared order, and the problems of the declaration.
+
+    Accepts the question engine's mapping name -> type, CLEVR's list of
+    ``{"name": "<Z>", "type": "Size"}``, or bare names (the kind then comes from the letter:
+    Z size, C colour, M material, S shape, R relation, N integer).
+    """
+    if isinstance(params, Mapping):
+        declared = list(params.items())
+    elif isinstance(params, (list, tuple)):
+        declared = [(p.get("name"), p.get("type")) if isinstance(p, Mapping) else (p, None) for p in params]
+    else:
+        return {}, [f"parameters must be a mapping or a list, not {type(params).__name__}"]
+    kinds: dict[str, str] = {}
+    problems: list[str] = []
+    for name, declared_type in declared:
+        if not isinstance(name, str) or not PLACEHOLDER.fullmatch(name):
+            problems.append(f"parameter name {name!r} is not written <NAME>")
+            continue
+        kind = _DECLARED_KINDS.get(str(declared_type).lower()) if declared_type else _NAME_LETTER_KINDS.get(name[1])
+        if kind is None:
+            problems.append(f"parameter {name} has type {declared_type!r}; allowed: {', '.join(KINDS)}")
+        else:
+            kinds[name] = kind
+    return kinds, problems
+
+
+class _Compiler:
+    """Checks one parsed template against the parameters; collects every problem."""
+
+    def __init__(self, kinds: Mapping[str, str], lexicon: Lexicon):
+        self.kinds = kinds
+        self.index = {name: i for i, name in enumerate(kinds)}
+        self.lexicon = lexicon
+        self.problems: list[str] = []
+
+    def unknown(self, where: str, name: str) -> None:
+        self.problems.append(f"{where}{name} is not a parameter of this family (parameters: {', '.join(self.kinds) or 'none'})")
+
+    def compile(self, template: Template) -> CompiledTemplate | None:
+        phrase_of: dict[str, NounPhrase] = {}
+        compiled: dict[int, NounPhrase] = {}
+        for position, part in enumerate(template.parts):
+            if isinstance(part, Group) and not part.reference:
+                phrase = self.noun_phrase(part)
+                if phrase is None:
+                    continue
+                for token in part.tokens:
+                    if isinstance(token, Placeholder) and self.kinds.get(token.name) != "relation":
+                        if token.name in phrase_of:
+                            self.problems.append(
+                                f"{part.where()}: {token.name} is already in another noun phrase; refer back to it with [он|{token.name}]"
+                            )
+                        phrase_of[token.name] = phrase
+                compiled[position] = phrase
+        parts: list[str | NounPhrase | Agreement | Number] = []
+        for position, part in enumerate(template.parts):
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, Placeholder):
+                number = self.bare_placeholder(part)
+                if number is not None:
+                    parts.append(number)
+            elif part.reference:
+                agreement = self.agreement(part, phrase_of)
+                if agreement is not None:
+                    parts.append(agreement)
+            elif position in compiled:
+                parts.append(compiled[position])
+        self.check_all_used(template)
+        if self.problems:
+            return None
+        return CompiledTemplate(template.text, tuple(parts), bool(SENTENCE_START.search(template.text)))
+
+    def check_all_used(self, template: Template) -> None:
+        used = {p.name for p in template.parts if isinstance(p, Placeholder)}
+        for part in template.parts:
+            if isinstance(part, Group):
+                used |= {t.name for t in part.tokens if isinstance(t, Placeholder)}
+        for name in self.kinds:
+            if name not in used:
+                self.problems.append(f"parameter {name} does not appear in the text")
+
+    def bare_placeholder(self, part: Placeholder) -> Number | None:
+        kind = self.kinds.get(part.name)
+        if kind is None:
+            self.unknown("", part.name)
+        elif kind != "integer":
+            self.problems.append(
+                f"{part.name} ({kind}) must be inside a [...] group so that it can be inflected, "
+                "for example [<Z> <C> <M> <S>|род,мн]"
+            )
+        else:
+            return Number(self.index[part.name])
+        return None
+
+    def split_relation(self, group: Group) -> tuple[int | None, list[Placeholder | Word]]:
+        tokens = list(group.tokens)
+        relation = None
+        for position, token in enumerate(tokens):
+            if isinstance(token, Placeholder) and self.kinds.get(token.name) == "relation":
+                if position != 0:
+                    self.problems.append(f"{group.where()}: the relation {token.name} must be the first token of its group")
+                relation = self.index[token.name]
+        if relation is not None and isinstance(tokens[0], Placeholder) and self.kinds.get(tokens[0].name) == "relation":
+            name = tokens.pop(0).name
+            if group.case is not None:
+                self.problems.append(f"{group.where()}: the case after {name} is set by the relation; remove the case feature")
+            if not tokens:
+                self.problems.append(
+                    f"{group.where()}: {name} needs a noun phrase or a pronoun after it, "
+                    f"e.g. [{name} <Z> <C> <M> <S>] or [{name} он|<S>]"
+                )
+        return relation, tokens
+
+    def noun_phrase(self, group: Group) -> NounPhrase | None:
+        before = len(self.problems)
+        relation, tokens = self.split_relation(group)
+        modifiers: list[tuple[str, object]] = []
+        head_slot = head_noun = None
+        has_count = False
+        for position, token in enumerate(tokens):
+            last = position == len(tokens) - 1
+            if isinstance(token, Placeholder):
+                kind = self.kinds.get(token.name)
+                if kind is None:
+                    self.unknown(f"{group.where()}: ", token.name)
+                elif kind in _MODIFIER_KINDS:
+                    modifiers.append(("slot", self.index[token.name]))
+                elif kind == "integer":
+                    if has_count or any(k in ("slot", "adjective") for k, _ in modifiers):
+                        self.problems.append(f"{group.where()}: the number {token.name} must come before the adjectives, once")
+                    has_count = True
+                    modifiers.append(("count", self.index[token.name]))
+                elif kind == "shape":
+                    if not last:
+                        self.problems.append(f"{group.where()}: the noun {token.name} must be the last token of the group")
+                    head_slot = self.index[token.name]
+                # a relation here was reported by split_relation
+                continue
+            role = word_role(token.text, self.lexicon)
+            if role == "adjective":
+                modifiers.append(("adjective", token.text))
+            elif role == "invariable":
+                modifiers.append(("fixed", token.text))
+            elif role == "noun" and last and head_slot is None:
+                head_noun = token.text
+            elif role == "noun":
+                self.problems.append(
+                    f"{group.where()}: the noun {token.text!r} must be the last word, and only where there is no shape placeholder"
+                )
+            elif role == "pronoun":
+                self.problems.append(
+                    f"{group.where()}: a pronoun stands for another noun phrase: write [{token.text}|<S>] with that phrase's shape placeholder"
+                )
+            else:
+                self.problems.append(
+                    f"{group.where()}: cannot inflect {token.text!r}: inside a group use adjectives in the masculine "
+                    "nominative singular (другой, который), invariable words (ещё) or nouns of the vocabulary; "
+                    "put other words outside the brackets"
+                )
+        if group.short:
+            self.problems.append(f"{group.where()}: кратк (short form) is for agreeing words like [сделанный|<S>,кратк], not noun phrases")
+        if has_count and group.number is not None:
+            self.problems.append(f"{group.where()}: the number placeholder decides singular or plural; remove the number feature")
+        if head_slot is None and head_noun is None and not any(k in ("slot", "count") for k, _ in modifiers):
+            self.problems.append(f"{group.where()}: a group needs a placeholder; to make words agree with a noun phrase write [слово|<S>]")
+        if len(self.problems) > before:
+            return None
+        reads = [relation] if relation is not None else []
+        reads += [value for kind, value in modifiers if kind in ("slot", "count")]  # type: ignore[misc]
+        reads += [head_slot] if head_slot is not None else []
+        return NounPhrase(relation, tuple(modifiers), head_slot, head_noun, group.case or "nomn", group.number or "sing", tuple(reads))
+
+    def agreement(self, group: Group, phrase_of: Mapping[str, NounPhrase]) -> Agreement | None:
+        before = len(self.problems)
+        relation, tokens = self.split_relation(group)
+        reference = group.reference or ""
+        if reference not in self.kinds:
+            self.unknown(f"{group.where()}: ", reference)
+        elif reference not in phrase_of:
+            self.problems.append(
+                f"{group.where()}: {reference} is not in any noun phrase group of this template, so there is nothing to agree with"
+            )
+        words: list[tuple[str, str]] = []
+        for token in tokens:
+            if isinstance(token, Placeholder):
+                self.problems.append(
+                    f"{group.where()}: {token.name} cannot be in a group that agrees with {reference}; make it a noun phrase of its own"
+                )
+                continue
+            role = word_role(token.text, self.lexicon)
+            if role in ("adjective", "pronoun"):
+                words.append((role, token.text))
+            elif role == "invariable":
+                words.append(("fixed", token.text))
+            else:
+                self.problems.append(
+                    f"{group.where()}: {token.text!r} cannot agree with {reference}: use an adjective or participle in the "
+                    "masculine nominative singular (который, сделанный) or the pronoun он"
+                )
+        if group.short and (group.case is not None or relation is not None):
+            self.problems.append(f"{group.where()}: short forms (кратк) have no case")
+        if group.short and any(kind == "pronoun" for kind, _ in words):
+            self.problems.append(f"{group.where()}: a pronoun has no short form")
+        if group.number is not None:
+            self.problems.append(f"{group.where()}: the number comes from the noun phrase of {reference}; remove the number feature")
+        if len(self.problems) > before:
+            return None
+        phrase = phrase_of[reference]
+        reads = ([relation] if relation is not None else []) + [
+            i for i in phrase.reads if i == phrase.head_slot or ("count", i) in phrase.modifiers
+        ]
+        return Agreement(relation, tuple(words), phrase, group.case or "nomn", group.short, tuple(reads))
+
+
+def compile_template(text: str, kinds: Mapping[str, str], lexicon: Lexicon) -> tuple[CompiledTemplate | None, list[str]]:
+    """Parse ``text`` and check it against the parameter kinds; the compiled template or the problems."""
+    try:
+        template = parse_template(text)
+    except TemplateSyntaxError as error:
+        return None, error.problems
+    compiler = _Compiler(kinds, lexicon)
+    compiled = compiler.compile(template)
+    return compiled, compiler.problems
