@@ -1,0 +1,5 @@
+import sys
+
+from filter.cli import main
+
+sys.exit(main())

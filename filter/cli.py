@@ -1,0 +1,92 @@
+"""``python -m filter``: keep the acceptable Russian questions, report the rest."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from filter.backends import BACKENDS, make_scorer
+from filter.pipeline import BatchFailures, FilterJob, run_filter
+from filter.rucola import DEFAULT_MAX_LENGTH, DEFAULT_MODEL, DEVICES, RucolaOptions
+from ruclevr.cli import ArgumentParser, positive_int, probability, run_cli
+
+PROG = "python -m filter"
+
+
+def build_parser() -> ArgumentParser:
+    parser = ArgumentParser(
+        prog=PROG,
+        description=(
+            "Score each Russian question (question_ru) for acceptability, keep those with "
+            "score >= threshold, write the rejected ones and a report beside --out. Scores are saved "
+            "as they are computed (OUT.scores.sqlite), so a rerun resumes and never scores a text twice."
+        ),
+    )
+    parser.add_argument("--in", dest="input", required=True, type=Path, metavar="PATH",
+                        help="questions in Russian: the output of python -m translate")
+    parser.add_argument("--out", required=True, type=Path, metavar="PATH",
+                        help="kept questions (JSON); OUT.rejected.jsonl and OUT.report.json are written beside it")
+    parser.add_argument("--backend", choices=BACKENDS, default="rucola",
+                        help="rucola: RuCoLA classifier (transformers; downloads the model unless cached or local); "
+                             "morph: offline pymorphy3 checks (placeholders, Latin, unknown words, agreement, "
+                             "numerals, prepositions); none: keep everything (default: rucola)")
+    parser.add_argument("--threshold", type=probability, default=None,
+                        help="keep items whose score >= this, in [0, 1] (default: 0.5 for rucola, "
+                             "1.0 for morph, meaning any problem rejects; 0 for none)")
+    parser.add_argument("--batch-size", type=positive_int, default=32,
+                        help="questions scored together (rucola: one padded forward pass) (default: 32)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="discard this backend's saved scores and score every question again")
+    rucola = parser.add_argument_group("rucola backend")
+    rucola.add_argument("--model", default=DEFAULT_MODEL,
+                        help=f"hub id or local folder of a sequence classifier (default: {DEFAULT_MODEL})")
+    rucola.add_argument("--revision", default=None,
+                        help="hub branch, tag or commit of --model, e.g. one with safetensors weights (default: main)")
+    rucola.add_argument("--device", choices=DEVICES, default="auto",
+                        help="auto: CUDA when available, else CPU; cuda fails if there is none (default: auto)")
+    rucola.add_argument("--acceptable-label", default=None, metavar="INDEX|NAME",
+                        help="output class whose probability is the score (default: the label the model config "
+                             "names 'acceptable', else index 1 as in ruRoBERTa-large-rucola)")
+    rucola.add_argument("--max-length", type=positive_int, default=DEFAULT_MAX_LENGTH,
+                        help=f"truncate inputs to this many tokens, at most the model's limit (default: {DEFAULT_MAX_LENGTH})")
+    rucola.add_argument("--local-files-only", action="store_true",
+                        help="never download: use the local folder or the Hugging Face cache only")
+    rucola.add_argument("--require-safetensors", action="store_true",
+                        help="refuse pickle weights (pytorch_model.bin); without it safetensors are preferred")
+    rucola.add_argument("--threads", type=positive_int, default=None,
+                        help="CPU threads torch may use (default: torch's choice, one per core); "
+                             "fewer is faster on a machine other jobs share")
+    return parser
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    options = RucolaOptions(
+        model=args.model,
+        revision=args.revision,
+        device=args.device,
+        max_length=args.max_length,
+        acceptable_label=args.acceptable_label,
+        local_files_only=args.local_files_only,
+        require_safetensors=args.require_safetensors,
+        threads=args.threads,
+    )
+    job = FilterJob(args.input, args.out, args.threshold, args.batch_size, args.overwrite)
+    try:
+        result = run_filter(job, lambda: make_scorer(args.backend, options))
+    except BatchFailures as failures:
+        for failure in failures.failures:
+            print(f"{PROG}: failed: {failure}", file=sys.stderr)
+        print(f"{PROG}: finished batches are saved in the score file; rerun to retry the rest", file=sys.stderr)
+        return 1
+    print(
+        f"{PROG}: kept {result.kept} of {result.total} questions ({result.rejected} rejected, "
+        f"{result.scored} scored now) -> {result.paths.kept}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_cli(_main, argv, prog=PROG)

@@ -1,0 +1,458 @@
+"""The offline acceptability checker: pymorphy3 rules for errors generated Russian questions make.
+
+Machine translation and template filling go wrong in a few recognisable ways: a placeholder
+left in (``<Z>``, ``{color}``, ``[shape]``), an English word left in, a word that is not
+Russian, an adjective that does not agree with its noun, a noun in the wrong form after a
+numeral or a preposition. Each check returns reasons ``"category: detail"``; the category
+(before the colon) is what the filter's report counts.
+
+Every rule is written to be *lenient under ambiguity*: a word's analyses are all considered,
+and a phrase is wrong only if no combination of analyses makes it right. The checker must
+accept every question the native realiser writes, so a missed error is preferred to a false
+alarm.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from filter.base import Verdict
+from translate.morphology import CASE_NAMES, CASES, PREPOSITION_CASES, analyzer, numeral_government
+
+# Reason categories (the part of a reason before the colon).
+PLACEHOLDER = "placeholder"
+LATIN = "latin"
+UNKNOWN_WORD = "unknown_word"
+AGREEMENT = "agreement"
+NUMERAL = "numeral"
+PREPOSITION = "preposition"
+
+# A leftover template slot in any of the syntaxes the pipeline uses (CLEVR <Z>, Python/Jinja
+# {x}, bracketed [x]), or a lone bracket that a half-substituted slot leaves behind.
+_PLACEHOLDER = re.compile(r"<[^<>]*>|\{[^{}]*\}|\[[^\[\]]*\]|[<>{}\[\]]")
+_TOKEN = re.compile(r"\d+|[^\W\d_]+(?:-[^\W\d_]+)*|\S")
+_LATIN = re.compile(r"[A-Za-z]")
+_CYRILLIC_WORD = re.compile(r"[а-яё]+(?:-[а-яё]+)*")
+
+# Analyses that are technically possible but never meant in a generated question (``куба`` as
+# the country Cuba, ``куб`` as the abbreviation of "cubic", ``ли`` as a name). Dropping them
+# keeps them from excusing a real error; they are kept when nothing else is left.
+_IMPROBABLE = frozenset({"Name", "Surn", "Patr", "Geox", "Orgn", "Trad", "Abbr", "Arch", "Erro", "Dist"})
+# Second genitive/locative/accusative (``чаю``, ``в углу``) agree as the main case does.
+_CASE_ALIASES = {"gen1": "gent", "gen2": "gent", "acc2": "accs", "loc1": "loct", "loc2": "loct"}
+_GENDERS = ("masc", "femn", "neut")
+_MODIFIER_POS = frozenset({"ADJF", "PRTF"})
+_NOMINAL_POS = frozenset({"NOUN", "ADJF", "PRTF", "NPRO", "NUMR"})
+# Verbs whose instrumental complement is a predicate (является металлическим).
+_COPULAS = frozenset({"являться", "быть", "стать", "становиться", "оказаться", "оказываться", "казаться", "считаться"})
+# Particles that may stand inside a noun phrase: «такой же формы», «одинакового ли размера».
+_INSIDE_PHRASE = frozenset({"же", "ли"})
+# Hyphenated particles (``какой-то``, ``куда-нибудь``) that the dictionary does not list alone.
+_HYPHEN_PARTICLES = frozenset({"то", "либо", "нибудь", "ка", "таки", "де"})
+# Word numerals that govern like 2 (два куба, обе сферы); the others govern like 5.
+_PAUCAL = frozenset({"два", "три", "четыре", "оба", "полтора"})
+# Quantity words that govern the genitive of either number (сколько кубов, сколько резины).
+_QUANTITY = frozenset({"сколько", "столько", "несколько", "много", "мало", "немного", "немало"})
+# Prepositions the realiser's table (translate.morphology.PREPOSITION_CASES) does not list,
+# for machine-translated text.
+_MORE_PREPOSITION_CASES = {
+    **dict.fromkeys(["из-за", "из-под", "кроме", "после", "вместо", "вокруг", "ради", "против",
+                     "напротив", "внутри", "вдоль", "мимо"], ("gent",)),
+    **dict.fromkeys(["благодаря", "согласно"], ("datv",)),
+    **dict.fromkeys(["через", "сквозь", "про"], ("accs",)),
+    **dict.fromkeys(["при"], ("loct",)),
+    **dict.fromkeys(["передо"], ("ablt",)),
+    **dict.fromkeys(["подо"], ("accs", "ablt")),
+    **dict.fromkeys(["обо"], ("accs", "loct")),
+}
+
+
+@dataclass(frozen=True)
+class Form:
+    """One morphological analysis of a word, reduced to what agreement needs."""
+
+    pos: str
+    lemma: str
+    case: str | None
+    number: str | None
+    gender: str | None
+    animacy: str | None
+
+
+@dataclass(frozen=True)
+class Word:
+    """A token of the question with its analyses; punctuation and digits have none."""
+
+    text: str
+    forms: tuple[Form, ...] = ()
+    known: bool = True
+
+    @property
+    def lower(self) -> str:
+        return self.text.lower()
+
+    @property
+    def pos(self) -> frozenset[str]:
+        return frozenset(f.pos for f in self.forms)
+
+    def is_modifier(self) -> bool:
+        """An adjective (possibly also a noun, as ``красный``) that can modify the noun after it.
+
+        Words that are only participles are left out: they take objects of their own
+        («имеющий ту же форму», «окрашенный красным цветом»). ``который`` agrees with the noun
+        before its comma, never with the one after it.
+        """
+        if not self.known or "ADJF" not in self.pos or not self.pos <= _MODIFIER_POS | {"NOUN"}:
+            return False
+        return all(f.lemma != "который" for f in self.forms)
+
+    def is_noun(self) -> bool:
+        return self.known and self.pos == {"NOUN"}
+
+
+@dataclass(frozen=True)
+class NounPhrase:
+    """Modifiers and the noun they modify, as positions in the token list."""
+
+    start: int
+    modifiers: tuple[Word, ...]
+    head: Word
+
+    @property
+    def text(self) -> str:
+        return " ".join(w.text for w in (*self.modifiers, self.head))
+
+
+class MorphChecker:
+    """Finds the errors of generated Russian questions; ``problems(text)`` lists them as reasons."""
+
+    def __init__(self) -> None:
+        # The realiser's analyser: one set of dictionaries in memory, loaded on first use.
+        self._analyzer = analyzer()
+        self._word = lru_cache(maxsize=65536)(self._analyse)
+
+    @property
+    def dictionary_revision(self) -> str:
+        return str(self._analyzer.dictionary.meta.get("source_revision", "unknown"))
+
+    def problems(self, text: str) -> list[str]:
+        """All reasons ``text`` is not an acceptable question; empty when none is found."""
+        reasons = [f"{PLACEHOLDER}: «{m.group()}» left in the text" for m in _PLACEHOLDER.finditer(text)]
+        # A placeholder splits the sentence so that no phrase is read across it.
+        words = [self._word(t) for t in _TOKEN.findall(_PLACEHOLDER.sub(" | ", text))]
+        reasons += [f"{LATIN}: «{w.text}» has Latin letters" for w in words if _LATIN.search(w.text)]
+        reasons += [f"{UNKNOWN_WORD}: «{w.text}» is not a Russian word" for w in words if not w.known]
+        phrases = noun_phrases(words)
+        governed = set()  # a phrase after a numeral is checked by the numeral's rules instead
+        for position, phrase in governed_phrases(words, phrases):
+            governed.add(phrase.start)
+            reasons += numeral_problems(words[position], phrase)
+        reasons += [r for p in phrases if p.start not in governed for r in agreement_problems(p)]
+        reasons += preposition_problems(words)
+        return reasons
+
+    def _analyse(self, token: str) -> Word:
+        lower = token.lower()
+        if _LATIN.search(token):
+            return Word(token)  # reported as Latin, not a second time as unknown
+        if not _CYRILLIC_WORD.fullmatch(lower):
+            # Digits and punctuation are fine; letters of another script are not Russian.
+            return Word(token, known=not token[0].isalpha())
+        parses = self._analyzer.parse(lower)
+        likely = [p for p in parses if not (p.tag.grammemes & _IMPROBABLE)] or parses
+        forms = tuple(dict.fromkeys(_form(p) for p in likely))
+        return Word(token, forms, known=self._is_known(lower))
+
+    def _is_known(self, word: str) -> bool:
+        if self._analyzer.word_is_known(word):
+            return True
+        parts = word.split("-")
+        return len(parts) > 1 and all(p in _HYPHEN_PARTICLES or self._analyzer.word_is_known(p) for p in parts)
+
+
+def _form(parse: object) -> Form:
+    tag = parse.tag  # type: ignore[attr-defined]
+    case = _grammeme(tag.case)
+    return Form(
+        pos=str(tag.POS),
+        lemma=parse.normal_form,  # type: ignore[attr-defined]
+        case=_CASE_ALIASES.get(case, case) if case else None,
+        number=_grammeme(tag.number),
+        gender=_grammeme(tag.gender),
+        animacy=_grammeme(tag.animacy),
+    )
+
+
+def _grammeme(value: object) -> str | None:
+    # pymorphy3 returns grammeme objects that refuse comparison with unknown names ("ms-f").
+    return str(value) if value else None
+
+
+# --- noun phrases and agreement -------------------------------------------------------------
+
+
+def noun_phrases(words: Sequence[Word]) -> list[NounPhrase]:
+    """Runs of modifiers directly before a noun. A noun ends a phrase; anything else breaks it."""
+    phrases: list[NounPhrase] = []
+    run: list[int] = []
+    for position, word in enumerate(words):
+        if word.is_noun():
+            start = run[0] if run else position
+            phrases.append(NounPhrase(start, tuple(words[i] for i in run), word))
+            run = []
+        elif word.is_modifier() and not (not run and _is_predicate(words, position)):
+            run.append(position)
+        elif not (run and word.lower in _INSIDE_PHRASE):
+            run = []
+    return phrases
+
+
+def _is_predicate(words: Sequence[Word], position: int) -> bool:
+    """An instrumental adjective right after a copula is its predicate: «Является ли металлическим
+    большой шар?» — it does not modify the noun that follows."""
+    before = position - 1
+    if before >= 0 and words[before].lower == "ли":
+        before -= 1
+    if before < 0 or not any(f.lemma in _COPULAS for f in words[before].forms):
+        return False
+    return any(f.case == "ablt" for f in words[position].forms)
+
+
+def agrees(modifier: Form, noun: Form) -> bool:
+    """Whether an adjective form agrees with a noun form in number, case, gender and animacy."""
+    if modifier.pos not in _MODIFIER_POS or noun.pos != "NOUN":
+        return False
+    if modifier.number != noun.number or modifier.case != noun.case:
+        return False
+    if noun.number == "sing" and noun.gender not in (None, "ms-f") and modifier.gender != noun.gender:
+        return False
+    # Accusative adjectives mark animacy (большой куб / большого кота); other forms do not.
+    return modifier.animacy is None or noun.animacy is None or modifier.animacy == noun.animacy
+
+
+def modifiers_agreeing(modifiers: Iterable[Word], noun: Form) -> list[bool]:
+    return [any(agrees(f, noun) for f in m.forms) for m in modifiers]
+
+
+def agreement_problems(phrase: NounPhrase, nouns: Iterable[Form] | None = None) -> list[str]:
+    """Modifiers that agree with no reading of the noun (``nouns`` narrows the readings)."""
+    if not phrase.modifiers:
+        return []
+    candidates = [f for f in (phrase.head.forms if nouns is None else nouns) if f.pos == "NOUN"]
+    if not candidates:
+        return []
+    # Judge against the noun reading most modifiers agree with, so the report names the odd one out.
+    best = max((modifiers_agreeing(phrase.modifiers, noun) for noun in candidates), key=sum)
+    wrong = [m.text for m, ok in zip(phrase.modifiers, best) if not ok]
+    if not wrong:
+        return []
+    return [f"{AGREEMENT}: «{' '.join(wrong)}» does not agree with «{phrase.head.text}»"]
+
+
+# --- numerals -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Government:
+    """One way a numeral can govern the phrase after it: the noun's case and number, and the
+    adjectives' (None: they agree with the noun)."""
+
+    noun_case: str
+    noun_number: str | None  # None: either number (сколько кубов / сколько резины)
+    adjectives: frozenset[tuple[str, str]] | None = None
+    noun_gender: str | None = None  # the gender the reading was made for (2 большие сферы / 2 больших куба)
+
+    def describe(self) -> str:
+        number = {"sing": " singular", "plur": " plural"}.get(self.noun_number or "", "")
+        return f"the {CASE_NAMES[self.noun_case]}{number}"
+
+
+def numeral_governments(numeral: Word) -> list[Government]:
+    """Every reading of a numeral (digits or a word) as the governor of the next noun phrase.
+
+    The rules are the realiser's own (:func:`translate.morphology.numeral_government`), so the
+    checker and the realiser cannot disagree about «2 куба» or «5 кубов». A word numeral is
+    read as its class: 2 for два/три/четыре/оба/полтора, 5 for the rest; quantity words
+    (сколько, несколько) take the genitive of either number.
+    """
+    if numeral.text.isdigit():
+        # Digits do not show their case: every case is a possible reading.
+        return _governments(int(numeral.text), CASES, animate=(False, True))
+    readings: list[Government] = []
+    for form in numeral.forms:
+        if form.pos != "NUMR" or form.case not in CASES:
+            continue
+        direct = form.case == "nomn" or (form.case == "accs" and form.animacy != "anim")
+        if direct and form.lemma in _QUANTITY:
+            readings.append(Government("gent", None))
+            continue
+        value = 2 if form.lemma in _PAUCAL else 5
+        genders = _numeral_genders(form)
+        readings += _governments(value, (form.case,), animate=(form.animacy == "anim",), genders=genders)
+    return list(dict.fromkeys(readings))
+
+
+def _numeral_genders(form: Form) -> tuple[str, ...]:
+    # два/оба/полтора go with masculine and neuter nouns, две/обе/полторы with feminine ones.
+    if form.gender == "femn":
+        return ("femn",)
+    if form.gender in ("masc", "neut"):
+        return ("masc", "neut")
+    return _GENDERS
+
+
+def _governments(
+    value: int, cases: Iterable[str], animate: Iterable[bool], genders: Sequence[str] = ("masc", "femn", "neut")
+) -> list[Government]:
+    readings = []
+    for case in cases:
+        for gender in genders:
+            for is_animate in animate:
+                (noun_case, noun_number), adjective = numeral_government(value, case, gender, is_animate)
+                if adjective == (noun_case, noun_number):
+                    readings.append(Government(noun_case, noun_number, None, gender))
+                else:
+                    # «две больших сферы» is also standard, beside the realiser's «две большие сферы».
+                    readings.append(Government(noun_case, noun_number, frozenset({adjective, ("gent", "plur")}), gender))
+    return list(dict.fromkeys(readings))
+
+
+def is_numeral(word: Word) -> bool:
+    return word.text.isdigit() or "NUMR" in word.pos
+
+
+def governed_phrases(words: Sequence[Word], phrases: Sequence[NounPhrase]) -> list[tuple[int, NounPhrase]]:
+    """(numeral position, phrase) for every phrase that directly follows a numeral.
+
+    Adverbs and particles may stand between (``сколько ещё кубов``, ``сколько же шаров``). A
+    phrase starting with ``один`` is not governed: in ``двадцать один куб`` it agrees instead.
+    """
+    starts = {p.start: p for p in phrases}
+    found = []
+    for position, word in enumerate(words):
+        if not is_numeral(word):
+            continue
+        following = position + 1
+        while following < len(words) and following - position <= 3 and _is_filler(words[following]):
+            following += 1
+        phrase = starts.get(following)
+        if phrase is not None and not (phrase.modifiers and _is_one(phrase.modifiers[0])):
+            found.append((position, phrase))
+    return found
+
+
+def _is_one(word: Word) -> bool:
+    return any(f.lemma == "один" for f in word.forms)
+
+
+def _is_filler(word: Word) -> bool:
+    return bool(word.pos) and bool(word.pos & {"ADVB", "PRCL"}) and not word.pos & {"NOUN", "NUMR", "PREP"}
+
+
+def numeral_problems(numeral: Word, phrase: NounPhrase) -> list[str]:
+    """Whether the phrase after a numeral has a form the numeral allows, and agrees inside."""
+    governments = numeral_governments(numeral)
+    fitting = [(g, [f for f in phrase.head.forms if _noun_fits(f, g)]) for g in governments]
+    fitting = [(g, nouns) for g, nouns in fitting if nouns]
+    if not governments:
+        return []
+    if not fitting:
+        direct = next((g for g in governments if g.noun_case == "gent"), governments[0])
+        return [f"{NUMERAL}: «{phrase.head.text}» after «{numeral.text}» should be in {direct.describe()}"]
+    problems = [_modifier_problems(phrase, nouns, g) for g, nouns in fitting]
+    # The noun fits some reading: blame the modifiers only if they fit none of those readings.
+    return [] if any(not p for p in problems) else problems[0]
+
+
+def _noun_fits(noun: Form, government: Government) -> bool:
+    if noun.pos != "NOUN" or noun.case != government.noun_case:
+        return False
+    if government.noun_number is not None and noun.number != government.noun_number:
+        return False
+    return government.noun_gender is None or noun.gender in (government.noun_gender, "ms-f", None)
+
+
+def _modifier_problems(phrase: NounPhrase, nouns: Sequence[Form], government: Government) -> list[str]:
+    if government.adjectives is None:
+        return agreement_problems(phrase, nouns)
+    wrong = [
+        m.text for m in phrase.modifiers
+        if not any(f.pos in _MODIFIER_POS and (f.case, f.number) in government.adjectives for f in m.forms)
+    ]
+    if not wrong:
+        return []
+    return [f"{AGREEMENT}: «{' '.join(wrong)}» does not agree with «{phrase.head.text}» after a numeral"]
+
+
+# --- prepositions ---------------------------------------------------------------------------
+
+
+def preposition_problems(words: Sequence[Word]) -> list[str]:
+    """A word right after a preposition that has no reading in a case the preposition governs."""
+    reasons = []
+    for position, word in enumerate(words[:-1]):
+        cases = _preposition_cases().get(word.lower)
+        following = words[position + 1]
+        if cases is None or not _checkable_preposition(word) or not following.known:
+            continue
+        nominal = [f for f in following.forms if f.pos in _NOMINAL_POS]
+        if nominal and not any(f.case in cases for f in nominal):
+            allowed = " or ".join(CASE_NAMES[c] for c in CASES if c in cases)
+            reasons.append(f"{PREPOSITION}: «{following.text}» after «{word.text}» should be in the {allowed}")
+    return reasons
+
+
+@lru_cache(maxsize=1)
+def _preposition_cases() -> dict[str, frozenset[str]]:
+    """The realiser's table of prepositions, with the ones it does not use added."""
+    return {word: frozenset(cases) for word, cases in {**_MORE_PREPOSITION_CASES, **PREPOSITION_CASES}.items()}
+
+
+def _checkable_preposition(word: Word) -> bool:
+    # ``позади``/``впереди`` are adverbs too («кубы позади, а шары впереди»): then the next word
+    # is not theirs to govern, so only words that cannot be adverbs are checked.
+    return "PREP" in word.pos and "ADVB" not in word.pos
+
+
+# --- the backend ------------------------------------------------------------------------------
+
+
+class MorphScorer:
+    """The ``morph`` backend: score 1 / (1 + number of problems), with the problems as reasons."""
+
+    name = "morph"
+    # Any problem rejects by default; a lower threshold tolerates some.
+    default_threshold = 1.0
+
+    def __init__(self) -> None:
+        import pymorphy3
+
+        import translate.morphology
+
+        self._checker = MorphChecker()
+        # The scores depend on these rules, the realiser's grammar and the dictionary: a change to
+        # any of them gives a new key, so saved scores are not reused across it.
+        rules = hashlib.sha256()
+        for module in (__file__, translate.morphology.__file__):
+            rules.update(Path(module).read_bytes())
+        self._settings = {
+            "rules": rules.hexdigest()[:16],
+            "pymorphy3": pymorphy3.__version__,
+            "dictionary": self._checker.dictionary_revision,
+        }
+        self.key = "morph:" + ":".join(f"{k}={v}" for k, v in self._settings.items())
+
+    def settings(self) -> dict[str, object]:
+        return dict(self._settings)
+
+    def score(self, texts: Sequence[str]) -> list[Verdict]:
+        verdicts = []
+        for text in texts:
+            reasons = self._checker.problems(text)
+            verdicts.append(Verdict(round(1.0 / (1 + len(reasons)), 6), tuple(reasons)))
+        return verdicts

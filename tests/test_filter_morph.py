@@ -1,0 +1,175 @@
+"""The offline ``morph`` backend on hand-written Russian: broken questions are rejected for the
+right reasons, good ruCLEVR-style questions are accepted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from filter.morph import MorphChecker, MorphScorer
+from filter.report import reason_category
+
+# Questions as ruCLEVR and a careful realiser write them: every CLEVR family, synonyms from the
+# vocabulary, е for ё and ё kept, numerals as words and digits.
+GOOD = [
+    "Сколько больших металлических кубов?",
+    "Есть ли ещё какие-нибудь предметы такой же формы, как и большой металлический предмет?",
+    "Есть ли еще какие-нибудь предметы такой же формы, как и большой металлический предмет?",
+    "Какого цвета маленький резиновый шар слева от зелёного цилиндра?",
+    "Какого цвета маленький резиновый шар слева от зеленого цилиндра?",
+    "Сколько предметов либо маленьких цилиндров, либо металлических предметов?",
+    "Из какого материала сделан большой серый цилиндр?",
+    "Какой формы маленький синий предмет?",
+    "Одинакового ли размера красный куб и голубой шар?",
+    "Больше ли кубов, чем шаров?",
+    "Есть ли столько же красных предметов, сколько синих цилиндров?",
+    "Сколько предметов находится позади большого жёлтого шара?",
+    "Сколько предметов справа от маленькой резиновой сферы?",
+    "Что за материал у большого предмета перед коричневым кубом?",
+    "Каков размер фиолетового цилиндра, который находится слева от металлического шара?",
+    "Есть ли перед серым кубиком большой металлический шар?",
+    "Сколько других предметов того же цвета, что и маленький матовый цилиндр?",
+    "Одинаковы ли по цвету большой шар и маленький куб?",
+    "Меньше ли металлических цилиндров, чем резиновых шаров?",
+    "Равно ли количество красных кубов количеству зелёных шаров?",
+    "Является ли большой блестящий предмет кубом?",
+    "Является ли металлическим большой шар?",
+    "Есть ли какие-нибудь другие предметы того же размера, что и синий шар?",
+    "Какого размера предмет за красным цилиндром?",
+    "Сколько всего предметов на сцене?",
+    "Какие предметы есть слева от двух больших кубов?",
+    "Сколько кубов находится между двумя шарами?",
+    "Есть ли на картинке два больших красных куба?",
+    "Видны ли три маленькие сферы?",
+    "Есть ли две большие сферы и 21 маленький куб?",
+    "Есть ли пять металлических предметов?",
+    "Есть ли 3 резиновых куба?",
+    "Сколько ещё кубов слева от 5 шаров?",
+    "Есть ли двадцать один куб?",
+    "Какой материал у предмета, который того же цвета, что и большой цилиндр?",
+    "Какого цвета предмет, имеющий ту же форму, что и маленький красный предмет?",
+    "Сколько предметов, имеющих такой же цвет, как и куб?",
+    "Есть ли маленький предмет, сделанный из того же материала, что и красный шар?",
+    "Есть ли ещё один куб такого же цвета, как и большая сфера?",
+    "Одинаковое ли количество больших шаров и маленьких цилиндров?",
+    "Сколько маленьких объектов либо матовых, либо синих?",
+    "Каков материал большого предмета, находящегося позади голубого цилиндра?",
+    "У скольких предметов тот же цвет, что и у большого шара?",
+    "На сколько больше кубов, чем шаров?",
+    "Что находится позади, большой куб или маленький шар?",
+]
+
+# (broken question, the reason categories it must get)
+BROKEN = [
+    # gender agreement
+    ("Какого цвета маленькая резиновый шар?", {"agreement"}),
+    ("Есть ли красная куб?", {"agreement"}),
+    ("Есть ли кубы такой же цвета?", {"agreement"}),
+    ("Одинаковой ли размера шар и куб?", {"agreement"}),
+    # case agreement
+    ("Какого цвета маленький резиновый шара слева от зелёного цилиндра?", {"agreement"}),
+    ("Сколько большой металлических кубов?", {"agreement"}),
+    ("Есть ли два большой куба?", {"agreement"}),
+    # the wrong form after a numeral
+    ("Сколько большие металлические кубы?", {"numeral"}),
+    ("Есть ли два больших кубов?", {"numeral"}),
+    ("Есть ли пять больших куба?", {"numeral"}),
+    ("Есть ли две куба?", {"numeral"}),
+    ("Есть ли 3 кубы?", {"numeral"}),
+    # the wrong case after a preposition
+    ("Какого цвета шар слева от зелёный цилиндр?", {"preposition"}),
+    ("Сколько кубов перед маленький шар?", {"preposition"}),
+    ("Сколько кубов рядом с маленький шаром?", {"agreement"}),
+    # English left in, also hidden inside a Russian word (Latin "y" in "кyб")
+    ("Какого цвета small резиновый шар?", {"latin"}),
+    ("Сколько cubes слева от шара?", {"latin"}),
+    ("Какого цвета кyб?", {"latin"}),
+    # placeholders
+    ("Есть ли <Z> <C> куб?", {"placeholder"}),
+    ("Какого цвета {color} шар?", {"placeholder"}),
+    ("Сколько [shape] слева от шара?", {"placeholder"}),
+    ("Какого цвета <S шар?", {"placeholder", "latin"}),
+    # not Russian words
+    ("Сколько глорков слева от шара?", {"unknown_word"}),
+    # several at once
+    ("Сколько большие кубы слева от зелёный cylinder <Z>?", {"placeholder", "numeral", "preposition", "latin"}),
+]
+
+
+@pytest.fixture(scope="module")
+def checker() -> MorphChecker:
+    return MorphChecker()
+
+
+def test_good_questions_are_accepted(checker: MorphChecker) -> None:
+    flagged = {text: checker.problems(text) for text in GOOD}
+    assert {t: p for t, p in flagged.items() if p} == {}
+
+
+@pytest.mark.parametrize(("text", "categories"), BROKEN, ids=[t for t, _ in BROKEN])
+def test_broken_questions_are_rejected_for_the_right_reasons(checker: MorphChecker, text: str, categories: set[str]) -> None:
+    assert {reason_category(r) for r in checker.problems(text)} == categories
+
+
+def test_reasons_name_the_offending_words(checker: MorphChecker) -> None:
+    assert checker.problems("Сколько большой металлических кубов?") == ["agreement: «большой» does not agree with «кубов»"]
+    assert checker.problems("Есть ли две куба?") == ["numeral: «куба» after «две» should be in the genitive singular"]
+    assert checker.problems("Есть ли <Z> <C> куб?") == [
+        "placeholder: «<Z>» left in the text",
+        "placeholder: «<C>» left in the text",
+    ]
+    (reason,) = checker.problems("Какого цвета шар слева от зелёный цилиндр?")
+    assert reason.startswith("preposition: «зелёный» after «от»")
+
+
+def test_score_falls_with_each_problem_and_reasons_come_along() -> None:
+    scorer = MorphScorer()
+    good, one, two = scorer.score(["Сколько кубов?", "Сколько кубы?", "Сколько кубы <Z>?"])
+    assert (good.score, good.reasons) == (1.0, ())
+    assert one.score == 0.5 and len(one.reasons) == 1
+    assert two.score == pytest.approx(1 / 3, abs=1e-6) and len(two.reasons) == 2
+    assert scorer.default_threshold == 1.0  # by default any problem rejects
+
+
+def test_scorer_key_changes_with_the_rules(tmp_path, monkeypatch) -> None:
+    """Saved scores are keyed by a hash of the rules, so editing them rescores instead of reusing."""
+    import filter.morph as morph
+
+    original = MorphScorer().key
+    edited = tmp_path / "morph.py"
+    edited.write_bytes(open(morph.__file__, "rb").read() + b"\n# edited\n")
+    monkeypatch.setattr(morph, "__file__", str(edited))
+    changed = MorphScorer().key
+    assert changed != original and changed.startswith("morph:rules=")
+
+
+def realised_questions(per_family: int) -> list[str]:
+    """Questions the native realiser writes for every family with Russian templates, parameters
+    (empty ones included) and word choices drawn from seeded generators."""
+    from assets.vocabulary import load_vocabulary
+    from translate.native import DEFAULT_FAMILIES_DIR, NativeRealiser
+
+    vocabulary = load_vocabulary()
+    values = {kind: [*vocabulary.names(kind), ""] for kind in ("size", "color", "material", "shape")}
+    values["relation"] = list(vocabulary.relations)
+    values["integer"] = [str(n) for n in range(26)]
+    folders = [DEFAULT_FAMILIES_DIR, Path(__file__).parent / "data" / "families_ru"]
+    texts = []
+    for folder in (f for f in folders if f.is_dir()):
+        realiser = NativeRealiser(folder, seed=0)
+        for name, family in sorted(realiser.families.items()):
+            for index in range(per_family if family.templates else 0):
+                rng = np.random.default_rng([index, len(texts)])
+                params = {slot: str(rng.choice(values[kind])) for slot, kind in family.kinds.items()}
+                question = {"family": name, "params": params, "image_index": index, "question_index": int(rng.integers(100))}
+                texts.append(realiser.realise_one(question))
+    return texts
+
+
+def test_every_question_of_the_native_realiser_is_accepted(checker: MorphChecker) -> None:
+    texts = realised_questions(per_family=60)
+    assert len(texts) >= 300, "the realiser has Russian families to check"
+    flagged = {text: checker.problems(text) for text in texts}
+    assert {t: p for t, p in flagged.items() if p} == {}
