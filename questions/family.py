@@ -1,0 +1,66 @@
+"""A question family as the engine holds it after validation.
+
+A family is a program template with typed parameters, constraints on them, and text templates
+per language. The file format is described in ``docs/readme/questions.md``; the validator
+(:mod:`questions.validator`) is the only code that builds these objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from assets.vocabulary import ATTRIBUTES
+
+from questions.functions import BOOL, FILTER_MACRO, INTEGER
+
+#: MERA's name for the question type of each attribute answer; "size" is not "sizes" there.
+_MERA_ATTRIBUTE_TYPES = {"size": "size"}
+
+
+def question_type_of(answer_type: str) -> str:
+    """MERA's ``question_type`` (binary, count, colors, materials, shapes, size) of an answer type."""
+    if answer_type == BOOL:
+        return "binary"
+    if answer_type == INTEGER:
+        return "count"
+    # Other attributes take the vocabulary's section name (colors, materials, shapes), as MERA does.
+    return _MERA_ATTRIBUTE_TYPES.get(answer_type, ATTRIBUTES[answer_type])
+
+
+@dataclass(frozen=True)
+class TemplateNode:
+    """One node of a program template: a release-form function or the ``filter`` macro."""
+
+    function: str
+    inputs: tuple[int, ...]
+    value_inputs: tuple[str, ...]  # parameter names (``<C>``) or literal values (``red``)
+    output: str  # the type of value the node gives
+
+    @property
+    def is_filter_macro(self) -> bool:
+        return self.function == FILTER_MACRO
+
+
+@dataclass(frozen=True)
+class Family:
+    """A validated family; ``id`` is its stable name, ``source``/``position`` say where it was read."""
+
+    id: str
+    group: str
+    params: Mapping[str, str]  # name -> type, in file order
+    program: tuple[TemplateNode, ...]
+    empty: frozenset[str]  # parameters that must stay empty (so the text does not give the answer)
+    not_empty: frozenset[str]  # parameters that must be given a value
+    different_outputs: tuple[tuple[int, int], ...]  # template nodes whose outputs must differ
+    text: Mapping[str, tuple[str, ...]]  # language -> templates
+    source: str  # file name, written as CLEVR's template_filename
+    position: int  # index in its file, written as CLEVR's question_family_index
+
+    @property
+    def answer_type(self) -> str:
+        return self.program[-1].output
+
+    @property
+    def question_type(self) -> str:
+        return question_type_of(self.answer_type)

@@ -1,0 +1,127 @@
+"""The program functions of CLEVR's release form: each one's signature and its small handler.
+
+Signatures let the validator check a family's program before it ever meets a scene; handlers
+are what the executor and the instantiation search run. Values passed between nodes are kept
+cheap to compute with: a set of objects is an ``int`` bit mask (bit ``i`` = object ``i``), an
+object is its index, and integers, booleans and attribute values are plain Python values.
+
+Attribute functions (``filter_color``, ``query_shape``, ...) are made for every attribute the
+vocabulary lists, so a new attribute needs no code here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Callable, Mapping
+
+from assets.vocabulary import ATTRIBUTES, load_vocabulary
+
+from questions.scene_index import SceneIndex
+
+#: Value types flowing between nodes (attribute values are typed by their attribute's name).
+OBJECTS = "objects"
+OBJECT = "object"
+INTEGER = "integer"
+BOOL = "bool"
+RELATION = "relation"
+
+#: The template-only node that expands into one ``filter_<attribute>`` per non-empty parameter.
+FILTER_MACRO = "filter"
+
+
+class ExecutionError(ValueError):
+    """A program that cannot be answered on a scene: a ``unique`` that does not see exactly one
+    object, an unknown function, or inputs of the wrong kind."""
+
+
+@dataclass(frozen=True)
+class Function:
+    """One program function: input types, the type of its single value input (or None), output type."""
+
+    name: str
+    inputs: tuple[str, ...]
+    value_type: str | None
+    output: str
+    handler: Callable[[SceneIndex, tuple[Any, ...], Any], Any]
+
+
+def unique_object(mask: int) -> int:
+    """The index of the only object in ``mask``; ExecutionError unless there is exactly one."""
+    if mask.bit_count() != 1:
+        raise ExecutionError(f"unique: expected exactly one object, found {mask.bit_count()}")
+    return mask.bit_length() - 1
+
+
+def _attribute_functions(attribute: str) -> list[Function]:
+    def filter_handler(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> int:
+        return args[0] & scene.mask(attribute, value)
+
+    def query_handler(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> str:
+        return scene.values[attribute][args[0]]
+
+    def same_handler(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> int:
+        # CLEVR's same_<attribute> excludes the object itself ("other things with the same ...").
+        index = args[0]
+        return scene.mask(attribute, scene.values[attribute][index]) & ~(1 << index)
+
+    def equal_handler(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> bool:
+        return args[0] == args[1]
+
+    return [
+        Function(f"filter_{attribute}", (OBJECTS,), attribute, OBJECTS, filter_handler),
+        Function(f"query_{attribute}", (OBJECT,), None, attribute, query_handler),
+        Function(f"same_{attribute}", (OBJECT,), None, OBJECTS, same_handler),
+        Function(f"equal_{attribute}", (attribute, attribute), None, BOOL, equal_handler),
+    ]
+
+
+def _relate(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> int:
+    return scene.related(value, args[0])
+
+
+def _general_functions() -> list[Function]:
+    return [
+        Function("scene", (), None, OBJECTS, lambda scene, args, value: scene.all),
+        Function("unique", (OBJECTS,), None, OBJECT, lambda scene, args, value: unique_object(args[0])),
+        Function("relate", (OBJECT,), RELATION, OBJECTS, _relate),
+        Function("union", (OBJECTS, OBJECTS), None, OBJECTS, lambda scene, args, value: args[0] | args[1]),
+        Function("intersect", (OBJECTS, OBJECTS), None, OBJECTS, lambda scene, args, value: args[0] & args[1]),
+        Function("count", (OBJECTS,), None, INTEGER, lambda scene, args, value: args[0].bit_count()),
+        Function("exist", (OBJECTS,), None, BOOL, lambda scene, args, value: args[0] != 0),
+        Function("equal_integer", (INTEGER, INTEGER), None, BOOL, lambda scene, args, value: args[0] == args[1]),
+        Function("less_than", (INTEGER, INTEGER), None, BOOL, lambda scene, args, value: args[0] < args[1]),
+        Function("greater_than", (INTEGER, INTEGER), None, BOOL, lambda scene, args, value: args[0] > args[1]),
+    ]
+
+
+@lru_cache(maxsize=None)
+def function_registry() -> Mapping[str, Function]:
+    """Every release-form function by name (built on first use, not at import)."""
+    functions = _general_functions()
+    for attribute in ATTRIBUTES:
+        functions.extend(_attribute_functions(attribute))
+    return {function.name: function for function in functions}
+
+
+def answer_types() -> tuple[str, ...]:
+    """Types a program may end with: the answer of a question."""
+    return (BOOL, INTEGER, *ATTRIBUTES)
+
+
+@lru_cache(maxsize=None)
+def allowed_values(value_type: str) -> tuple[str, ...]:
+    """The values a value input of ``value_type`` may take: an attribute's names or the relation names."""
+    vocabulary = load_vocabulary()
+    if value_type == RELATION:
+        return tuple(vocabulary.relations)
+    return vocabulary.names(value_type)
+
+
+def format_answer(value: Any) -> str:
+    """The answer string of the contract: ``yes``/``no``, digits, or a vocabulary value name."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, str)):
+        return str(value)
+    raise ExecutionError(f"a program must end in a yes/no, a number or an attribute value, not {value!r}")

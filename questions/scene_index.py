@@ -1,0 +1,84 @@
+"""A scene graph turned into bit masks, so that filtering and relating are single integer operations.
+
+Built once per scene from the CLEVR keys (``objects`` and ``relationships``) of the scene-graph
+contract; nothing else of the scene is read.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from assets.vocabulary import ATTRIBUTES
+
+
+class SceneError(ValueError):
+    """A scene graph that lacks what programs need (an attribute, a relation, a valid index)."""
+
+
+class SceneIndex:
+    """Per attribute value the mask of objects having it; per relation and object the mask of related objects."""
+
+    __slots__ = ("count", "all", "values", "_masks", "_related")
+
+    def __init__(self, values: dict[str, list[str]], related: dict[str, list[int]], count: int) -> None:
+        self.count = count
+        self.all = (1 << count) - 1
+        self.values = values
+        self._related = related
+        self._masks: dict[str, dict[str, int]] = {}
+        for attribute, column in values.items():
+            masks: dict[str, int] = {}
+            for index, value in enumerate(column):
+                masks[value] = masks.get(value, 0) | (1 << index)
+            self._masks[attribute] = masks
+
+    @classmethod
+    def from_scene(cls, scene: Mapping[str, Any]) -> "SceneIndex":
+        objects = scene.get("objects")
+        if not isinstance(objects, list):
+            raise SceneError("scene has no 'objects' list")
+        values: dict[str, list[str]] = {attribute: [] for attribute in ATTRIBUTES}
+        for position, obj in enumerate(objects):
+            for attribute in ATTRIBUTES:
+                value = obj.get(attribute) if isinstance(obj, Mapping) else None
+                if not isinstance(value, str):
+                    raise SceneError(f"object {position} has no {attribute}")
+                values[attribute].append(value)
+        relationships = scene.get("relationships")
+        if not isinstance(relationships, Mapping):
+            raise SceneError("scene has no 'relationships'")
+        related: dict[str, list[int]] = {}
+        for relation, lists in relationships.items():
+            if not isinstance(lists, list) or len(lists) != len(objects):
+                raise SceneError(f"relationships[{relation!r}] must list one entry per object")
+            related[relation] = [_mask_of(members, len(objects), relation, i) for i, members in enumerate(lists)]
+        return cls(values, related, len(objects))
+
+    def mask(self, attribute: str, value: str) -> int:
+        """The objects whose ``attribute`` is ``value`` (0 when none is)."""
+        return self._masks[attribute].get(value, 0)
+
+    def related(self, relation: str, index: int) -> int:
+        """The objects standing in ``relation`` to object ``index`` (CLEVR: ``relationships[relation][index]``)."""
+        try:
+            return self._related[relation][index]
+        except KeyError:
+            raise SceneError(f"scene has no relationships[{relation!r}]") from None
+
+    def relations(self) -> tuple[str, ...]:
+        return tuple(self._related)
+
+    def indices(self, mask: int) -> list[int]:
+        """The object indices in ``mask``, ascending."""
+        return [i for i in range(self.count) if mask >> i & 1]
+
+
+def _mask_of(members: Any, count: int, relation: str, index: int) -> int:
+    if not isinstance(members, list):
+        raise SceneError(f"relationships[{relation!r}][{index}] must be a list of object indices")
+    mask = 0
+    for j in members:
+        if not isinstance(j, int) or not 0 <= j < count or j == index:
+            raise SceneError(f"relationships[{relation!r}][{index}] has an invalid object index {j!r}")
+        mask |= 1 << j
+    return mask

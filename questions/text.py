@@ -1,0 +1,164 @@
+"""English question text: the template syntax of family files and its realisation.
+
+English templates use three pieces of syntax (other languages' texts are opaque to this module
+apart from their ``<NAME>`` placeholders, which belong to the realiser of that language):
+
+- ``<NAME>`` — a parameter's value, with a synonym chosen from the vocabulary; an empty size,
+  colour or material vanishes, an empty shape reads as the generic object noun ("thing"/"object");
+- ``<NAME>s`` — the plural of a shape parameter ("cubes", "things");
+- ``[words]`` — optional words, kept or dropped at random (no placeholders inside, no nesting).
+
+Spacing, "a"/"an" and the capital letter are fixed after substitution.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Mapping, Sequence
+
+from assets.vocabulary import Vocabulary
+
+from questions.functions import RELATION
+from questions.random_stream import RandomStream
+
+#: A placeholder in any language: ``<`` + capital letter + capitals/digits + ``>``.
+PLACEHOLDER = re.compile(r"<([A-Z][A-Z0-9]*)>")
+_ANGLE_TOKEN = re.compile(r"<[^<>]*>?")
+_ENGLISH_TOKEN = re.compile(r"\[([^\[\]]*)\]|<([A-Z][A-Z0-9]*)>(s\b)?")
+_SPACE = re.compile(r"\s+")
+_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([?,;.!])")
+_ARTICLE = re.compile(r"\b([Aa]) (?=[aeiouAEIOU])")
+_NOT_WORD = re.compile(r"[^\w\s]")
+
+#: Probability of keeping an optional ``[...]`` part.
+OPTIONAL_KEEP = 0.5
+
+
+def placeholders(text: str) -> list[str]:
+    """The parameter names (``<Z>`` ...) a text mentions, in order, in any language."""
+    return [f"<{name}>" for name in PLACEHOLDER.findall(text)]
+
+
+def english_template_problems(text: str, param_types: Mapping[str, str]) -> list[str]:
+    """What is wrong with one English template, given the family's parameters (name -> type)."""
+    problems = _bracket_problems(text)
+    for token in _ANGLE_TOKEN.findall(text):
+        if not PLACEHOLDER.fullmatch(token):
+            problems.append(f"malformed placeholder {token!r}; write <NAME> with capitals and digits")
+    for optional in re.findall(r"\[([^\[\]]*)\]", text):
+        if PLACEHOLDER.search(optional):
+            problems.append(f"optional part [{optional}] holds a placeholder; parameters must always be said")
+    used = placeholders(text)
+    for name in dict.fromkeys(used):
+        if name not in param_types:
+            problems.append(f"placeholder {name} names no declared parameter")
+    for name in param_types:
+        if name not in used:
+            problems.append(f"parameter {name} is never said in this text")
+    for match in _ENGLISH_TOKEN.finditer(text):
+        name, plural = match.group(2), match.group(3)
+        if plural and param_types.get(f"<{name}>", "shape") != "shape":
+            problems.append(f"<{name}>s: only shape parameters have a plural")
+    return problems
+
+
+def other_language_problems(text: str, param_types: Mapping[str, str]) -> list[str]:
+    """Another language's template is opaque except for its ``<NAME>`` tokens, which must be declared."""
+    return [
+        f"placeholder {name} names no declared parameter"
+        for name in dict.fromkeys(placeholders(text))
+        if name not in param_types
+    ]
+
+
+def _bracket_problems(text: str) -> list[str]:
+    depth = 0
+    for character in text:
+        if character == "[":
+            depth += 1
+            if depth > 1:
+                return ["nested [ ]: optional parts cannot contain optional parts"]
+        elif character == "]":
+            depth -= 1
+            if depth < 0:
+                return ["']' without a matching '['"]
+    return ["'[' without a matching ']'"] if depth else []
+
+
+@lru_cache(maxsize=None)
+def compile_english(text: str) -> tuple[tuple[str, str, bool], ...]:
+    """Split a template into parts: ("text", words, _), ("optional", words, _), ("param", name, plural)."""
+    parts: list[tuple[str, str, bool]] = []
+    position = 0
+    for match in _ENGLISH_TOKEN.finditer(text):
+        if match.start() > position:
+            parts.append(("text", text[position : match.start()], False))
+        if match.group(1) is not None:
+            parts.append(("optional", match.group(1), False))
+        else:
+            parts.append(("param", f"<{match.group(2)}>", bool(match.group(3))))
+        position = match.end()
+    if position < len(text):
+        parts.append(("text", text[position:], False))
+    return tuple(parts)
+
+
+def realise_english(
+    template: str,
+    values: Mapping[str, str],
+    param_types: Mapping[str, str],
+    vocabulary: Vocabulary,
+    stream: RandomStream,
+) -> str:
+    """The question text: placeholders filled with vocabulary synonyms, optional parts drawn from ``stream``."""
+    words: list[str] = []
+    for kind, content, plural in compile_english(template):
+        if kind == "text":
+            words.append(content)
+        elif kind == "optional":
+            if stream.random() < OPTIONAL_KEEP:
+                words.append(content)
+        else:
+            words.append(_phrase(param_types[content], values.get(content, ""), plural, vocabulary, stream))
+    return tidy_english("".join(words))
+
+
+def _phrase(param_type: str, value: str, plural: bool, vocabulary: Vocabulary, stream: RandomStream) -> str:
+    if param_type == RELATION:
+        english = vocabulary.relation(value)["en"]
+        return stream.choice(_synonyms(english, "word"))
+    if param_type == "shape":
+        english = vocabulary.value("shape", value).en if value else vocabulary.object_noun["en"]
+        word = stream.choice(_synonyms(english, "noun"))
+        return _plural(word, english) if plural else word
+    if not value:
+        return ""
+    return stream.choice(_synonyms(vocabulary.value(param_type, value).en, "word"))
+
+
+def _synonyms(english: Mapping[str, object], main_key: str) -> Sequence[str]:
+    synonyms = english.get("synonyms")
+    if synonyms:
+        return list(synonyms)  # type: ignore[arg-type]
+    return [str(english[main_key])]
+
+
+def _plural(word: str, english: Mapping[str, object]) -> str:
+    # The vocabulary gives the plural of the main noun; its synonyms (block, ball, object) are regular.
+    if word == english.get("noun") and english.get("plural"):
+        return str(english["plural"])
+    return word + "s"
+
+
+def tidy_english(text: str) -> str:
+    """Collapse spaces left by empty parameters, fix "a"/"an", capitalise the first letter."""
+    text = _SPACE.sub(" ", text).strip()
+    text = _SPACE_BEFORE_PUNCTUATION.sub(r"\1", text)
+    text = _ARTICLE.sub(lambda match: match.group(1) + "n ", text)
+    return text[:1].upper() + text[1:]
+
+
+def normalise_text(text: str) -> str:
+    """The form used to find duplicate questions: lower case, no punctuation, single spaces."""
+    return _SPACE.sub(" ", _NOT_WORD.sub(" ", text.lower())).strip()

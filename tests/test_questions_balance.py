@@ -1,0 +1,121 @@
+"""1,000 sampled scenes: every answer re-executes, nothing ill-posed or repeated, answers balanced per family."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import pytest
+
+from assets.vocabulary import ATTRIBUTES, load_vocabulary
+from render.scene_graph import sample_scene_graph
+
+from questions.executor import run_program
+from questions.families import load_families
+from questions.functions import format_answer
+from questions.generate import Settings, generate, program_key
+from questions.scene_index import SceneIndex
+from questions.text import normalise_text
+
+SCENES = 1000
+
+
+@pytest.fixture(scope="module")
+def run():
+    scenes = [sample_scene_graph(0, index) for index in range(SCENES)]
+    families = load_families()
+    questions = generate(scenes, families, Settings(seed=0), progress=False)
+    return scenes, families, questions
+
+
+@pytest.fixture(scope="module")
+def by_family(run):
+    answers: dict[str, Counter] = defaultdict(Counter)
+    for question in run[2]:
+        answers[question["family"]][question["answer"]] += 1
+    return answers
+
+
+def test_every_scene_gets_its_questions(run):
+    scenes, _, questions = run
+    per_image = Counter(q["image_index"] for q in questions)
+    assert sum(1 for index in range(SCENES) if per_image[index] == 10) >= 0.99 * SCENES
+
+
+def test_every_answer_is_its_program_run_on_its_scene(run):
+    scenes, families, questions = run
+    for question in questions:
+        # run_program raises if any unique node sees no object or several: no ambiguous reference
+        outputs = run_program(question["program"], SceneIndex.from_scene(scenes[question["image_index"]]))
+        assert format_answer(outputs[-1]) == question["answer"]
+        for position, node in enumerate(question["program"]):
+            if node["function"].startswith("filter_"):
+                assert outputs[position] != outputs[node["inputs"][0]], ("filter that changes nothing", question)
+
+
+def test_no_question_names_its_answer(run):
+    _, families, questions = run
+    for question in questions:
+        if families[question["family"]].answer_type in ATTRIBUTES:
+            said = {value for node in question["program"] for value in node["value_inputs"]}
+            assert question["answer"] not in said
+
+
+def test_no_repeats_within_an_image_or_a_split(run):
+    _, _, questions = run
+    programs, texts = Counter(), Counter()
+    for question in questions:
+        programs[(question["split"], program_key(question["program"]))] += 1
+        texts[(question["split"], normalise_text(question["question"]))] += 1
+    assert max(programs.values()) == 1 and max(texts.values()) == 1
+
+
+def test_records_follow_the_contract(run):
+    _, families, questions = run
+    vocabulary = load_vocabulary()
+    for question in questions:
+        family = families[question["family"]]
+        assert question["question_type"] == family.question_type
+        assert question["template_filename"] == family.source
+        assert 0 <= question["template_index"] < len(family.text["en"])
+        assert list(question["params"]) == list(family.params)
+        for name, value in question["params"].items():
+            if value and family.params[name] in ATTRIBUTES:
+                words = vocabulary.value(family.params[name], value).en["synonyms"]
+                assert any(word in question["question"].lower() for word in words), (name, value, question["question"])
+
+
+def test_every_family_is_used(run, by_family):
+    _, families, _ = run
+    uses = {family_id: sum(by_family[family_id].values()) for family_id in families}
+    assert min(uses.values()) >= 30, sorted(uses.items(), key=lambda item: item[1])[:5]
+
+
+def test_yes_no_families_are_balanced(run, by_family):
+    _, families, _ = run
+    shares = {
+        family_id: by_family[family_id]["yes"] / sum(by_family[family_id].values())
+        for family_id, family in families.items()
+        if family.question_type == "binary"
+    }
+    assert len(shares) >= 20
+    assert all(0.4 <= share <= 0.6 for share in shares.values()), shares
+
+
+def test_no_count_family_piles_up_on_one_number(run, by_family):
+    _, families, _ = run
+    tops = {
+        family_id: max(by_family[family_id].values()) / sum(by_family[family_id].values())
+        for family_id, family in families.items()
+        if family.question_type == "count"
+    }
+    assert len(tops) >= 8
+    assert all(top <= 0.4 for top in tops.values()), tops
+
+
+def test_every_value_is_an_answer_of_each_query_family(run, by_family):
+    _, families, _ = run
+    vocabulary = load_vocabulary()
+    query_families = [family for family in families.values() if family.answer_type in ATTRIBUTES]
+    assert {family.answer_type for family in query_families} == set(ATTRIBUTES)
+    for family in query_families:
+        assert set(by_family[family.id]) == set(vocabulary.names(family.answer_type)), family.id

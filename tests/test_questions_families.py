@@ -1,0 +1,222 @@
+"""Every shipped family on a scene written by hand, with answers worked out by hand.
+
+The scene (tests/data/questions/scene_row.json): five objects left to right in index order,
+depth (larger = further behind) 2, 0, 3, 1, 4.
+
+    index  size   color   material  shape      left of it   behind it
+    0      large  gray    metal     cube       -            2, 4
+    1      small  red     rubber    sphere     0            0, 2, 3, 4
+    2      large  blue    rubber    cylinder   0, 1         4
+    3      small  red     metal     cube       0, 1, 2      0, 2, 4
+    4      small  yellow  metal     sphere     0, 1, 2, 3   -
+
+Each case gives the parameters (unlisted ones empty), the answer reasoned out in the comment,
+or None for a question the engine must refuse, with the rule it breaks.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from questions.executor import execute_program
+from questions.families import load_families
+from questions.random_stream import RandomStream
+from questions.scene_index import SceneIndex
+from questions.search import Plan, SceneSearch, expand_program, parameter_values
+
+SCENE = json.loads((Path(__file__).parent / "data" / "questions" / "scene_row.json").read_text())
+
+CASES = [
+    # ---- count ----
+    ("count/zero_hop", {"<M>": "metal"}, "3"),  # metal: 0, 3, 4
+    ("count/zero_hop", {"<C>": "red", "<S>": "cube"}, "1"),  # red {1,3} and cube {0,3}: 3
+    ("count/zero_hop", {}, "5"),  # "How many things are there?"
+    ("count/zero_hop", {"<Z>": "small", "<S>": "sphere"}, None),  # every sphere is small: "small" says nothing
+    ("count/one_hop", {"<C>": "gray", "<R>": "right", "<M2>": "metal"}, "2"),  # right of 0: 1-4; metal: 3, 4
+    ("count/one_hop", {"<S>": "cylinder", "<R>": "front", "<Z2>": "small"}, "2"),  # in front of 2: 0, 1, 3; small: 1, 3
+    ("count/two_hop", {"<C>": "blue", "<R>": "left", "<Z2>": "large", "<R2>": "behind", "<M3>": "rubber"}, "1"),
+    # blue = 2; left of 2: 0, 1; large: 0; behind 0: 2, 4; rubber: 2
+    ("count/three_hop", {"<C>": "yellow", "<R>": "front", "<S2>": "cylinder", "<R2>": "left", "<C3>": "red",
+                         "<R3>": "right", "<Z4>": "small"}, "2"),
+    # yellow = 4; in front: 0-3; cylinder: 2; left of 2: 0, 1; red: 1; right of 1: 2, 3, 4; small: 3, 4
+    ("count/and_relate", {"<S>": "cylinder", "<R>": "right", "<C2>": "red", "<S2>": "sphere", "<R2>": "behind", "<S3>": "cube"}, "1"),
+    # right of 2: 3, 4; red sphere = 1, behind it: 0, 2, 3, 4; both: 3, 4; cubes: 3
+    ("count/and_relate", {"<S>": "cylinder", "<R>": "right", "<C2>": "red", "<S2>": "sphere", "<R2>": "behind", "<M3>": "metal"}, None),
+    # 3 and 4 are both metal: the last filter changes nothing
+    ("count/or", {"<C>": "red", "<S2>": "cylinder"}, "3"),  # red 1, 3 or cylinder 2
+    ("count/or", {"<S>": "cube", "<C2>": "red", "<S2>": "cube"}, None),  # red cubes are cubes: the text tells the union
+    ("count/same_size", {"<C>": "yellow"}, "2"),  # 4 is small; other small things: 1, 3
+    ("count/same_size", {"<C>": "yellow", "<Z>": "small"}, None),  # the size asked about must not be said
+    ("count/same_color", {"<Z>": "small", "<S>": "cube"}, "1"),  # small cube = 3 (red); other red: 1
+    ("count/same_material", {"<C>": "gray", "<S2>": "sphere"}, "1"),  # 0 is metal; other metal: 3, 4; spheres: 4
+    ("count/same_shape", {"<C>": "yellow"}, "1"),  # 4 is a sphere; other spheres: 1
+    ("count/same_shape", {"<C>": "blue"}, "0"),  # the only cylinder
+    # ---- exist ----
+    ("exist/zero_hop", {"<C>": "purple"}, "no"),
+    ("exist/zero_hop", {"<Z>": "large", "<M>": "metal"}, "yes"),  # large {0,2}, metal {0,3,4}: 0
+    ("exist/zero_hop", {}, None),  # "is there a thing?" is always yes
+    ("exist/one_hop", {"<C>": "blue", "<R>": "behind", "<S2>": "cube"}, "no"),  # behind 2: only 4, a sphere
+    ("exist/one_hop", {"<C>": "blue", "<R>": "left", "<S2>": "cube"}, "yes"),  # left of 2: 0, 1; 0 is a cube
+    ("exist/two_hop", {"<C>": "gray", "<R>": "front", "<S2>": "cube", "<R2>": "right", "<S3>": "cube"}, "no"),
+    # in front of 0: 1, 3; cube: 3; right of 3: 4, a sphere
+    ("exist/three_hop", {"<S>": "cylinder", "<R>": "left", "<M2>": "metal", "<R2>": "behind", "<C3>": "yellow",
+                         "<R3>": "front", "<C4>": "red"}, "yes"),
+    # left of 2: 0, 1; metal: 0; behind 0: 2, 4; yellow: 4; in front of 4: 0-3; red: 1, 3
+    ("exist/and_relate", {"<C>": "gray", "<R>": "right", "<C2>": "yellow", "<R2>": "front", "<S3>": "cylinder"}, "yes"),
+    # right of 0: 1-4; in front of 4: 0-3; both: 1, 2, 3; cylinder: 2
+    ("exist/and_relate", {"<C>": "gray", "<R>": "right", "<C2>": "yellow", "<R2>": "front", "<C3>": "yellow"}, "no"),
+    ("exist/and_relate", {"<C>": "gray", "<R>": "right", "<Z2>": "large", "<S2>": "cube", "<R2>": "front"}, None),
+    # "the large cube" is object 0 again: the two anchors must differ
+    ("exist/or", {"<C>": "purple", "<C2>": "green"}, "no"),
+    ("exist/or", {"<C>": "purple", "<S2>": "cylinder"}, "yes"),
+    ("exist/same_size", {"<S>": "cylinder"}, "yes"),  # 2 is large; 0 is large too
+    ("exist/same_size", {"<S>": "cylinder", "<S2>": "sphere"}, "no"),  # ... but no large sphere
+    ("exist/same_color", {"<S>": "cylinder"}, "no"),  # nothing else is blue
+    ("exist/same_color", {"<Z>": "small", "<S>": "cube"}, "yes"),  # 3 is red like 1
+    ("exist/same_material", {"<S>": "cylinder", "<S2>": "cube"}, "no"),  # 2 is rubber; other rubber: 1, a sphere
+    ("exist/same_shape", {"<C>": "blue"}, "no"),
+    ("exist/same_shape", {"<C>": "gray"}, "yes"),  # 0 and 3 are cubes
+    # ---- query ----
+    ("query/zero_hop/size", {"<C>": "blue"}, "large"),
+    ("query/zero_hop/size", {"<C>": "red", "<M>": "rubber"}, "small"),  # red {1,3}, rubber {1,2}: 1
+    ("query/zero_hop/size", {"<C>": "red", "<M>": "rubber", "<S>": "sphere"}, None),  # the red rubber thing is 1 already
+    ("query/zero_hop/color", {"<S>": "cylinder"}, "blue"),
+    ("query/zero_hop/color", {"<Z>": "large", "<M>": "metal"}, "gray"),
+    ("query/zero_hop/color", {"<C>": "blue"}, None),  # the colour asked about must stay empty
+    ("query/zero_hop/material", {"<C>": "yellow"}, "metal"),
+    ("query/zero_hop/shape", {"<C>": "blue"}, "cylinder"),
+    ("query/zero_hop/shape", {"<C>": "red"}, None),  # two red things: ambiguous reference
+    ("query/one_hop/size", {"<C>": "gray", "<R>": "behind", "<S2>": "sphere"}, "small"),  # behind 0: 2, 4; sphere: 4
+    ("query/one_hop/color", {"<C>": "yellow", "<R>": "left", "<S2>": "cylinder"}, "blue"),
+    ("query/one_hop/color", {"<C>": "red", "<S>": "cube", "<R>": "front"}, None),
+    # in front of the red cube (3) is only 1, which is red: the question would name its answer
+    ("query/one_hop/material", {"<S>": "cylinder", "<R>": "right", "<S2>": "cube"}, "metal"),  # right of 2: 3, 4; cube: 3
+    ("query/one_hop/shape", {"<C>": "blue", "<R>": "front", "<C2>": "gray"}, "cube"),  # in front of 2: 0, 1, 3; gray: 0
+    ("query/two_hop/size", {"<C>": "yellow", "<R>": "front", "<C2>": "blue", "<R2>": "left", "<M3>": "rubber"}, "small"),
+    # in front of 4: 0-3; blue: 2; left of 2: 0, 1; rubber: 1
+    ("query/two_hop/color", {"<S>": "cylinder", "<R>": "right", "<S2>": "sphere", "<R2>": "front", "<Z3>": "small", "<S3>": "cube"}, "red"),
+    # right of 2: 3, 4; sphere: 4; in front of 4: 0-3; small cube: 3
+    ("query/two_hop/material", {"<C>": "gray", "<R>": "right", "<C2>": "blue", "<R2>": "behind"}, "metal"),
+    # right of 0: 1-4; blue: 2; behind 2: only 4
+    ("query/two_hop/shape", {"<C>": "blue", "<R>": "left", "<Z2>": "small", "<R2>": "behind", "<C3>": "yellow"}, "sphere"),
+    # left of 2: 0, 1; small: 1; behind 1: 0, 2, 3, 4; yellow: 4
+    ("query/three_hop/size", {"<C>": "gray", "<R>": "front", "<S2>": "cube", "<R2>": "right", "<R3>": "left", "<S4>": "cylinder"}, "large"),
+    # in front of 0: 1, 3; cube: 3; right of 3: only 4; left of 4: 0-3; cylinder: 2
+    ("query/three_hop/color", {"<C>": "blue", "<R>": "behind", "<R2>": "left", "<Z3>": "large", "<M3>": "metal",
+                               "<R3>": "front", "<S4>": "sphere"}, "red"),
+    # behind 2: only 4; left of 4: 0-3; large metal: 0; in front of 0: 1, 3; sphere: 1
+    ("query/three_hop/material", {"<S>": "cylinder", "<R>": "front", "<C2>": "gray", "<R2>": "behind", "<C3>": "yellow",
+                                  "<R3>": "left", "<S4>": "sphere"}, "rubber"),
+    # in front of 2: 0, 1, 3; gray: 0; behind 0: 2, 4; yellow: 4; left of 4: 0-3; sphere: 1
+    ("query/three_hop/shape", {"<C>": "yellow", "<R>": "front", "<Z2>": "large", "<M2>": "rubber", "<R2>": "right", "<C3>": "red",
+                               "<R3>": "behind", "<C4>": "gray"}, "cube"),
+    # in front of 4: 0-3; large rubber: 2; right of 2: 3, 4; red: 3; behind 3: 0, 2, 4; gray: 0
+    ("query/same_color/shape", {"<Z>": "small", "<S>": "cube"}, "sphere"),  # 3 is red; the other red thing is 1
+    ("query/same_shape/color", {"<C>": "gray"}, "red"),  # 0 is a cube; the other cube is 3
+    ("query/same_size/material", {"<S>": "cylinder"}, "metal"),  # 2 is large; the other large thing is 0
+    ("query/same_material/size", {"<C>": "blue"}, "small"),  # 2 is rubber; the other rubber thing is 1
+    ("query/same_material/size", {"<C>": "gray"}, None),  # 0 is metal like 3 and 4: "the other" is ambiguous
+    # ---- compare attributes ----
+    ("compare/zero_hop/size", {"<C>": "gray", "<C2>": "yellow"}, "no"),
+    ("compare/zero_hop/color", {"<S>": "cylinder", "<Z2>": "large", "<S2>": "cube"}, "no"),  # blue vs gray
+    ("compare/zero_hop/color", {"<Z>": "small", "<S>": "cube", "<Z2>": "small", "<M2>": "rubber"}, "yes"),  # 3 and 1 are red
+    ("compare/zero_hop/material", {"<C>": "gray", "<C2>": "yellow"}, "yes"),
+    ("compare/zero_hop/shape", {"<C>": "red", "<M>": "rubber", "<C2>": "yellow"}, "yes"),  # 1 and 4 are spheres
+    ("compare/zero_hop/shape", {"<C>": "blue", "<Z2>": "large", "<M2>": "rubber"}, None),  # both are object 2
+    ("compare/one_hop/size", {"<C>": "gray", "<R>": "right", "<S2>": "cylinder", "<M3>": "rubber", "<S3>": "sphere"}, "no"),
+    # right of 0: 1-4; cylinder: 2 (large); rubber sphere: 1 (small)
+    ("compare/one_hop/color", {"<C>": "yellow", "<R>": "front", "<Z2>": "small", "<M2>": "metal", "<M3>": "rubber", "<S3>": "sphere"}, "yes"),
+    # in front of 4: 0-3; small metal: 3 (red); rubber sphere: 1 (red)
+    ("compare/one_hop/material", {"<S>": "cylinder", "<R>": "behind", "<C3>": "gray"}, "yes"),  # behind 2: 4 (metal); 0 metal
+    ("compare/one_hop/shape", {"<C>": "blue", "<R>": "left", "<C2>": "gray", "<C3>": "yellow"}, "no"),  # 0 cube, 4 sphere
+    # ---- compare integers ----
+    ("compare_integer/equal", {"<S>": "cube", "<S2>": "sphere"}, "yes"),  # 2 and 2
+    ("compare_integer/less", {"<Z>": "large", "<M2>": "metal"}, "yes"),  # 2 < 3
+    ("compare_integer/greater", {"<C>": "red", "<S2>": "cylinder"}, "yes"),  # 2 > 1
+    ("compare_integer/greater", {"<C>": "red", "<C2>": "red", "<S2>": "cube"}, None),  # red cubes are red things
+    ("compare_integer/less", {"<S2>": "cube"}, None),  # "fewer things than cubes": every cube is a thing
+    ("compare_integer/one_hop/equal", {"<C>": "gray", "<R>": "right", "<M2>": "metal", "<S3>": "sphere"}, "yes"),
+    # right of 0: 1-4; metal: 3, 4 (two); spheres: 1, 4 (two)
+    ("compare_integer/one_hop/less", {"<C>": "blue", "<R>": "left", "<Z3>": "small"}, "yes"),  # left of 2: 0, 1 (two) < small (three)
+    ("compare_integer/one_hop/greater", {"<C>": "yellow", "<R>": "front", "<S2>": "cube", "<C3>": "blue"}, "yes"),  # 0, 3 vs 2
+    ("compare_integer/one_hop/greater", {"<C>": "yellow", "<R>": "front", "<S2>": "cube"}, None),  # "more cubes ... than things"
+]
+
+
+@pytest.fixture(scope="module")
+def families():
+    return load_families()
+
+
+def instantiate(family, params):
+    search = SceneSearch(SceneIndex.from_scene(SCENE), RandomStream.for_unit(0, 0, 0))
+    plan = Plan.of(family)
+    return plan, search.instantiate(plan, params)
+
+
+def test_every_family_has_an_answered_hand_case(families):
+    answered = {family_id for family_id, _, expected in CASES if expected is not None}
+    assert sorted(set(families) - answered) == []
+
+
+@pytest.mark.parametrize("family_id, params, expected", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_hand_case(families, family_id, params, expected):
+    plan, candidate = instantiate(families[family_id], params)
+    if expected is None:
+        assert candidate is None
+        return
+    assert candidate is not None, "a well-posed question was refused"
+    assert candidate.answer == expected
+    program = expand_program(plan, candidate.choices)
+    assert execute_program(program, SCENE) == expected
+    assert parameter_values(plan, candidate.choices) == {name: params.get(name, "") for name in families[family_id].params}
+    filters = [node for node in program if node["function"].startswith("filter_")]
+    assert len(filters) == sum(1 for name, value in params.items() if value and families[family_id].params[name] != "relation")
+
+
+def test_release_form_program_of_a_hand_case(families):
+    plan, candidate = instantiate(families["count/one_hop"], {"<C>": "gray", "<R>": "right", "<M2>": "metal"})
+    assert expand_program(plan, candidate.choices) == [
+        {"function": "scene", "inputs": [], "value_inputs": []},
+        {"function": "filter_color", "inputs": [0], "value_inputs": ["gray"]},
+        {"function": "unique", "inputs": [1], "value_inputs": []},
+        {"function": "relate", "inputs": [2], "value_inputs": ["right"]},
+        {"function": "filter_material", "inputs": [3], "value_inputs": ["metal"]},
+        {"function": "count", "inputs": [4], "value_inputs": []},
+    ]
+
+
+def test_hand_scene_relationships_agree_with_its_coordinates():
+    # The relationships above were written by hand; the renderer's own code must agree with them.
+    from render.relations import relationships
+
+    coords = [obj["3d_coords"] for obj in SCENE["objects"]]
+    assert relationships(coords, SCENE["directions"], 0.2) == {k: SCENE["relationships"][k] for k in ("behind", "front", "left", "right")}
+
+
+LITERAL_FAMILY = """\
+id: test/red_things
+group: count
+params: {<Z>: size, <S>: shape}
+program:
+  - {function: scene}
+  - {function: filter, inputs: [0], value_inputs: [<Z>, red, <S>]}
+  - {function: count, inputs: [1]}
+constraints: {not_empty: [<S>]}
+text:
+  en: ["How many <Z> red <S>s are there?"]
+"""
+
+
+def test_a_family_with_a_literal_value_and_a_required_parameter(tmp_path):
+    (tmp_path / "red.yaml").write_text(LITERAL_FAMILY)
+    family = load_families(tmp_path)["test/red_things"]
+    assert instantiate(family, {"<S>": "cube"})[1].answer == "1"  # red {1,3}, cubes {0,3}
+    assert instantiate(family, {"<Z>": "large", "<S>": "sphere"})[1] is None  # large red is already nothing
+    assert instantiate(family, {"<S>": "cylinder"})[1].answer == "0"  # red things exist, none a cylinder
+    assert instantiate(family, {"<Z>": "small"})[1] is None  # <S> must not be empty
+    plan, candidate = instantiate(family, {"<S>": "cube"})
+    assert [node["value_inputs"] for node in expand_program(plan, candidate.choices)] == [[], ["red"], ["cube"], []]
