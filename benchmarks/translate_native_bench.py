@@ -1,13 +1,13 @@
 """Native Russian realiser speed: questions/s on one core, warm caches against cold, side by side.
 
-Questions are drawn over every family that has Russian text (the test fixtures by default), with
+Questions are drawn over every family that has Russian text (the shipped families by default), with
 random parameter values, and realised three ways in one process pinned to one core:
 
 - warm: ``NativeRealiser.realise`` after one pass has filled the caches (the steady state of
   ``python -m translate``), median of --repeats passes;
 - cold: a fresh realiser with the morphology caches cleared, one pass (every noun phrase is
   inflected by pymorphy3 the first time it is seen);
-- check: ``translate.morphology.check_text`` on every output, for scale (the ``morph`` filter's work).
+- check: ``filter.morph.MorphChecker.problems`` on every output, for scale (the ``morph`` filter's work).
 
     python benchmarks/translate_native_bench.py --questions 50000
 
@@ -31,11 +31,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary  # noqa: E402
+from filter.morph import MorphChecker  # noqa: E402
 from translate import morphology  # noqa: E402
-from translate.native import NativeRealiser  # noqa: E402
+from translate.native import DEFAULT_FAMILIES_DIR, NativeRealiser  # noqa: E402
 
 TARGET_PER_S = 20_000
-FIXTURE_FAMILIES = ROOT / "tests" / "data" / "families_ru"
 
 
 def pin_to_one_core() -> str:
@@ -79,7 +79,8 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=50_000, help="questions per pass (default 50000)")
     parser.add_argument("--repeats", type=int, default=5, help="warm passes; the median is reported (default 5)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sampled questions and of the realiser (default 0)")
-    parser.add_argument("--families", type=Path, default=FIXTURE_FAMILIES, help="family folder (default: the test fixtures)")
+    parser.add_argument("--families", type=Path, default=DEFAULT_FAMILIES_DIR,
+                        help="family folder (default: the shipped questions/families/)")
     args = parser.parse_args()
     core = pin_to_one_core()
 
@@ -97,7 +98,8 @@ def main() -> None:
     warm_s = statistics.median(warm_runs)
     assert warm_texts == cold_texts, "warm and cold passes disagree"
 
-    problems, check_s = timed(lambda: sum(bool(morphology.check_text(t)) for t in warm_texts if t))
+    checker = MorphChecker()
+    problems, check_s = timed(lambda: sum(bool(checker.problems(t)) for t in warm_texts if t))
     figures = {
         "settings": {"questions": args.questions, "repeats": args.repeats, "seed": args.seed, "families": str(args.families),
                      "families_with_russian": sum(1 for f in warm_realiser.families.values() if f.templates),
@@ -105,7 +107,7 @@ def main() -> None:
         "load_families_s": round(load_s, 3),
         "warm": {"seconds": round(warm_s, 4), "questions_per_s": round(args.questions / warm_s)},
         "cold": {"seconds": round(cold_s, 4), "questions_per_s": round(args.questions / cold_s)},
-        "check_text": {"seconds": round(check_s, 4), "texts_per_s": round(args.questions / check_s), "texts_with_problems": problems},
+        "morph_check": {"seconds": round(check_s, 4), "texts_per_s": round(args.questions / check_s), "texts_with_problems": problems},
         "warm_over_cold": round(cold_s / warm_s, 2),
         "warm_over_target": round(args.questions / warm_s / TARGET_PER_S, 2),
     }

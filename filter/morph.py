@@ -1,10 +1,14 @@
-"""The offline acceptability checker: pymorphy3 rules for errors generated Russian questions make.
+"""The acceptability checker: pymorphy3 rules for the errors generated Russian questions make.
 
-Machine translation and template filling go wrong in a few recognisable ways: a placeholder
-left in (``<Z>``, ``{color}``, ``[shape]``), an English word left in, a word that is not
-Russian, an adjective that does not agree with its noun, a noun in the wrong form after a
-numeral or a preposition. Each check returns reasons ``"category: detail"``; the category
-(before the colon) is what the filter's report counts.
+This is the project's one checker of finished Russian text: the ``morph`` filter backend runs
+it on every translation, and the native realiser's tests run it on everything the realiser can
+write. Machine translation and template filling go wrong in a few recognisable ways: a
+placeholder left in (``<Z>``, ``{color}``, ``[shape]``), an English word left in, a word that
+is not Russian, broken form (spacing, capital letter, question mark), an adjective that does
+not agree with its noun, a short form (сделан, какова) or ``который`` that does not agree with
+the noun it speaks of, a noun in the wrong form after a numeral or a preposition, a pronoun
+without its н after a preposition (от его). Each check returns reasons ``"category: detail"``;
+the category (before the colon) is what the filter's report counts.
 
 Every rule is written to be *lenient under ambiguity*: a word's analyses are all considered,
 and a phrase is wrong only if no combination of analyses makes it right. The checker must
@@ -22,12 +26,13 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from filter.base import Verdict
-from translate.morphology import CASE_NAMES, CASES, PREPOSITION_CASES, analyzer, numeral_government
+from translate.morphology import CASE_NAMES, CASES, analyzer, numeral_government
 
 # Reason categories (the part of a reason before the colon).
 PLACEHOLDER = "placeholder"
 LATIN = "latin"
 UNKNOWN_WORD = "unknown_word"
+FORM = "form"
 AGREEMENT = "agreement"
 NUMERAL = "numeral"
 PREPOSITION = "preposition"
@@ -58,18 +63,37 @@ _HYPHEN_PARTICLES = frozenset({"то", "либо", "нибудь", "ка", "та
 _PAUCAL = frozenset({"два", "три", "четыре", "оба", "полтора"})
 # Quantity words that govern the genitive of either number (сколько кубов, сколько резины).
 _QUANTITY = frozenset({"сколько", "столько", "несколько", "много", "мало", "немного", "немало"})
-# Prepositions the realiser's table (translate.morphology.PREPOSITION_CASES) does not list,
-# for machine-translated text.
-_MORE_PREPOSITION_CASES = {
-    **dict.fromkeys(["из-за", "из-под", "кроме", "после", "вместо", "вокруг", "ради", "против",
-                     "напротив", "внутри", "вдоль", "мимо"], ("gent",)),
-    **dict.fromkeys(["благодаря", "согласно"], ("datv",)),
-    **dict.fromkeys(["через", "сквозь", "про"], ("accs",)),
-    **dict.fromkeys(["при"], ("loct",)),
-    **dict.fromkeys(["передо"], ("ablt",)),
-    **dict.fromkeys(["подо"], ("accs", "ablt")),
-    **dict.fromkeys(["обо"], ("accs", "loct")),
+# The cases each preposition governs (closed-class grammar, not vocabulary).
+PREPOSITION_CASES: dict[str, frozenset[str]] = {
+    word: frozenset(cases) for words, cases in [
+        (["от", "из", "у", "до", "без", "для", "около", "возле", "позади", "впереди", "среди", "из-за",
+          "левее", "правее",
+          "из-под", "кроме", "после", "вместо", "вокруг", "ради", "против", "напротив", "внутри", "вдоль",
+          "мимо"], ("gent",)),
+        (["к", "ко", "благодаря", "согласно"], ("datv",)),
+        (["через", "сквозь", "про"], ("accs",)),
+        (["при"], ("loct",)),
+        (["перед", "передо", "над", "надо"], ("ablt",)),
+        (["между"], ("ablt", "gent")),
+        (["за", "под", "подо"], ("accs", "ablt")),
+        (["с", "со"], ("gent", "accs", "ablt")),
+        (["в", "во", "на", "о", "об", "обо"], ("accs", "loct")),
+        (["по"], ("datv", "accs", "loct")),
+    ] for word in words
 }
+# Comparatives used as prepositions of place (левее шара); other comparatives take «чем» or «к».
+_PLACE_COMPARATIVES = frozenset({"левее", "правее"})
+# Third-person pronouns take an н after a preposition: от него, за ней, у них.
+_PERSONAL_PRONOUNS = frozenset({"он", "она", "оно", "они"})
+# Short adjectives and participles: the predicate of a noun (сделан куб, какова форма).
+_SHORT_POS = frozenset({"ADJS", "PRTS"})
+# Words after which a plural predicate may stand before a singular first subject
+# («Сделаны ли куб и шар...»).
+_COORDINATORS = frozenset({"и", "или", "либо"})
+# Where a sentence or clause ends for the look-back of «который».
+_SENTENCE_END = frozenset({".", "?", "!", ";"})
+_DOUBLE_SPACE = re.compile(r"\s{2,}")
+_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s[,.?!:;]")
 
 
 @dataclass(frozen=True)
@@ -105,9 +129,10 @@ class Word:
 
         Words that are only participles are left out: they take objects of their own
         («имеющий ту же форму», «окрашенный красным цветом»). ``который`` agrees with the noun
-        before its comma, never with the one after it.
+        before its comma, never with the one after it. A comparative reading does not stop an
+        adjective (``синее`` is «bluer» too): before a noun it is the adjective.
         """
-        if not self.known or "ADJF" not in self.pos or not self.pos <= _MODIFIER_POS | {"NOUN"}:
+        if not self.known or "ADJF" not in self.pos or not self.pos <= _MODIFIER_POS | {"NOUN", "COMP"}:
             return False
         return all(f.lemma != "который" for f in self.forms)
 
@@ -117,11 +142,13 @@ class Word:
 
 @dataclass(frozen=True)
 class NounPhrase:
-    """Modifiers and the noun they modify, as positions in the token list."""
+    """Modifiers and the noun they modify; ``start`` and ``end`` are the positions of the first
+    word and of the noun in the token list."""
 
     start: int
     modifiers: tuple[Word, ...]
     head: Word
+    end: int
 
     @property
     def text(self) -> str:
@@ -147,13 +174,16 @@ class MorphChecker:
         words = [self._word(t) for t in _TOKEN.findall(_PLACEHOLDER.sub(" | ", text))]
         reasons += [f"{LATIN}: «{w.text}» has Latin letters" for w in words if _LATIN.search(w.text)]
         reasons += [f"{UNKNOWN_WORD}: «{w.text}» is not a Russian word" for w in words if not w.known]
+        reasons += form_problems(text)
         phrases = noun_phrases(words)
         governed = set()  # a phrase after a numeral is checked by the numeral's rules instead
         for position, phrase in governed_phrases(words, phrases):
             governed.add(phrase.start)
             reasons += numeral_problems(words[position], phrase)
         reasons += [r for p in phrases if p.start not in governed for r in agreement_problems(p)]
-        reasons += preposition_problems(words)
+        reasons += predicate_problems(words, phrases)
+        reasons += relative_pronoun_problems(words)
+        reasons += preposition_problems(words, phrases)
         return reasons
 
     def _analyse(self, token: str) -> Word:
@@ -193,6 +223,26 @@ def _grammeme(value: object) -> str | None:
     return str(value) if value else None
 
 
+# --- form -------------------------------------------------------------------------------------
+
+
+def form_problems(text: str) -> list[str]:
+    """Spacing, the capital letter and the question mark (placeholders and Latin letters have
+    categories of their own)."""
+    problems = []
+    if _DOUBLE_SPACE.search(text):
+        problems.append("double space")
+    if text != text.strip():
+        problems.append("leading or trailing space")
+    if _SPACE_BEFORE_PUNCTUATION.search(text):
+        problems.append("space before a punctuation mark")
+    if text and not text[0].isupper():
+        problems.append("does not start with a capital letter")
+    if not text.rstrip().endswith("?"):
+        problems.append("does not end with a question mark")
+    return [f"{FORM}: {problem}" for problem in problems]
+
+
 # --- noun phrases and agreement -------------------------------------------------------------
 
 
@@ -203,7 +253,7 @@ def noun_phrases(words: Sequence[Word]) -> list[NounPhrase]:
     for position, word in enumerate(words):
         if word.is_noun():
             start = run[0] if run else position
-            phrases.append(NounPhrase(start, tuple(words[i] for i in run), word))
+            phrases.append(NounPhrase(start, tuple(words[i] for i in run), word, position))
             run = []
         elif word.is_modifier() and not (not run and _is_predicate(words, position)):
             run.append(position)
@@ -252,6 +302,83 @@ def agreement_problems(phrase: NounPhrase, nouns: Iterable[Form] | None = None) 
     if not wrong:
         return []
     return [f"{AGREEMENT}: «{' '.join(wrong)}» does not agree with «{phrase.head.text}»"]
+
+
+def predicate_problems(words: Sequence[Word], phrases: Sequence[NounPhrase]) -> list[str]:
+    """A short form right before its subject (``Сделана ли большая сфера``, ``Какова форма``,
+    ``Сделан ли он``) agrees with it in number and, in the singular, gender.
+
+    Only a subject in the nominative that directly follows (after an optional ``ли``) is judged;
+    a plural short form before coordinated subjects («Сделаны ли куб и шар») is right.
+    """
+    starts = {p.start: p for p in phrases}
+    reasons = []
+    for position, word in enumerate(words):
+        if not word.forms or not all(f.pos in _SHORT_POS for f in word.forms):
+            continue
+        following = position + 1
+        if following < len(words) and words[following].lower == "ли":
+            following += 1
+        phrase = starts.get(following)
+        if phrase is not None:
+            subjects = [f for f in phrase.head.forms if f.pos == "NOUN" and f.case == "nomn"]
+            subject_text, after = phrase.text, phrase.end + 1
+        elif following < len(words) and _is_personal_pronoun(words[following]):
+            subjects = [f for f in words[following].forms if f.case == "nomn"]
+            subject_text, after = words[following].text, following + 1
+        else:
+            continue
+        coordinated = after < len(words) and words[after].lower in _COORDINATORS
+        if subjects and not any(_predicate_agrees(s, n, coordinated) for s in word.forms for n in subjects):
+            reasons.append(f"{AGREEMENT}: «{word.text}» does not agree with «{subject_text}»")
+    return reasons
+
+
+def _is_personal_pronoun(word: Word) -> bool:
+    return any(f.pos == "NPRO" and f.lemma in _PERSONAL_PRONOUNS for f in word.forms)
+
+
+def _predicate_agrees(short: Form, subject: Form, coordinated: bool) -> bool:
+    if short.number == "plur":
+        return subject.number == "plur" or coordinated
+    return subject.number == "sing" and (subject.gender in (None, "ms-f") or short.gender == subject.gender)
+
+
+def relative_pronoun_problems(words: Sequence[Word]) -> list[str]:
+    """``который`` agrees in number and gender with a noun before its comma (``сфера, которая``,
+    ``кубов, которые``, ``шара, справа от которого``). Any noun of the clause before the comma
+    may be the one meant, so only a form that fits none of them is reported."""
+    reasons = []
+    for position, word in enumerate(words):
+        if not word.forms or not all(f.lemma == "который" for f in word.forms):
+            continue
+        comma = _opening_comma(words, position)
+        if comma is None:
+            continue
+        start = comma
+        while start > 0 and words[start - 1].text not in _SENTENCE_END:
+            start -= 1
+        nouns = [f for w in words[start:comma] for f in w.forms if f.pos == "NOUN" or _is_personal_pronoun(w)]
+        if nouns and not any(_relative_agrees(r, n) for r in word.forms for n in nouns):
+            reasons.append(f"{AGREEMENT}: «{word.text}» agrees with no noun before it")
+    return reasons
+
+
+def _opening_comma(words: Sequence[Word], position: int) -> int | None:
+    """The comma opening the clause of ``который`` at ``position``: right before it, or before
+    the preposition it follows («, слева от которого»)."""
+    for before in range(position - 1, max(position - 4, -1), -1):
+        if words[before].text == ",":
+            return before
+        if not words[before].pos & {"PREP", "ADVB", "COMP"}:
+            return None
+    return None
+
+
+def _relative_agrees(relative: Form, noun: Form) -> bool:
+    if relative.number != noun.number:
+        return False
+    return relative.number == "plur" or noun.gender in (None, "ms-f") or relative.gender == noun.gender
 
 
 # --- numerals -------------------------------------------------------------------------------
@@ -392,31 +519,39 @@ def _modifier_problems(phrase: NounPhrase, nouns: Sequence[Form], government: Go
 # --- prepositions ---------------------------------------------------------------------------
 
 
-def preposition_problems(words: Sequence[Word]) -> list[str]:
-    """A word right after a preposition that has no reading in a case the preposition governs."""
+def preposition_problems(words: Sequence[Word], phrases: Sequence[NounPhrase]) -> list[str]:
+    """The noun phrase (or word) right after a preposition has a reading in a case the preposition
+    governs, and a third-person pronoun there has its н (от него, not от его)."""
+    starts = {p.start: p for p in phrases}
     reasons = []
     for position, word in enumerate(words[:-1]):
-        cases = _preposition_cases().get(word.lower)
+        cases = PREPOSITION_CASES.get(word.lower)
         following = words[position + 1]
-        if cases is None or not _checkable_preposition(word) or not following.known:
+        if cases is None or "PREP" not in word.pos and word.lower not in _PLACE_COMPARATIVES or not following.known:
             continue
-        nominal = [f for f in following.forms if f.pos in _NOMINAL_POS]
-        if nominal and not any(f.case in cases for f in nominal):
-            allowed = " or ".join(CASE_NAMES[c] for c in CASES if c in cases)
-            reasons.append(f"{PREPOSITION}: «{following.text}» after «{word.text}» should be in the {allowed}")
+        allowed = " or ".join(CASE_NAMES[c] for c in CASES if c in cases)
+        # ``позади``/``впереди`` are adverbs too: «Позади большой шар» has the ball as its subject.
+        adverb = "ADVB" in word.pos
+        phrase = starts.get(position + 1)
+        # A phrase is judged by its noun: its modifiers are the agreement check's business.
+        judged, forms = (phrase.text, phrase.head.forms) if phrase else (following.text, following.forms)
+        nominal = [f for f in forms if f.pos in (("NOUN",) if phrase else _NOMINAL_POS)]
+        if nominal and not any(f.case in cases or adverb and f.case == "nomn" for f in nominal):
+            reasons.append(f"{PREPOSITION}: «{judged}» after «{word.text}» should be in the {allowed}")
+        elif phrase is None and not adverb and _lacks_n(words, position + 1):
+            reasons.append(f"{PREPOSITION}: «{following.text}» after «{word.text}» should be «н{following.lower}»")
     return reasons
 
 
-@lru_cache(maxsize=1)
-def _preposition_cases() -> dict[str, frozenset[str]]:
-    """The realiser's table of prepositions, with the ones it does not use added."""
-    return {word: frozenset(cases) for word, cases in {**_MORE_PREPOSITION_CASES, **PREPOSITION_CASES}.items()}
-
-
-def _checkable_preposition(word: Word) -> bool:
-    # ``позади``/``впереди`` are adverbs too («кубы позади, а шары впереди»): then the next word
-    # is not theirs to govern, so only words that cannot be adverbs are checked.
-    return "PREP" in word.pos and "ADVB" not in word.pos
+def _lacks_n(words: Sequence[Word], position: int) -> bool:
+    """A third-person pronoun in an oblique case without its н (его, ей, им, их), unless it is
+    the possessive before a noun phrase (от его куба)."""
+    word = words[position]
+    if word.lower.startswith("н") or not any(f.pos == "NPRO" and f.lemma in _PERSONAL_PRONOUNS and f.case != "nomn"
+                                              for f in word.forms):
+        return False
+    after = words[position + 1] if position + 1 < len(words) else None
+    return after is None or not (after.is_noun() or after.is_modifier())
 
 
 # --- the backend ------------------------------------------------------------------------------

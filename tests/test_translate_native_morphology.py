@@ -1,4 +1,5 @@
-"""Russian morphology: the curated lexicon, inflection through pymorphy3, and the text checkers."""
+"""Russian morphology: the curated lexicon and inflection through pymorphy3. (Finished text is
+checked by the one checker, filter.morph, tested in test_filter_morph.py.)"""
 
 from __future__ import annotations
 
@@ -11,9 +12,6 @@ from translate.morphology import (
     MorphologyError,
     adjective_form,
     build_lexicon,
-    check_agreement,
-    check_surface,
-    check_text,
     default_lexicon,
     noun_form,
     noun_phrase,
@@ -122,65 +120,3 @@ def test_vocabulary_noun_without_gender_is_reported(tmp_path):
     path.write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
     with pytest.raises(MorphologyError, match="shape sphere: Russian noun 'сфера' needs its gender in ru.genders"):
         build_lexicon(load_vocabulary(path))
-
-
-GOOD = [
-    "Сколько больших красных кубов?",
-    "Есть ли ещё какие-нибудь предметы такой же формы, как и большой металлический предмет?",
-    "Сколько всего больших кубов или красных шаров?",
-    "Из какого материала сделана большая красная сфера?",
-    "На изображении есть зелёный куб; сколько предметов слева от него?",
-    "Правда ли, что здесь ровно 3 больших куба?",
-    "Правда ли, что здесь ровно 2 большие сферы?",
-    "Правда ли, что здесь ровно 2 больших сферы?",
-    "Есть ли серая резиновая сфера перед жёлтым объектом?",
-    "Какой цвет у маленькой металлической сферы, которая находится позади большого голубого цилиндра?",
-    "Есть ли у маленького резинового куба тот же цвет, что и у большого металлического шара?",
-    "Стали ли красные кубы больше?",
-    "Сколько зеленых кубов?",  # е for ё, as MERA writes
-]
-
-
-@pytest.mark.parametrize("text", GOOD)
-def test_checker_accepts_good_russian(text):
-    assert check_text(text) == []
-
-
-@pytest.mark.parametrize(
-    "text, problem",
-    [
-        ("Сколько большой кубов?", "«большой кубов»: the words do not agree in gender, number and case"),
-        ("Есть ли красная куб?", "«красная куб»: the words do not agree"),
-        ("Есть ли красные куба?", "«красные куба»: the words do not agree"),
-        ("Какого цвета большая металлический сфера?", "«большая металлический сфера»: the words do not agree"),
-        ("Правда ли, что здесь ровно 5 больших куба?", "«5 больших куба»: the numeral 5 does not govern this form"),
-        ("Правда ли, что здесь ровно 2 большой куб?", "«2 большой куб»: the numeral 2 does not govern this form"),
-        ("Правда ли, что здесь ровно 21 большие сферы?", "«21 большие сферы»: the numeral 21 does not govern this form"),
-        ("Сколько кубов слева от большой куб?", "«от большой куб»: «от» takes the genitive case"),
-        ("Сколько кубов перед большого шара?", "«перед большого шара»: «перед» takes the instrumental case"),
-    ],
-)
-def test_checker_finds_agreement_errors(text, problem):
-    assert any(p.startswith(problem) for p in check_agreement(text)), check_agreement(text)
-
-
-@pytest.mark.parametrize(
-    "text, problem",
-    [
-        ("Сколько red кубов?", "Latin letters: red"),
-        ("Сколько <Z> кубов?", "template syntax left in the text: <Z>"),
-        ("Сколько [кубов|род]?", "template syntax left in the text"),
-        ("Сколько  кубов?", "double space"),
-        ("Сколько кубов ?", "space before a punctuation mark"),
-        ("сколько кубов?", "does not start with a capital letter"),
-        ("Сколько кубов", "does not end with a question mark"),
-    ],
-)
-def test_surface_checker_finds_form_errors(text, problem):
-    assert any(p.startswith(problem) for p in check_surface(text)), check_surface(text)
-
-
-def test_a_numeral_in_digits_may_stand_in_an_oblique_case():
-    # Digits do not show their case: «около 2 больших кубов» is right, so the phrase passes alone too.
-    assert check_agreement("Около 2 больших кубов?") == []
-    assert check_agreement("Правда ли, что у 2 большой куб?") != []

@@ -1,4 +1,4 @@
-"""Russian morphology for the native realiser: a curated noun lexicon, cached inflection, checks.
+"""Russian morphology for the native realiser: a curated noun lexicon and cached inflection.
 
 pymorphy3 is used only to inflect words whose lemma and gender we already know. Its first
 parse is often wrong for our words (``цилиндр``, ``предмет``, ``объект`` parse as accusative
@@ -8,18 +8,16 @@ is not used (it ignores case for adjectives outside the nominative): numeral gov
 :func:`numeral_government`. ``inflect()`` returning None (a form that does not exist) is an
 error that names the word and the form, never an empty string.
 
-The checkers at the bottom (:func:`check_agreement`, :func:`check_surface`) analyse finished
-Russian text with pymorphy3 and know nothing about templates, so the ``morph`` acceptability
-filter can call them on machine-translated text too.
+Finished text is checked by one checker, :class:`filter.morph.MorphChecker` (the ``morph``
+acceptability filter), which the realiser's tests run on everything the realiser can write.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Iterable, Mapping
+from typing import Mapping
 
 import pymorphy3
 
@@ -255,190 +253,3 @@ def _grammatical_role(word: str) -> str:
     if parses and all(p.tag.POS in _INVARIABLE_POS for p in parses):
         return "invariable"
     return "unknown"
-
-
-# ---------------------------------------------------------------------------------------------
-# Checks of finished text, reusable by the morph acceptability filter.
-
-_TOKEN = re.compile(r"\d+|[А-Яа-яЁё]+(?:-[А-Яа-яЁё]+)*|\S")
-_CASE_NORMAL = MappingProxyType({"gen1": "gent", "gen2": "gent", "acc2": "accs", "loc1": "loct", "loc2": "loct", "voct": "nomn"})
-#: Parses that stop a word from being read as a modifier inside a noun phrase (всего, больше).
-_NOT_A_MODIFIER = frozenset({"ADVB", "PRCL", "CONJ", "PREP", "PRED", "INTJ", "NPRO"})
-#: Parses of function words and adverbs that stop a word from heading a noun phrase (из, ли, справа).
-_NOT_A_HEAD = frozenset({"PRCL", "CONJ", "PREP", "ADVB"})
-#: Dictionary readings too rare to trust: abbreviations and names (куб as an abbreviation,
-#: «ли» as a surname, «того» as the country).
-_RARE_READINGS = frozenset({"Abbr", "Name", "Surn", "Patr", "Geox", "Orgn", "Init", "Erro", "Dist"})
-#: Cases each preposition takes (closed-class grammar, not vocabulary).
-PREPOSITION_CASES = MappingProxyType({
-    "от": {"gent"}, "из": {"gent"}, "у": {"gent"}, "до": {"gent"}, "без": {"gent"}, "для": {"gent"},
-    "около": {"gent"}, "возле": {"gent"}, "позади": {"gent"}, "впереди": {"gent"}, "среди": {"gent"},
-    "перед": {"ablt"}, "над": {"ablt"}, "между": {"ablt", "gent"}, "за": {"accs", "ablt"},
-    "под": {"accs", "ablt"}, "с": {"gent", "accs", "ablt"}, "со": {"gent", "accs", "ablt"},
-    "в": {"accs", "loct"}, "во": {"accs", "loct"}, "на": {"accs", "loct"}, "о": {"accs", "loct"},
-    "об": {"accs", "loct"}, "по": {"datv", "accs", "loct"}, "к": {"datv"}, "ко": {"datv"},
-})
-
-# (case, number, gender or None, animacy or None)
-_Features = tuple[str, str, "str | None", "str | None"]
-
-
-@dataclass(frozen=True)
-class _WordInfo:
-    modifier: frozenset  # features of adjective-like parses; empty when the word cannot modify
-    head: frozenset  # features of noun or pronoun parses; empty when the word cannot head a phrase
-
-
-def _grammeme(value: object) -> str | None:
-    # pymorphy3 returns its own grammeme strings, which refuse comparison with unknown names
-    return str(value) if value else None
-
-
-def _features(tag: object) -> _Features:
-    case = _grammeme(tag.case)  # type: ignore[attr-defined]
-    case = _CASE_NORMAL.get(case, case)  # type: ignore[arg-type]
-    number = _grammeme(tag.number) or "sing"  # type: ignore[attr-defined]
-    gender = _grammeme(tag.gender) if number == "sing" else None  # type: ignore[attr-defined]
-    return (case, number, gender, _grammeme(tag.animacy))  # type: ignore[attr-defined, return-value]
-
-
-@lru_cache(maxsize=65536)
-def _word_info(word: str) -> _WordInfo:
-    parses = [p for p in analyzer().parse(word) if not (p.tag.grammemes & _RARE_READINGS)]
-    modifier, head = set(), set()
-    not_a_modifier = any(p.tag.POS in _NOT_A_MODIFIER for p in parses)
-    not_a_head = any(p.tag.POS in _NOT_A_HEAD for p in parses)
-    for p in parses:
-        if p.tag.POS in _ADJECTIVE_POS and p.tag.case and not not_a_modifier:
-            modifier.add(_features(p.tag))
-        if p.tag.POS in ("NOUN", "NPRO") and p.tag.case and (p.tag.POS == "NPRO" or not not_a_head):
-            case, number, _, animacy = _features(p.tag)
-            head.add((case, number, _grammeme(p.tag.gender), animacy))  # nouns keep their gender in the plural
-    return _WordInfo(frozenset(modifier), frozenset(head))
-
-
-def _agrees(modifier: _Features, head: _Features) -> bool:
-    m_case, m_number, m_gender, m_animacy = modifier
-    h_case, h_number, h_gender, h_animacy = head
-    if (m_case, m_number) != (h_case, h_number):
-        return False
-    if m_number == "sing" and m_gender is not None and h_gender not in (m_gender, "Ms-f", None):
-        return False
-    return m_animacy is None or h_animacy is None or m_animacy == h_animacy
-
-
-def _modifier_fits(modifier_features: Iterable[_Features], case: str, number: str, head: _Features) -> bool:
-    target = (case, number, head[2], head[3])
-    return any(_agrees(m, target) for m in modifier_features)
-
-
-def _phrase_ok(count: int | None, modifiers: list[_WordInfo], head: _WordInfo, cases: set[str] | None) -> bool:
-    """Whether some reading of the head makes every modifier agree (and the preposition fit)."""
-    for features in head.head:
-        phrase_cases = CASES if count is not None else (features[0],)
-        for phrase_case in phrase_cases:
-            if cases is not None and phrase_case not in cases:
-                continue
-            if count is None:
-                noun = (features[0], features[1])
-                allowed = [noun]
-            else:
-                noun, adjective = numeral_government(count, phrase_case, features[2] or "masc")
-                allowed = [adjective]
-                if noun == ("gent", "sing") and phrase_case in ("nomn", "accs"):
-                    allowed = [("gent", "plur"), (phrase_case, "plur")]  # 2 больших / большие сферы
-            if (features[0], features[1]) != noun:
-                continue
-            if all(any(_modifier_fits(m.modifier, c, n, features) for c, n in allowed) for m in modifiers):
-                return True
-    return False
-
-
-def check_agreement(text: str) -> list[str]:
-    """Problems of agreement in ``text`` found by analysing each noun phrase with pymorphy3.
-
-    A noun phrase is an optional numeral (digits), a run of adjective-like words and the noun
-    (or pronoun) that ends it. Checked: the adjectives agree with the noun in gender, number and
-    case; the numeral governs the right form (1 куб, 2 куба, 5 кубов, 21 сфера, 2 большие сферы);
-    a preposition is followed by a case it takes (от + genitive, за + accusative/instrumental).
-    pymorphy3 is ambiguous, so a phrase passes when some reading of all its words is consistent,
-    and readings pymorphy3 marks as abbreviations or names are ignored: the check errs towards
-    passing, and a reported problem is almost surely real. A numeral in digits may stand in any
-    case («около 2 больших кубов»), so only forms no case allows are reported after it.
-    Returns an empty list for good text.
-    """
-    tokens = _TOKEN.findall(text)
-    infos = [_word_info(t.lower()) if t[0].isalpha() else None for t in tokens]
-    problems: list[str] = []
-    i = 0
-    while i < len(tokens):
-        start = i
-        preposition = tokens[i - 1].lower() if i > 0 else ""
-        count = None
-        if tokens[i].isdigit():
-            count = int(tokens[i])
-            i += 1
-        run_end = i
-        while run_end < len(tokens) and infos[run_end] is not None and infos[run_end].modifier:
-            run_end += 1
-        head = _head_position(infos, i, run_end)
-        if head is None:
-            i = max(run_end, start + 1)
-            continue
-        cases = PREPOSITION_CASES.get(preposition)
-        if not _phrase_ok(count, infos[i:head], infos[head], cases):  # type: ignore[arg-type]
-            phrase = " ".join(tokens[start:head + 1])
-            problems.append(_describe(phrase, preposition, count, infos[i:head], infos[head], cases))  # type: ignore[arg-type]
-        i = head + 1
-    return problems
-
-
-def _head_position(infos: list[_WordInfo | None], run_start: int, run_end: int) -> int | None:
-    """The noun ending a run of modifiers: the word after the run, else the run's last word when it
-    can be a noun too (a substantivised adjective); None when the run ends without a noun."""
-    if run_end < len(infos) and infos[run_end] is not None and infos[run_end].head:  # type: ignore[union-attr]
-        return run_end
-    if run_end > run_start and infos[run_end - 1].head:  # type: ignore[union-attr]
-        return run_end - 1
-    return None
-
-
-def _describe(phrase: str, preposition: str, count: int | None, modifiers: list[_WordInfo], head: _WordInfo, cases: set[str] | None) -> str:
-    if cases is not None and _phrase_ok(count, modifiers, head, None):
-        allowed = " or ".join(CASE_NAMES[c] for c in CASES if c in cases)
-        return f"«{preposition} {phrase}»: «{preposition}» takes the {allowed} case"
-    if count is not None:
-        return f"«{phrase}»: the numeral {count} does not govern this form of the noun phrase"
-    return f"«{phrase}»: the words do not agree in gender, number and case"
-
-
-_LATIN = re.compile(r"[A-Za-z]+")
-_TEMPLATE_LEFTOVER = re.compile(r"<[^>]*>|[\[\]|{}<>]")
-_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s[,.?!:;]")
-
-
-def check_surface(text: str, question: bool = True) -> list[str]:
-    """Problems of form: Latin letters, template leftovers, spacing, capital letter, question mark."""
-    problems = []
-    latin = _LATIN.findall(text)
-    if latin:
-        problems.append(f"Latin letters: {', '.join(sorted(set(latin)))}")
-    leftovers = _TEMPLATE_LEFTOVER.findall(text)
-    if leftovers:
-        problems.append(f"template syntax left in the text: {' '.join(leftovers)}")
-    if "  " in text:
-        problems.append("double space")
-    if text != text.strip():
-        problems.append("leading or trailing space")
-    if _SPACE_BEFORE_PUNCTUATION.search(text):
-        problems.append("space before a punctuation mark")
-    if text and not text[0].isupper():
-        problems.append("does not start with a capital letter")
-    if question and not text.endswith("?"):
-        problems.append("does not end with a question mark")
-    return problems
-
-
-def check_text(text: str, question: bool = True) -> list[str]:
-    """All problems of ``text``: :func:`check_surface` then :func:`check_agreement`."""
-    return check_surface(text, question) + check_agreement(text)
