@@ -9,6 +9,7 @@ Each stage reads the previous stage's file and writes its own under ``DATA/``::
     DATA/questions_ru_kept.json      filter (+ .rejected.jsonl, .report.json)
     DATA/mera/ruclevr.json, samples/ export: MERA items
     DATA/hf/README.md, data/*.parquet the Hugging Face copy and its card
+    DATA/hf/plots/*.png              answer, objects-per-scene and score plots (linked from the card)
     DATA/stats.json                  statistics
 
 A stage whose output exists and is newer than its input is skipped, so rerunning the same
@@ -36,6 +37,7 @@ from tqdm import tqdm
 from dataset.document import load_document
 from dataset.export import ExportSettings, export_dataset
 from dataset.hf import write_hf_copy
+from dataset.plots import PLOT_FILES, rejected_scores, rows_from_document, write_plots
 from dataset.prompt import InstructionTemplate
 from dataset.stats import compute_statistics
 from ruclevr import __version__
@@ -43,6 +45,7 @@ from ruclevr.cli import UsageError
 from ruclevr.io import atomic_write_json, read_json
 
 POLL_SECONDS = 0.5
+PLOTS_DIR = "plots"  # inside the Hugging Face copy, so the card's links work wherever it is published
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,11 @@ class BuildPaths:
         return self.root / "questions_ru_kept.json"
 
     @property
+    def rejected(self) -> Path:
+        """The filter's rejected items (docs/interfaces.md: ``Q_ru_kept.rejected.jsonl`` beside its output)."""
+        return self.root / "questions_ru_kept.rejected.jsonl"
+
+    @property
     def mera_dir(self) -> Path:
         return self.root / "mera"
 
@@ -88,6 +96,10 @@ class BuildPaths:
     @property
     def card(self) -> Path:
         return self.hf_dir / "README.md"
+
+    @property
+    def plots_dir(self) -> Path:
+        return self.hf_dir / PLOTS_DIR
 
     @property
     def stats(self) -> Path:
@@ -417,15 +429,23 @@ class Build:
         started = time.monotonic()
         self.step("hf")
         fresh = is_fresh(self.paths.card, [self.paths.mera]) and is_fresh(self.paths.stats, [self.paths.mera])
+        fresh = fresh and all((self.paths.plots_dir / name).exists() for name in PLOT_FILES)
         if not self.overwrite and fresh and card_license(self.paths.card) == self.settings.license:
             self.finish("hf", "skipped", started)
             return
         document = load_document(self.paths.mera)
-        write_hf_copy(document, self.paths.hf_dir, self.settings.license)
+        plots = self.write_plots(document)
+        write_hf_copy(document, self.paths.hf_dir, self.settings.license, plots=plots)
         atomic_write_json(self.paths.stats, {"info": {"stage": "dataset.stats", "version": __version__,
                                                       "data": "mera/ruclevr.json"},
                                              "statistics": compute_statistics(document)})
         self.finish("hf", "ran", started)
+
+    def write_plots(self, document) -> list[tuple[str, str]]:
+        """The plots of the exported items (with the filter's rejected scores), for the card to show."""
+        rows = rows_from_document(document)
+        written = write_plots(rows, self.paths.plots_dir, rejected_scores(self.paths.rejected))
+        return [(f"{PLOTS_DIR}/{path.name}", PLOT_FILES[path.name]) for path in written]
 
     def counts(self) -> dict[str, int]:
         export_counts = read_json(self.paths.mera).get("info", {}).get("counts", {})

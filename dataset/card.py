@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 import yaml
 from jinja2 import StrictUndefined
@@ -81,6 +81,7 @@ def card_context(
     statistics: Mapping[str, Any],
     baselines: Mapping[str, Any],
     license_id: str,
+    plots: Sequence[tuple[str, str]] = (),
 ) -> dict[str, Any]:
     info = document.info
     n_items = sum(len(document.items(split)) for split in SPLITS)
@@ -104,6 +105,7 @@ def card_context(
         "records": {name: list(flatten_record(source.get("info", {}))) for name, source in sources.items()},
         "record_files": {name: source.get("file", "") for name, source in sources.items()},
         "license": license_id,
+        "plots": list(plots),
     }
 
 
@@ -113,7 +115,8 @@ def render_card(
     statistics: Mapping[str, Any],
     baselines: Mapping[str, Any],
     license_id: str,
+    plots: Sequence[tuple[str, str]] = (),
 ) -> str:
     environment = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
     template = environment.from_string(CARD_TEMPLATE_PATH.read_text(encoding="utf-8"))
-    return template.render(card_context(document, dataset_info, statistics, baselines, license_id))
+    return template.render(card_context(document, dataset_info, statistics, baselines, license_id, plots))

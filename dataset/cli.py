@@ -1,4 +1,4 @@
-"""``python -m dataset COMMAND``: build, export, hf, stats, evaluate.
+"""``python -m dataset COMMAND``: build, export, hf, stats, evaluate, augment, gallery.
 
 Every command reads files and writes files atomically; bad input ends with one line on stderr
 and exit status 2.
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ruclevr import __version__
-from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, run_cli
+from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, probability, run_cli
 
 PROG = "python -m dataset"
 TRANSLATE_BACKENDS = ("native", "google", "marian")
@@ -110,6 +110,77 @@ def add_evaluate_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, default=None, help="write the results to this JSON file")
 
 
+def add_augment_parser(commands: argparse._SubParsersAction) -> None:
+    from render.devices import DEVICE_CHOICES
+
+    parser = commands.add_parser(
+        "augment", help="colour-swap augmentation: recolour scene graphs, re-render, re-answer, re-filter",
+        description="Recolour objects in the scene graphs (a fixed --map or a seeded --random permutation per scene), "
+                    "render each scene again from its record (same geometry, camera, lights and seed), carry every "
+                    "question over with its colour words mapped and its answer re-computed, drop questions that "
+                    "became ill-posed, realise them in Russian and run the acceptability filter. Rerunning the same "
+                    "command resumes; OUT/questions_ru_kept.json and OUT/scenes.json go straight into export.")
+    parser.add_argument("--scenes", type=Path, required=True, help="the render stage's scenes.json")
+    parser.add_argument("--questions", type=Path, required=True,
+                        help="questions about those scenes: the questions stage's questions.json (or any later "
+                             "stage's file; only the English program, family and parameters are read)")
+    swap = parser.add_mutually_exclusive_group(required=True)
+    swap.add_argument("--map", dest="color_map", metavar="FROM=TO,...",
+                      help="fixed colour map for every scene, e.g. blue=red,cyan=purple (colours from the vocabulary; "
+                           "colours not named stay as they are)")
+    swap.add_argument("--random", action="store_true",
+                      help="per scene, a random permutation of all colours drawn from --seed and the scene index")
+    parser.add_argument("--out", type=Path, required=True, help="output folder (created); see docs for its layout")
+    parser.add_argument("--seed", type=non_negative_int, default=0,
+                        help="seed of the random permutations, of English synonyms and of the Russian realiser; default 0")
+    parser.add_argument("--n", type=positive_int, default=None,
+                        help="augment only the first N scenes of --scenes (default: all)")
+    parser.add_argument("--masks", type=Path, default=None,
+                        help="folder of the source masks, to check that each re-render has its source's mask; "
+                             "default: masks/ beside --scenes (skipped when absent)")
+    parser.add_argument("--prefix", default="ruclevr_swap",
+                        help="file name prefix of the augmented images, masks and scene files; default ruclevr_swap")
+    parser.add_argument("--families", type=Path, default=None,
+                        help="folder of question family files (English and Russian templates); default: the shipped ones")
+    parser.add_argument("--yo", choices=("e", "yo"), default="e",
+                        help="ё spelling of Russian questions and answers: e (as MERA writes, default) or yo")
+    parser.add_argument("--filter-backend", choices=FILTER_BACKENDS, default="morph",
+                        help="acceptability filter: morph (offline, default), rucola, none")
+    parser.add_argument("--threshold", type=probability, default=None,
+                        help="keep items whose filter score >= this (default: the backend's own)")
+    parser.add_argument("--filter-model", default=None,
+                        help="rucola only: hub id or local folder of the classifier (default: the filter's)")
+    parser.add_argument("--batch-size", type=positive_int, default=32, help="questions scored together; default 32")
+    parser.add_argument("--device", choices=DEVICE_CHOICES, default="auto",
+                        help="Cycles device, as for python -m render: auto (a GPU if found, else the CPU), cpu, or a "
+                             "GPU backend that must exist; default auto")
+    parser.add_argument("--threads", type=non_negative_int, default=0,
+                        help="Cycles CPU threads (0 = all cores); default 0")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="delete this folder's earlier augmentation and start over")
+
+
+def add_gallery_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "gallery", help="a static HTML page of images with their questions, answers and scores, and plots",
+        description="Write a static page: per image a thumbnail and its questions in English and Russian with "
+                    "answers, question type, family and acceptability score, filterable by type and family; plus "
+                    "the answer, objects-per-scene and score plots. Every piece of text is escaped.")
+    parser.add_argument("--data", type=Path, required=True,
+                        help="a build folder, an export folder or its ruclevr.json, or a questions file with "
+                             "question_ru (e.g. augment's questions_ru_kept.json)")
+    parser.add_argument("--images", type=Path, default=None,
+                        help="for a questions file: folder of its images; default images/ beside it, or "
+                             "render/images/ beside it in a build folder")
+    parser.add_argument("--out", type=Path, required=True,
+                        help="the page to write, e.g. gallery.html (thumbnails and plots go to gallery_files/ beside it)")
+    parser.add_argument("--per-page", type=positive_int, default=50, help="images shown per page; default 50")
+    parser.add_argument("--thumb-size", type=positive_int, default=240,
+                        help="thumbnail width in pixels (the height keeps the aspect ratio); default 240")
+    parser.add_argument("--max-images", type=positive_int, default=None,
+                        help="show only the first N images (default: all)")
+
+
 def build_parser() -> ArgumentParser:
     parser = ArgumentParser(prog=PROG, description="Make, export, describe and score ruCLEVR-format datasets.")
     parser.add_argument("--version", action="version", version=f"ruclevr {__version__}")
@@ -119,6 +190,8 @@ def build_parser() -> ArgumentParser:
     add_hf_parser(commands)
     add_stats_parser(commands)
     add_evaluate_parser(commands)
+    add_augment_parser(commands)
+    add_gallery_parser(commands)
     return parser
 
 
@@ -229,12 +302,46 @@ def command_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_augment(args: argparse.Namespace) -> int:
+    from dataset.augment import AugmentSettings, AugmentSources, ColorSwap, augment, parse_color_map
+
+    swap = ColorSwap(parse_color_map(args.color_map) if args.color_map else None, args.seed)
+    settings = AugmentSettings(
+        swap=swap, n=args.n, prefix=args.prefix, families_dir=args.families, yo=args.yo,
+        filter_backend=args.filter_backend, threshold=args.threshold, filter_model=args.filter_model,
+        batch_size=args.batch_size, device=args.device, threads=args.threads,
+    )
+    result = augment(AugmentSources(args.scenes, args.questions, args.masks), args.out, settings, args.overwrite)
+    if result.failures:
+        for failure in result.failures:
+            print(f"{PROG} augment: failed: {failure}", file=sys.stderr)
+        print(f"{PROG} augment: finished scenes are kept; rerun the same command to retry the rest", file=sys.stderr)
+        return 1
+    counts = result.counts
+    print(f"{args.out}: {counts['augmented_scenes']} of {counts['source_scenes']} scenes recoloured; "
+          f"{counts['well_posed']} of {counts['source_questions_on_augmented_scenes']} questions still well posed, "
+          f"{counts['realised_in_russian']} in Russian, {counts['kept_by_filter']} kept by the filter "
+          f"-> {result.paths.kept if result.paths else args.out}")
+    return 0
+
+
+def command_gallery(args: argparse.Namespace) -> int:
+    from dataset.gallery import GallerySettings, write_gallery
+
+    settings = GallerySettings(per_page=args.per_page, thumb_size=args.thumb_size, max_images=args.max_images)
+    summary = write_gallery(args.data, args.out, settings, images_dir=args.images)
+    print(f"{args.out}: {summary['images']} images, {summary['questions']} questions, {summary['plots']} plots")
+    return 0
+
+
 COMMANDS = {
     "build": command_build,
     "export": command_export,
     "hf": command_hf,
     "stats": command_stats,
     "evaluate": command_evaluate,
+    "augment": command_augment,
+    "gallery": command_gallery,
 }
 
 

@@ -143,6 +143,7 @@ def make_provenance(question: Mapping[str, Any], item_id: int, split: str, scene
         "translator": question.get("translator"),
         "acceptability": question.get("acceptability"),
         "num_objects": len(scene.get("objects", [])),
+        "augmentation": question.get("augmentation"),
     }
 
 

@@ -107,11 +107,13 @@ def write_split(document: MeraDocument, split: str, out_dir: Path, show_progress
 
 
 def write_hf_copy(
-    document: MeraDocument, out_dir: Path, license_id: str = "cc-by-4.0", show_progress: bool = False
+    document: MeraDocument, out_dir: Path, license_id: str = "cc-by-4.0", show_progress: bool = False,
+    plots: Sequence[tuple[str, str]] = (),
 ) -> dict[str, Any]:
     """Write the parquet files, then the card last (an existing card means a complete copy).
 
     ``show_progress`` draws a bar per split; the build leaves it off and shows its own.
+    ``plots``: (path relative to ``out_dir``, title) of plot images already written there, shown in the card.
     """
     check_license(license_id)
     empty = [split for split in SPLITS if not document.items(split)]
@@ -131,7 +133,7 @@ def write_hf_copy(
     }
     statistics = compute_statistics(document)
     baselines = blind_baselines(document.items("test"), document.family_of)
-    card = render_card(document, dataset_info, statistics, baselines, license_id)
+    card = render_card(document, dataset_info, statistics, baselines, license_id, plots)
     atomic_write_text(out_dir / CARD_NAME, card)
     return {"dataset_info": dataset_info, "card": str(out_dir / CARD_NAME)}
 
