@@ -1,0 +1,209 @@
+"""Renderer cost and quality: the project's defaults against CLEVR's settings, side by side in one run.
+
+Arms, all on the same scenes (seed 0, first candidates, 480x320 unless told otherwise):
+
+* defaults: one reused Blender session, 8 samples + OpenImageDenoise (BALANCED quality, FAST prefilter);
+* CLEVR:    512 samples, no denoiser, the whole Blender scene rebuilt for every image;
+* reference: --reference-samples undenoised, on the PSNR scenes only (its cost is not reported).
+
+Cost is CPU core-seconds per image (process CPU time, all threads), so it does not depend on how
+many cores the machine lends us. Quality is PSNR of the 8-bit images against the reference over
+the whole frame and inside the object masks. Also measured: resident memory (RSS) of one worker
+process after 10 and after --rss-scenes scenes, and, with --compare-workers N, images per minute of
+two 1-thread worker processes against one 2-thread process on N scenes.
+
+    python benchmarks/render_bench.py --defaults 10 --clevr 2 --psnr 2 --reference-samples 1024 \
+        --rss-scenes 200 --compare-workers 8
+
+Floor (issue 2): defaults >= 40x fewer core-seconds per image than CLEVR at >= 38 dB inside the
+objects (aim: 50x at 40 dB); worker RSS after 200 scenes within 100 MB of RSS after 10.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
+
+import numpy as np
+
+from render.devices import DeviceChoice
+from render.sampler import SceneOptions, first_scene
+from render.settings import RenderSettings
+from render.worker import RenderJob, default_min_pixels
+
+
+def psnr(image: np.ndarray, reference: np.ndarray, where: np.ndarray | None = None) -> float:
+    """PSNR in dB of 8-bit images, over all pixels or those where ``where`` is true."""
+    difference = image.astype(float) - reference.astype(float)
+    if where is not None:
+        difference = difference[where]
+    mse = float((difference**2).mean())
+    return math.inf if mse == 0 else 10.0 * math.log10(255.0**2 / mse)
+
+
+def eroded(region: np.ndarray) -> np.ndarray:
+    """``region`` less its one-pixel rim (object outlines, where anti-aliasing noise concentrates)."""
+    inner = region.copy()
+    inner[1:] &= region[:-1]
+    inner[:-1] &= region[1:]
+    inner[:, 1:] &= region[:, :-1]
+    inner[:, :-1] &= region[:, 1:]
+    return inner
+
+
+def render_arm(settings: RenderSettings, options: SceneOptions, indices, rebuild_per_image: bool):
+    """Render ``indices``; return (frames, core-seconds per image)."""
+    from render.blender import BlenderSession
+
+    frames, costs = [], []
+    session = None if rebuild_per_image else BlenderSession(settings)
+    try:
+        for index in indices:
+            scene = first_scene(0, index, options)
+            started = time.process_time()
+            if rebuild_per_image:
+                with BlenderSession(settings) as fresh:
+                    frames.append(fresh.render(scene))
+            else:
+                frames.append(session.render(scene))
+            costs.append(time.process_time() - started)
+    finally:
+        if session is not None:
+            session.close()
+    return frames, costs
+
+
+def worker_rss(scenes: int, width: int, height: int, checkpoints=(10,)) -> dict[int, float]:
+    """RSS (MB) of a fresh worker process rendering ``scenes`` scenes to files, at each checkpoint."""
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        return pool.submit(_rss_worker, scenes, width, height, tuple(checkpoints) + (scenes,)).result()
+
+
+def _rss_worker(scenes: int, width: int, height: int, checkpoints) -> dict[int, float]:
+    import psutil
+
+    from render.executors import drop_blender_script_paths
+
+    drop_blender_script_paths()
+    from render.worker import open_session, render_index
+
+    with tempfile.TemporaryDirectory() as out:
+        options = SceneOptions(width=width, height=height)
+        job = RenderJob(out, 0, options, RenderSettings(width=width, height=height, samples=1), DeviceChoice("cpu", ()), "bench", min_pixels=1)
+        rss = {}
+        with open_session(job) as session:
+            for done, index in enumerate(range(scenes), start=1):
+                render_index(session, job, index)
+                if done in checkpoints:
+                    rss[done] = psutil.Process().memory_info().rss / 2**20
+        return rss
+
+
+def compare_workers(n: int, width: int, height: int) -> dict:
+    """Images per minute, two 1-thread worker processes against one 2-thread process, on the same scenes.
+
+    Both through the CLI's executor. The rate is taken after each worker's first scene (from the
+    moment the second outcome arrives to the last), so process start-up does not count: in a real
+    run of 1,000 scenes it is paid once.
+    """
+    from render.executors import run_in_processes
+
+    results = {}
+    for label, workers, threads in (("2 processes x 1 thread", 2, 1), ("1 process x 2 threads", 1, 2)):
+        with tempfile.TemporaryDirectory() as out:
+            settings = RenderSettings(width=width, height=height, threads=threads)
+            job = RenderJob(out, 0, SceneOptions(width=width, height=height), settings, DeviceChoice("cpu", ()), "bench",
+                            default_min_pixels(width, height))
+            arrivals = []
+            for outcome in run_in_processes(job, list(range(n)), workers):
+                assert outcome.error is None, outcome
+                arrivals.append(time.perf_counter())
+            results[label] = 60.0 * (n - 2) / (arrivals[-1] - arrivals[1])
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--defaults", type=int, default=10, help="images rendered with the defaults (default 10)")
+    parser.add_argument("--clevr", type=int, default=2, help="images rendered with CLEVR's settings (default 2; ~190 core-s each)")
+    parser.add_argument("--psnr", type=int, default=2, help="images compared against the reference (default 2)")
+    parser.add_argument("--reference-samples", type=int, default=2048, help="samples of the reference render (default 2048)")
+    parser.add_argument("--width", type=int, default=480)
+    parser.add_argument("--height", type=int, default=320)
+    parser.add_argument("--threads", type=int, default=0, help="Cycles threads for the arms (0 = all cores; core-seconds do not depend on it)")
+    parser.add_argument("--rss-scenes", type=int, default=200, help="scenes the RSS worker renders (default 200; 0 skips)")
+    parser.add_argument("--rss-size", default="64x48", help="image size of the RSS worker (default 64x48)")
+    parser.add_argument("--compare-workers", type=int, default=0, help="scenes for the processes-vs-threads comparison (0 skips)")
+    parser.add_argument("--json", action="store_true", help="also print the figures as one JSON object")
+    args = parser.parse_args()
+    if max(args.clevr, args.psnr) > args.defaults:
+        parser.error("--clevr and --psnr must not exceed --defaults (they reuse its scenes)")
+
+    options = SceneOptions(width=args.width, height=args.height)
+    defaults = RenderSettings(width=args.width, height=args.height, threads=args.threads)
+    clevr = RenderSettings.clevr(width=args.width, height=args.height, threads=args.threads)
+    reference = replace(clevr, samples=args.reference_samples)
+    indices = list(range(args.defaults))
+
+    default_frames, default_costs = render_arm(defaults, options, indices, rebuild_per_image=False)
+    clevr_frames, clevr_costs = render_arm(clevr, options, indices[: args.clevr], rebuild_per_image=True)
+    reference_frames, _ = render_arm(reference, options, indices[: args.psnr], rebuild_per_image=False)
+
+    def quality(frames) -> dict:
+        frame_db, object_db, interior_db = [], [], []
+        for frame, ref in zip(frames, reference_frames):
+            frame_db.append(psnr(frame.image, ref.image))
+            object_db.append(psnr(frame.image, ref.image, ref.mask > 0))
+            interior_db.append(psnr(frame.image, ref.image, eroded(ref.mask > 0)))
+        return {"psnr_frame_db": float(np.mean(frame_db)), "psnr_objects_db": float(np.mean(object_db)),
+                "psnr_objects_db_min": float(np.min(object_db)), "psnr_object_interiors_db": float(np.mean(interior_db))}
+
+    # Per image, leaving out the first default render (kernel and denoiser set-up, once per worker).
+    default_cost = float(np.mean(default_costs[1:] if len(default_costs) > 1 else default_costs))
+    clevr_cost = float(np.mean(clevr_costs))
+    figures = {
+        "size": f"{args.width}x{args.height}",
+        "blender_version": __import__("importlib.metadata").metadata.version("bpy"),
+        "defaults": {"settings": defaults.to_dict(), "images": len(default_costs), "core_seconds_per_image": default_cost,
+                     "first_image_core_seconds": default_costs[0], **quality(default_frames[: args.psnr])},
+        "clevr": {"settings": clevr.to_dict(), "images": len(clevr_costs), "core_seconds_per_image": clevr_cost,
+                  "rebuilt_per_image": True, **quality(clevr_frames[: args.psnr])},
+        "reference_samples": args.reference_samples,
+        "psnr_images": args.psnr,
+        "speedup": clevr_cost / default_cost,
+    }
+    if args.rss_scenes:
+        width, height = (int(v) for v in args.rss_size.split("x"))
+        rss = worker_rss(args.rss_scenes, width, height)
+        figures["worker_rss_mb"] = {str(k): round(v, 1) for k, v in rss.items()}
+        figures["worker_rss_growth_mb"] = round(rss[args.rss_scenes] - rss[10], 1)
+    if args.compare_workers:
+        figures["images_per_minute"] = compare_workers(args.compare_workers, args.width, args.height)
+
+    d, c = figures["defaults"], figures["clevr"]
+    print(f"size {figures['size']}, bpy {figures['blender_version']}, reference {args.reference_samples} samples on {args.psnr} images")
+    print(f"defaults ({defaults.samples} samples + OIDN {defaults.denoising_quality}/{defaults.denoising_prefilter}): "
+          f"{d['core_seconds_per_image']:.2f} core-s/image, PSNR {d['psnr_frame_db']:.1f} dB frame, "
+          f"{d['psnr_objects_db']:.1f} dB objects (min {d['psnr_objects_db_min']:.1f}, interiors {d['psnr_object_interiors_db']:.1f})")
+    print(f"CLEVR ({clevr.samples} samples, no denoiser, rebuilt per image): {c['core_seconds_per_image']:.1f} core-s/image, "
+          f"PSNR {c['psnr_frame_db']:.1f} dB frame, {c['psnr_objects_db']:.1f} dB objects")
+    print(f"speed-up: {figures['speedup']:.1f}x fewer core-seconds per image")
+    if "worker_rss_mb" in figures:
+        print(f"worker RSS (MB) after scenes {figures['worker_rss_mb']}: growth {figures['worker_rss_growth_mb']} MB")
+    if "images_per_minute" in figures:
+        print("images/minute: " + ", ".join(f"{k}: {v:.1f}" for k, v in figures["images_per_minute"].items()))
+    if args.json:
+        print(json.dumps(figures))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,309 @@
+"""The Blender adapter: the only module that imports ``bpy``.
+
+A :class:`BlenderSession` builds what every scene shares once (render settings, world,
+ground, camera, three lights, one mesh per shape, one material per (material, colour) pair,
+the compositor that writes the object-index pass) and then, per scene, replaces only the
+objects, moves camera and lights, renders, and returns the image PNG bytes and the instance
+mask as arrays. Writing files is the caller's job (``render/worker.py``).
+
+The mask comes from the same render as the image: Cycles' object-index pass (each object's
+``pass_index`` = its mask id, 0 = ground/background), written by a compositor File Output
+node as a float EXR into the session's private temporary folder and read back with bpy.
+Cycles writes that pass from the first sample only, so it holds exact integers, never blends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+from mathutils import Matrix
+from PIL import Image
+
+from assets.geometry import Mesh, shape_mesh
+from assets.materials import SurfaceParameters, all_surfaces
+from assets.vocabulary import Vocabulary, load_vocabulary, srgb_to_linear
+from render.devices import GPU_BACKENDS, DeviceChoice
+from render.sampler import SampledScene
+from render.settings import RenderSettings
+
+GROUND_SRGB = (150, 150, 150)
+GROUND_ROUGHNESS = 0.9
+GROUND_SIZE = 200.0  # far beyond the frame, so no horizon is ever visible
+WORLD_SRGB = (40, 40, 40)  # a little ambient light so shadows are not black
+MASK_FILE_STEM = "mask_"
+MASK_ITEM = "index"
+
+
+@contextlib.contextmanager
+def blender_stdout_silenced():
+    """Blender prints render progress and every saved file to the process's stdout (fd 1);
+    hide it so a run's own output (tqdm, warnings, errors on stderr) stays readable."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
+def blender_version() -> str:
+    return bpy.app.version_string
+
+
+def probe_gpu_devices() -> dict[str, list[str]]:
+    """GPU devices Cycles can see, per backend (``{"cuda": [...], "optix": [...], ...}``)."""
+    preferences = bpy.context.preferences.addons["cycles"].preferences
+    found: dict[str, list[str]] = {}
+    for backend in GPU_BACKENDS:
+        try:
+            with blender_stdout_silenced():  # Cycles logs each missing driver library
+                devices = preferences.get_devices_for_type(backend.upper())
+        except (TypeError, ValueError):  # backend not compiled into this build
+            devices = []
+        found[backend] = [d.name for d in devices if d.type == backend.upper()]
+    return found
+
+
+@dataclass(frozen=True)
+class RenderedFrame:
+    """One render: the colour-managed image and the instance mask, both top row first."""
+
+    image: np.ndarray  # (height, width, 3) uint8, sRGB through the Standard view transform
+    mask: np.ndarray  # (height, width) uint8; pixel = mask id, 0 = background
+
+
+class BlenderSession:
+    """One Blender scene reused across many renders; use as a context manager or call close()."""
+
+    def __init__(self, settings: RenderSettings, device: DeviceChoice | None = None, vocabulary: Vocabulary | None = None):
+        self.settings = settings
+        self.device = device or DeviceChoice("cpu", ())
+        self._vocabulary = vocabulary or load_vocabulary()
+        self._workdir = tempfile.TemporaryDirectory(prefix="ruclevr-blender-")
+        with blender_stdout_silenced():
+            bpy.ops.wm.read_factory_settings(use_empty=True)
+            self._scene = bpy.context.scene
+            self._configure_render()
+            _configure_device(self._scene, self.device)
+        self._build_world()
+        self._camera = self._build_camera()
+        self._lights: dict[str, bpy.types.Object] = {}
+        self._meshes = {shape: _make_mesh(shape, shape_mesh(shape, self._vocabulary)) for shape in self._vocabulary.names("shape")}
+        self._materials = {surface.key: _make_material(surface) for surface in all_surfaces(self._vocabulary)}
+        self._objects: list[bpy.types.Object] = []
+        self._build_mask_output()
+
+    def __enter__(self) -> "BlenderSession":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._clear_objects()
+        self._workdir.cleanup()
+
+    @property
+    def objects(self) -> list:
+        """The Blender objects of the current scene, in scene order (mask id k + 1 for object k)."""
+        return list(self._objects)
+
+    def build(self, scene: SampledScene) -> None:
+        """Put ``scene`` into Blender: its objects, camera pose and light poses."""
+        self._camera.data.lens = scene.camera.focal_length_mm
+        self._camera.data.sensor_width = scene.camera.sensor_width_mm
+        self._camera.matrix_world = _matrix(scene.camera.matrix_world)
+        for light in scene.lights:
+            self._place_light(light)
+        self._clear_objects()
+        for mask_id, placed in enumerate(scene.objects, start=1):
+            self._objects.append(self._add_object(placed, mask_id))
+
+    def render(self, scene: SampledScene) -> RenderedFrame:
+        self.build(scene)
+        mask_path = os.path.join(self._workdir.name, f"{MASK_FILE_STEM}{MASK_ITEM}.exr")
+        image_path = os.path.join(self._workdir.name, "image.png")
+        for stale in (mask_path, image_path):
+            if os.path.exists(stale):
+                os.unlink(stale)
+        with blender_stdout_silenced():
+            bpy.ops.render.render(write_still=False)
+            bpy.data.images["Render Result"].save_render(filepath=image_path)
+        return RenderedFrame(image=_read_png(image_path), mask=_read_mask(mask_path))
+
+    # --- set-up, once per session -------------------------------------------------------------
+
+    def _configure_render(self) -> None:
+        scene, s = self._scene, self.settings
+        scene.render.engine = "CYCLES"
+        scene.render.resolution_x, scene.render.resolution_y = s.width, s.height
+        scene.render.resolution_percentage = 100
+        scene.render.film_transparent = False
+        scene.render.threads_mode = "FIXED" if s.threads else "AUTO"
+        if s.threads:
+            scene.render.threads = s.threads
+        cycles = scene.cycles
+        cycles.samples = s.samples
+        cycles.use_adaptive_sampling = False
+        cycles.seed = s.cycles_seed
+        cycles.use_denoising = s.denoise
+        if s.denoise:
+            cycles.denoiser = "OPENIMAGEDENOISE"
+            cycles.denoising_quality = s.denoising_quality
+            cycles.denoising_prefilter = s.denoising_prefilter
+            cycles.denoising_input_passes = "RGB_ALBEDO_NORMAL"
+        scene.view_settings.view_transform = s.view_transform
+        scene.view_settings.look = "None"
+        scene.view_settings.exposure = 0.0
+        scene.view_settings.gamma = 1.0
+        image = scene.render.image_settings
+        image.file_format = "PNG"
+        image.color_mode = "RGB"
+        image.color_depth = "8"
+        image.compression = 0  # a scratch file, re-encoded without Blender's metadata by the writer
+        scene.view_layers[0].use_pass_object_index = True
+
+    def _build_world(self) -> None:
+        world = bpy.data.worlds.new("world")
+        background = world.node_tree.nodes["Background"]
+        background.inputs["Color"].default_value = _linear(WORLD_SRGB)
+        self._scene.world = world
+        ground_mesh = bpy.data.meshes.new("ground")
+        half = GROUND_SIZE / 2.0
+        ground_mesh.from_pydata([(-half, -half, 0), (half, -half, 0), (half, half, 0), (-half, half, 0)], [], [(0, 1, 2, 3)])
+        ground = bpy.data.objects.new("ground", ground_mesh)
+        material = bpy.data.materials.new("ground")
+        principled = material.node_tree.nodes["Principled BSDF"]
+        principled.inputs["Base Color"].default_value = _linear(GROUND_SRGB)
+        principled.inputs["Roughness"].default_value = GROUND_ROUGHNESS
+        ground_mesh.materials.append(material)
+        ground.pass_index = 0
+        self._scene.collection.objects.link(ground)
+
+    def _build_camera(self):
+        data = bpy.data.cameras.new("camera")
+        data.sensor_fit = "HORIZONTAL"
+        data.clip_end = 1000.0
+        camera = bpy.data.objects.new("camera", data)
+        self._scene.collection.objects.link(camera)
+        self._scene.camera = camera
+        return camera
+
+    def _place_light(self, light) -> None:
+        from render.camera import look_at_matrix
+
+        if light.name not in self._lights:
+            data = bpy.data.lights.new(light.name, "AREA")
+            obj = bpy.data.objects.new(light.name, data)
+            self._scene.collection.objects.link(obj)
+            self._lights[light.name] = obj
+        obj = self._lights[light.name]
+        obj.data.energy = light.energy
+        obj.data.size = light.size
+        obj.matrix_world = _matrix(look_at_matrix(light.location, light.target))
+
+    def _build_mask_output(self) -> None:
+        tree = bpy.data.node_groups.new("compositor", "CompositorNodeTree")
+        self._scene.compositing_node_group = tree
+        layers = tree.nodes.new("CompositorNodeRLayers")
+        output = tree.nodes.new("CompositorNodeOutputFile")
+        output.directory = self._workdir.name
+        output.file_name = MASK_FILE_STEM
+        output.format.media_type = "IMAGE"
+        output.format.file_format = "OPEN_EXR"
+        output.format.exr_codec = "NONE"
+        output.format.color_depth = "32"  # exact integers however many objects
+        output.file_output_items.new("FLOAT", MASK_ITEM)
+        tree.links.new(layers.outputs["Object Index"], output.inputs[MASK_ITEM])
+
+    # --- per scene -----------------------------------------------------------------------------
+
+    def _add_object(self, placed, mask_id: int):
+        obj = bpy.data.objects.new(f"object_{mask_id:03d}", self._meshes[placed.shape])
+        obj.location = placed.location
+        obj.rotation_mode = "XYZ"
+        obj.rotation_euler = (0.0, 0.0, math.radians(placed.rotation))
+        obj.scale = (placed.scale, placed.scale, placed.scale)
+        obj.pass_index = mask_id
+        # Meshes are shared between objects; the material is linked to the object instead.
+        obj.material_slots[0].link = "OBJECT"
+        obj.material_slots[0].material = self._materials[f"{placed.material}_{placed.color}"]
+        self._scene.collection.objects.link(obj)
+        return obj
+
+    def _clear_objects(self) -> None:
+        for obj in self._objects:
+            bpy.data.objects.remove(obj, do_unlink=True)
+        self._objects = []
+
+
+def _configure_device(scene, device: DeviceChoice) -> None:
+    if device.backend == "cpu":
+        scene.cycles.device = "CPU"
+        return
+    preferences = bpy.context.preferences.addons["cycles"].preferences
+    preferences.compute_device_type = device.backend.upper()
+    preferences.refresh_devices()
+    for candidate in preferences.devices:
+        candidate.use = candidate.type == device.backend.upper() and candidate.name in device.devices
+    scene.cycles.device = "GPU"
+
+
+def _make_mesh(name: str, mesh: Mesh):
+    data = bpy.data.meshes.new(name)
+    data.from_pydata(mesh.vertices.tolist(), [], [list(face) for face in mesh.faces])
+    data.validate()
+    data.shade_smooth()
+    data.normals_split_custom_set_from_vertices(mesh.normals.tolist())
+    data.materials.append(None)  # one slot, filled per object
+    return data
+
+
+def _make_material(surface: SurfaceParameters):
+    material = bpy.data.materials.new(surface.key)
+    principled = material.node_tree.nodes["Principled BSDF"]
+    principled.inputs["Base Color"].default_value = surface.base_color
+    principled.inputs["Metallic"].default_value = surface.metallic
+    principled.inputs["Roughness"].default_value = surface.roughness
+    principled.inputs["Specular IOR Level"].default_value = surface.specular
+    return material
+
+
+def _read_png(path: str) -> np.ndarray:
+    """Blender's colour-managed PNG as an array (its metadata, with dates and timings, is dropped)."""
+    with Image.open(path) as image:
+        return np.asarray(image.convert("RGB")).copy()
+
+
+def _read_mask(path: str) -> np.ndarray:
+    if not os.path.exists(path):
+        raise RuntimeError(f"Blender did not write the object-index pass to {path}")
+    image = bpy.data.images.load(path, check_existing=False)
+    try:
+        image.colorspace_settings.name = "Non-Color"
+        width, height = image.size
+        pixels = np.empty(width * height * image.channels, dtype=np.float32)
+        image.pixels.foreach_get(pixels)
+    finally:
+        bpy.data.images.remove(image)
+    index = pixels.reshape(height, width, -1)[::-1, :, 0]  # Blender's rows start at the bottom
+    return np.rint(index).astype(np.uint8)
+
+
+def _matrix(array: np.ndarray) -> Matrix:
+    return Matrix([[float(v) for v in row] for row in np.asarray(array)])
+
+
+def _linear(srgb) -> tuple[float, float, float, float]:
+    return (*(srgb_to_linear(c) for c in srgb), 1.0)

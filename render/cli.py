@@ -1,0 +1,196 @@
+"""``python -m render``: render scenes with headless Blender into images, masks and scene graphs.
+
+The run is: check the arguments and the output folder → plan (which indices are still to do,
+of the whole range or of one ``--shard``) → an executor renders them (``--workers`` local
+processes or Ray actors, each with its own Blender; see :mod:`render.farm`) → merge every
+finished scene file into ``scenes.json`` (a shard: ``scenes.shard-I-of-N.json``). Rerunning the
+same command resumes; ``--overwrite`` starts over. ``python -m render merge`` and
+``python -m render verify`` are subcommands (:mod:`render.merge`, :mod:`render.verify`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from tqdm import tqdm
+
+import ruclevr
+from render.devices import DEVICE_CHOICES
+from render.farm import FarmPlan, add_farm_arguments, plan_farm, shard_from_args
+from render.outputs import OutputLayout, check_writable, merge_scenes, read_run_record
+from render.sampler import SceneOptions, SceneSamplingError
+from render.scene_graph import sample_scene_graph
+from render.settings import DEFAULT_SAMPLES, RenderSettings
+from render.shards import layout_for
+from render.worker import DEFAULT_MIN_PIXELS, RenderJob, default_min_pixels
+from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, run_cli
+from ruclevr.io import atomic_write_json
+
+PROG = "python -m render"
+
+
+def build_parser() -> ArgumentParser:
+    parser = ArgumentParser(
+        prog=PROG,
+        description="Render CLEVR-style scenes with headless Blender (Cycles): an image, an instance mask and "
+        "a scene graph per scene, and the merged scenes.json. Rerun the same command to resume.",
+        epilog="Subcommands: 'python -m render merge OUT [SHARD_FOLDER ...]' combines the shards of a job array into "
+        "OUT/scenes.json; 'python -m render verify OUT' checks a finished folder (each has its own --help).",
+    )
+    parser.add_argument("--n", type=positive_int, required=True, help="number of scenes to render (indices start-index .. start-index+n-1)")
+    parser.add_argument("--out", default="out", help="output folder (images/, masks/, scenes/, scenes.json); default: out")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="run seed; scene i is sampled from numpy default_rng([seed, i]); default 0")
+    parser.add_argument("--start-index", type=non_negative_int, default=0, help="first scene index (to add scenes to a folder, or split work); default 0")
+    parser.add_argument("--width", type=positive_int, default=480, help="image width in pixels; default 480")
+    parser.add_argument("--height", type=positive_int, default=320, help="image height in pixels; default 320")
+    parser.add_argument("--samples", type=positive_int, default=DEFAULT_SAMPLES, help=f"Cycles samples per pixel (denoised); default {DEFAULT_SAMPLES}")
+    parser.add_argument("--no-denoise", action="store_true", help="turn OpenImageDenoise off (CLEVR's settings were --samples 512 --no-denoise)")
+    parser.add_argument("--min-objects", type=positive_int, default=3, help="fewest objects in a scene; default 3")
+    parser.add_argument("--max-objects", type=positive_int, default=10, help="most objects in a scene (at most 254); default 10")
+    parser.add_argument("--min-pixels", type=non_negative_int, default=None, help=f"every object must show at least this many pixels in the mask, else the scene is re-sampled; default {DEFAULT_MIN_PIXELS} at 480x320, scaled by image area for other sizes (25 at 160x120)")
+    parser.add_argument("--split", default="new", help="value of each scene's 'split' key; default 'new'")
+    parser.add_argument("--device", choices=DEVICE_CHOICES, default="auto", help="Cycles device: auto (a GPU if one is found, else the CPU with a warning), cpu, or a GPU backend that must exist; default auto")
+    parser.add_argument("--workers", type=positive_int, default=None, help="parallel Blender processes (or Ray actors); default: one per CPU core on the CPU (1 thread each; as fast as threads on 2 cores, and isolated), one per GPU on GPUs, one per slot of a Ray cluster")
+    parser.add_argument("--threads", type=non_negative_int, default=None, help="Cycles threads per worker (0 = all cores); default: 1 when several workers share the CPU, else 0")
+    parser.add_argument("--overwrite", action="store_true", help="delete this folder's earlier renders first and render everything again (with --shard: that shard's only)")
+    add_farm_arguments(parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "merge":
+        from render.merge import main as merge_main
+
+        return merge_main(argv[1:])
+    if argv and argv[0] == "verify":
+        from render.verify import main as verify_main
+
+        return verify_main(argv[1:])
+    return run_cli(_main, argv, PROG)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    options = scene_options_from_args(args)
+    shard = shard_from_args(args)
+    indices = shard.indices(args.start_index, args.n) if shard else range(args.start_index, args.start_index + args.n)
+    check_scenes_possible(args.seed, indices.start, options)
+    farm = plan_farm(args, PROG)
+    layout = prepare_output(layout_for(Path(args.out), options.filename_prefix, shard, args.start_index, args.n), args.overwrite)
+    settings = RenderSettings(
+        width=args.width, height=args.height, samples=args.samples, denoise=not args.no_denoise, device=farm.device.backend,
+        threads=farm.threads,
+    )
+    min_pixels = args.min_pixels if args.min_pixels is not None else default_min_pixels(args.width, args.height)
+    job = RenderJob(str(layout.root), args.seed, options, settings, farm.device, _blender_version(), min_pixels)
+    info = run_info(job)
+    if shard:
+        info["shard"] = shard.to_dict(args.start_index, args.n)  # for merge; the merged scenes.json leaves it out
+    claim_output(layout, info)
+    failures = execute(farm, job, plan(layout, indices))
+    merged = merge_scenes(layout, info)
+    print(f"{PROG}: {len(indices) - len(failures)} of {len(indices)} scenes ready in {layout.root} ({merged} in {layout.scenes_json.name})",
+          file=sys.stderr)
+    for failure in failures:
+        print(f"{PROG}: failed: {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def scene_options_from_args(args) -> SceneOptions:
+    if args.min_objects > args.max_objects:
+        raise UsageError(f"--min-objects {args.min_objects} is greater than --max-objects {args.max_objects}")
+    if args.max_objects > 254:
+        raise UsageError(f"--max-objects {args.max_objects} is too many: masks are 8-bit, at most 254 objects")
+    if not args.split or "/" in args.split:
+        raise UsageError(f"--split {args.split!r} must be a non-empty name without '/'")
+    return SceneOptions(
+        min_objects=args.min_objects, max_objects=args.max_objects, width=args.width, height=args.height, split=args.split
+    )
+
+
+def check_scenes_possible(seed: int, start_index: int, options: SceneOptions) -> None:
+    """Sample the first scene's graph (cheap, no Blender) so impossible constraints fail before any render."""
+    try:
+        sample_scene_graph(seed, start_index, options)
+    except SceneSamplingError as error:
+        raise UsageError(str(error)) from None
+
+
+def prepare_output(layout: OutputLayout, overwrite: bool) -> OutputLayout:
+    root = layout.root
+    try:
+        check_writable(root)
+        if overwrite:
+            layout.remove_outputs()
+        layout.prepare()
+    except OSError as error:
+        raise UsageError(f"cannot write to --out {str(root)!r}: {error.strerror or error}") from None
+    return layout
+
+
+def run_info(job: RenderJob) -> dict:
+    """What the run was made with: enough to reproduce every file. How the work was spread
+    (workers, threads) is left out on purpose: it does not change a single output byte."""
+    return {
+        "generator": "ruclevr.render",
+        "version": ruclevr.__version__,
+        "blender_version": job.blender_version,
+        "seed": job.seed,
+        "min_pixels": job.min_pixels,
+        "max_visibility_attempts": job.max_visibility_attempts,
+        "scene_options": dataclasses.asdict(job.options),
+        "render": job.settings.to_dict(),
+    }
+
+
+#: Keys of the run record that change what is rendered; a resumed run must match them.
+OUTPUT_DEFINING = ("seed", "min_pixels", "max_visibility_attempts", "scene_options", "render")
+
+
+def claim_output(layout: OutputLayout, info: dict) -> None:
+    """Record the run in the folder, refusing to mix scenes made with other settings."""
+    previous = read_run_record(layout)
+    if previous is not None and layout.finished_scene_files():
+        differences = _differences({k: previous.get(k) for k in OUTPUT_DEFINING}, {k: info[k] for k in OUTPUT_DEFINING})
+        differences = [d for d in differences if not d.startswith("render.device")]
+        if differences:
+            raise UsageError(
+                f"{layout.root} holds scenes made with other settings ({'; '.join(differences[:3])}); "
+                "rerun with the same settings to resume, or pass --overwrite"
+            )
+    atomic_write_json(layout.run_record, info)
+
+
+def plan(layout: OutputLayout, indices: Sequence[int]) -> list[int]:
+    """The indices still to render: finished scenes (their scene file exists) are skipped."""
+    return [index for index in indices if not layout.is_finished(index)]
+
+
+def execute(farm: FarmPlan, job: RenderJob, indices: list[int]) -> list[str]:
+    """Render ``indices`` with the chosen executor, showing progress; return the failures."""
+    failures = []
+    with tqdm(total=len(indices), desc="render", unit="scene", file=sys.stderr, dynamic_ncols=True) as progress:
+        for outcome in farm.execute(job, indices, log=lambda line: tqdm.write(f"{PROG}: {line}", file=sys.stderr)):
+            if outcome.error:
+                failures.append(outcome.error)
+            progress.update(1)
+    return failures
+
+
+def _blender_version() -> str:
+    """The bpy wheel's version, read without importing bpy (this process may spawn workers)."""
+    return importlib.metadata.version("bpy")
+
+
+def _differences(old, new, path: str = "") -> list[str]:
+    if isinstance(old, dict) and isinstance(new, dict):
+        found = []
+        for key in sorted(set(old) | set(new)):
+            found += _differences(old.get(key), new.get(key), f"{path}.{key}" if path else key)
+        return found
+    return [] if old == new else [f"{path}: {old!r} -> {new!r}"]

@@ -1,0 +1,85 @@
+"""Render a recorded scene graph again: the same geometry, camera, lights and render settings.
+
+A scene file records everything rendering needs (``scene_from_graph`` rebuilds the scene, and
+``scene["render"]`` holds the settings, Cycles' noise seed included), so a scene can be edited
+(recoloured, for the colour-swap augmentation) and rendered again without its seed or the
+sampler. Nothing here imports bpy: :class:`Rerenderer` opens a :class:`render.blender.BlenderSession`
+only when the first scene is rendered.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from render.devices import DeviceChoice
+from render.scene_graph import scene_from_graph
+from render.settings import RenderSettings
+
+#: Settings keys of ``RenderSettings`` that a scene's ``render`` record carries under the same name.
+_RECORDED = ("width", "height", "samples", "view_transform", "cycles_seed")
+
+
+def settings_from_record(record: Mapping[str, Any], device: str = "cpu", threads: int = 0) -> RenderSettings:
+    """The render settings a scene was made with (its ``render`` record), for another render of it.
+
+    The device and thread count are this run's choice: they change how fast, not what is drawn.
+    """
+    try:
+        recorded = {key: record[key] for key in _RECORDED}
+    except KeyError as missing:
+        raise ValueError(f"the scene's render record lacks {missing}; it cannot be rendered again") from None
+    denoise = record.get("denoiser") is not None
+    defaults = RenderSettings()
+    return RenderSettings(
+        **recorded,
+        denoise=denoise,
+        denoising_quality=record.get("denoising_quality") or defaults.denoising_quality,
+        denoising_prefilter=record.get("denoising_prefilter") or defaults.denoising_prefilter,
+        device=device,
+        threads=threads,
+    )
+
+
+class Rerenderer:
+    """Renders recorded scene graphs, keeping one Blender session while the settings stay the same.
+
+    Blender has one scene per process and a session resets it when it opens: close any other
+    session (a render worker's) before using this one, as :mod:`render.executors` does per process.
+    """
+
+    def __init__(self, device: DeviceChoice | None = None, threads: int = 0) -> None:
+        self.device = device or DeviceChoice("cpu", ())
+        self.threads = threads
+        self._session = None
+        self._settings: RenderSettings | None = None
+
+    def __enter__(self) -> "Rerenderer":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.close()
+            self._session = None
+            self._settings = None
+
+    def render(self, graph: Mapping[str, Any]):
+        """The image and mask of ``graph`` (a scene dict with ``render``, ``camera``, ``lights``, objects)."""
+        if "render" not in graph:
+            raise ValueError(f"scene {graph.get('image_filename')!r} has no render record; it cannot be rendered again")
+        settings = settings_from_record(graph["render"], self.device.backend, self.threads)
+        if settings != self._settings:
+            self.close()
+            from render.blender import BlenderSession  # the one import of bpy, on first use
+
+            self._session = BlenderSession(settings, self.device)
+            self._settings = settings
+        return self._session.render(scene_from_graph(dict(graph)))
+
+    @staticmethod
+    def blender_version() -> str:
+        from render.blender import blender_version
+
+        return blender_version()

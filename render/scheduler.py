@@ -1,0 +1,198 @@
+"""Handing scene indices to long-lived workers: retries after a worker dies, and recycling.
+
+The same rules hold for local worker processes (:mod:`render.workers`) and Ray actors
+(:mod:`render.ray_executor`); each supplies a :class:`WorkerBackend`, and :class:`Scheduler` does
+the bookkeeping:
+
+* a worker gets one index at a time, so a worker's death names exactly one scene;
+* a scene whose worker died is given to a fresh worker, at most ``crash_retries`` more times, then
+  reported by index (its ``Outcome`` carries the error) while every other scene goes on;
+* a worker that dies before its Blender session opened costs no scene an attempt, but after
+  ``MAX_FAILED_STARTS`` such deaths in a row the run stops: nothing would ever render;
+* a worker is replaced by a fresh one after ``recycle_after`` scenes, or as soon as its resident
+  memory after a scene exceeds ``max_rss_mb`` (Blender's memory creeps up over long runs).
+
+Every index given to :meth:`Scheduler.run` comes back exactly once, as a finished or failed ``Outcome``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, NamedTuple, Protocol, Sequence
+
+from render.worker import Outcome
+
+#: Worker deaths before the session opened, in a row, after which the run gives up.
+MAX_FAILED_STARTS = 3
+
+
+@dataclass(frozen=True)
+class WorkerPolicy:
+    recycle_after: int = 1000  # scenes one worker renders before a fresh one replaces it; 0 = never
+    max_rss_mb: float = 4096.0  # replace a worker whose RSS after a scene is above this; 0 = no cap
+    crash_retries: int = 2  # how often a scene whose worker died is given to a fresh worker
+
+    def needs_recycling(self, scenes: int, rss_bytes: int) -> str | None:
+        """Why a worker that has rendered ``scenes`` scenes and holds ``rss_bytes`` should be replaced."""
+        if self.recycle_after and scenes >= self.recycle_after:
+            return f"{scenes} scenes rendered"
+        if self.max_rss_mb and rss_bytes > self.max_rss_mb * 2**20:
+            return f"RSS {rss_bytes / 2**20:.0f} MB above {self.max_rss_mb:g} MB"
+        return None
+
+
+class Ready(NamedTuple):
+    """The worker in ``slot`` opened its session and can render."""
+
+    slot: int
+    pid: int
+
+
+class Done(NamedTuple):
+    """The worker in ``slot`` finished its scene (written, or failed in an ordinary way)."""
+
+    slot: int
+    outcome: Outcome
+    rss_bytes: int
+
+
+class Died(NamedTuple):
+    """The worker in ``slot`` is gone (killed, crashed, out of memory, could not start)."""
+
+    slot: int
+    reason: str
+
+
+class WorkerBackend(Protocol):
+    """Starts workers in numbered slots and reports what they do, as events."""
+
+    def start(self, slot: int) -> None: ...
+
+    def submit(self, slot: int, index: int) -> None: ...
+
+    def wait(self) -> list[Ready | Done | Died]: ...
+
+    def stop(self, slot: int) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class WorkerRecord:
+    """What one worker process (or actor) did, for logs and the memory benchmark."""
+
+    slot: int
+    pid: int | None = None
+    scenes: int = 0
+    rss_bytes: list[int] = field(default_factory=list)  # after each scene
+    ended: str | None = None  # why it stopped: recycled, died, finished
+
+
+class Scheduler:
+    """Runs indices over ``slots`` workers of ``backend`` under ``policy``; see the module docstring.
+
+    ``workers`` keeps a :class:`WorkerRecord` per worker started, in start order.
+    """
+
+    def __init__(self, backend: WorkerBackend, slots: int, policy: WorkerPolicy, log: Callable[[str], None] | None = None,
+                 after_death: Callable[[int], None] | None = None) -> None:
+        self.backend = backend
+        self.slots = slots
+        self.policy = policy
+        self.log = log or (lambda line: None)
+        self.after_death = after_death or (lambda index: None)
+        self.workers: list[WorkerRecord] = []
+        self._pending: deque[int] = deque()
+        self._busy: dict[int, int] = {}  # slot -> the index its worker renders
+        self._current: dict[int, WorkerRecord] = {}  # slot -> its live worker
+        self._crashes: Counter[int] = Counter()
+        self._failed_starts = 0
+
+    def run(self, indices: Sequence[int]) -> Iterator[Outcome]:
+        self._pending = deque(indices)
+        try:
+            for slot in range(min(self.slots, len(self._pending))):
+                self._start(slot)
+                self._assign(slot)
+            while self._busy:
+                for event in self.backend.wait():
+                    if event.slot not in self._busy:
+                        continue  # a stopped worker's last word, or a run given up
+                    if isinstance(event, Ready):
+                        self._current[event.slot].pid = event.pid
+                        self._failed_starts = 0
+                        continue
+                    index = self._busy.pop(event.slot)
+                    if isinstance(event, Done):
+                        yield from self._finished(event, index)
+                    else:
+                        yield from self._died(event, index)
+                    self._refill(event.slot)
+        finally:
+            self.backend.close()
+
+    def _finished(self, event: Done, index: int) -> Iterator[Outcome]:
+        if event.outcome.index != index:
+            raise RuntimeError(f"worker {event.slot} answered for scene {event.outcome.index}, not {index}")
+        record = self._current[event.slot]
+        record.scenes += 1
+        record.rss_bytes.append(event.rss_bytes)
+        yield event.outcome
+        reason = self.policy.needs_recycling(record.scenes, event.rss_bytes)
+        if reason and self._pending:
+            self.log(f"worker {event.slot} (pid {record.pid}) recycled after scene {index}: {reason}")
+            record.ended = f"recycled: {reason}"
+            self.backend.stop(event.slot)
+            self._start(event.slot)
+
+    def _died(self, event: Died, index: int) -> Iterator[Outcome]:
+        record = self._current[event.slot]
+        record.ended = f"died: {event.reason}"
+        self.after_death(index)
+        if record.pid is None:  # died before its session opened: not the scene's fault
+            self._failed_starts += 1
+            self._pending.appendleft(index)
+            if self._failed_starts >= MAX_FAILED_STARTS:
+                yield from self._give_up(event.reason)
+                return
+        else:
+            self._crashes[index] += 1
+            attempt = self._crashes[index]
+            if attempt > self.policy.crash_retries:
+                yield Outcome(index, f"scene {index}: its worker died {attempt} times, last: {event.reason}")
+            else:
+                self.log(f"worker {event.slot} (pid {record.pid}) died rendering scene {index} ({event.reason}); "
+                         f"retrying the scene on a fresh worker (retry {attempt} of {self.policy.crash_retries})")
+                self._pending.appendleft(index)
+        if self._pending:
+            self._start(event.slot)
+
+    def _refill(self, slot: int) -> None:
+        """Give ``slot`` the next index, or let its worker go when nothing is left."""
+        record = self._current.get(slot)
+        if record is None or record.ended is not None or slot in self._busy:
+            return
+        if self._pending:
+            self._assign(slot)
+        else:
+            record.ended = "finished"
+            self.backend.stop(slot)
+
+    def _start(self, slot: int) -> None:
+        record = WorkerRecord(slot)
+        self.workers.append(record)
+        self._current[slot] = record
+        self.backend.start(slot)
+
+    def _assign(self, slot: int) -> None:
+        self._busy[slot] = self._pending.popleft()
+        self.backend.submit(slot, self._busy[slot])
+
+    def _give_up(self, reason: str) -> Iterator[Outcome]:
+        left = list(self._busy.values()) + list(self._pending)
+        self._busy.clear()
+        self._pending.clear()
+        for index in sorted(left):
+            yield Outcome(index, f"scene {index}: not rendered, workers die before their Blender session opens "
+                                 f"({MAX_FAILED_STARTS} in a row; last: {reason})")

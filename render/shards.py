@@ -1,0 +1,143 @@
+"""Shards: one of N parts of a run, for job arrays (SLURM, Kubernetes indexed jobs) and many machines.
+
+Shard ``i`` of ``N`` renders a contiguous block of the run's indices ``start .. start+n-1``: block
+``i`` is ``start + floor(i*n/N) .. start + floor((i+1)*n/N) - 1``. The blocks are an exact partition
+(every index in exactly one block, the remainder spread so sizes differ by at most one, blocks of
+size 0 when N > n), and a scene is a function of (seed, index) alone, so the union of the shards is
+the same files as one run over the whole range.
+
+A shard writes only its own files: the per-index images, masks and scene files of its block, and
+``scenes.shard-I-of-N.json`` / ``render_run.shard-I-of-N.json`` instead of ``scenes.json`` /
+``render_run.json``, so shards can share one output folder. ``python -m render merge`` combines them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from render.outputs import OutputLayout
+from ruclevr.cli import UsageError
+
+SHARD_FILE_PATTERN = re.compile(r"^scenes\.shard-(\d+)-of-(\d+)\.json$")
+SHARD_SPEC_HELP = "I/N (0-based), 'slurm' (SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT) or 'kubernetes/N' (JOB_COMPLETION_INDEX of N)"
+
+
+@dataclass(frozen=True)
+class Shard:
+    index: int
+    count: int
+
+    @property
+    def name(self) -> str:
+        return f"shard-{self.index}-of-{self.count}"
+
+    def indices(self, start: int, n: int) -> range:
+        """This shard's block of ``start .. start+n-1`` (contiguous; see the module docstring)."""
+        return range(start + self.index * n // self.count, start + (self.index + 1) * n // self.count)
+
+    def to_dict(self, start: int, n: int) -> dict:
+        block = self.indices(start, n)
+        return {"index": self.index, "count": self.count, "start_index": start, "n": n, "split": "contiguous",
+                "first": block.start, "stop": block.stop}
+
+
+def parse_shard(spec: str, environ: Mapping[str, str]) -> Shard:
+    """``--shard``: ``I/N``, ``slurm`` or ``kubernetes/N``; a bad or missing value is a UsageError."""
+    spec = spec.strip()
+    if spec == "slurm":
+        return shard_from_slurm(environ)
+    if spec.startswith("kubernetes/"):
+        count = _count(spec, spec.split("/", 1)[1])
+        index = _environment_int(environ, "JOB_COMPLETION_INDEX", spec)
+        return _checked(Shard(index, count), spec)
+    parts = spec.split("/")
+    if len(parts) != 2 or not all(part.strip().isdigit() for part in parts):
+        raise UsageError(f"--shard {spec!r}: expected {SHARD_SPEC_HELP}")
+    return _checked(Shard(int(parts[0]), _count(spec, parts[1])), spec)
+
+
+def shard_from_slurm(environ: Mapping[str, str]) -> Shard:
+    """The array task's position: (ID - MIN) / STEP of COUNT, so ``--array=1-8`` and ``--array=0-30:10`` work too."""
+    task = _environment_int(environ, "SLURM_ARRAY_TASK_ID", "slurm")
+    count = _environment_int(environ, "SLURM_ARRAY_TASK_COUNT", "slurm")
+    first = int(environ.get("SLURM_ARRAY_TASK_MIN", "0") or 0)
+    step = int(environ.get("SLURM_ARRAY_TASK_STEP", "1") or 1)
+    if (task - first) % step:
+        raise UsageError(f"--shard slurm: SLURM_ARRAY_TASK_ID={task} is not on the array's grid (min {first}, step {step})")
+    return _checked(Shard((task - first) // step, count), "slurm")
+
+
+def _count(spec: str, text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise UsageError(f"--shard {spec!r}: the shard count must be a positive integer, got {text!r}")
+    return int(text)
+
+
+def _environment_int(environ: Mapping[str, str], name: str, spec: str) -> int:
+    value = environ.get(name)
+    if value is None or not value.strip().isdigit():
+        shown = "is not set" if value is None else f"is {value!r}, not a number"
+        raise UsageError(f"--shard {spec}: {name} {shown} (run inside the job array, or give --shard I/N)")
+    return int(value)
+
+
+def _checked(shard: Shard, spec: str) -> Shard:
+    if not 0 <= shard.index < shard.count:
+        raise UsageError(f"--shard {spec}: shard {shard.index} is not in 0..{shard.count - 1} (shards are 0-based)")
+    return shard
+
+
+@dataclass(frozen=True)
+class ShardLayout(OutputLayout):
+    """The output layout seen by one shard: its own block of indices and its own merged files."""
+
+    shard: Shard = Shard(0, 1)
+    start_index: int = 0
+    n: int = 0
+
+    @property
+    def indices(self) -> range:
+        return self.shard.indices(self.start_index, self.n)
+
+    @property
+    def scenes_json(self) -> Path:
+        return self.root / f"scenes.{self.shard.name}.json"
+
+    @property
+    def run_record(self) -> Path:
+        return self.root / f"render_run.{self.shard.name}.json"
+
+    def finished_scene_files(self) -> list[Path]:
+        return [self.scene_path(index) for index in self.indices if self.scene_path(index).exists()]
+
+    def remove_outputs(self) -> int:
+        """For --overwrite: delete this shard's files only; other shards' files stay."""
+        removed = 0
+        paths = [self.scenes_json, self.run_record]
+        for index in self.indices:
+            paths += [self.image_path(index), self.mask_path(index), self.scene_path(index)]
+        for path in paths:
+            if path.exists():
+                path.unlink()
+                removed += 1
+        return removed
+
+
+def shard_files(folder: Path) -> dict[Shard, Path]:
+    """The ``scenes.shard-I-of-N.json`` files in ``folder``, by shard."""
+    found = {}
+    for path in sorted(folder.glob("scenes.shard-*-of-*.json")):
+        match = SHARD_FILE_PATTERN.match(path.name)
+        if match:
+            found[Shard(int(match.group(1)), int(match.group(2)))] = path
+    return found
+
+
+def layout_for(root: Path, prefix: str, shard: Shard | None, start_index: int, n: int) -> OutputLayout:
+    """The whole folder's layout, or the one shard's view of it."""
+    if shard is None:
+        return OutputLayout(root, prefix)
+    return ShardLayout(root, prefix, shard, start_index, n)

@@ -1,0 +1,289 @@
+"""Local worker processes, each with its own Blender session (the ``--executor local`` backend).
+
+Each worker is a spawned process (bpy is not fork-safe) that opens one Blender session and then
+renders the scene indices it is sent, one at a time, over a pipe. What :mod:`render.scheduler`
+needs from it:
+
+* its environment is set *before* it starts, so ``CUDA_VISIBLE_DEVICES`` (or HIP's, oneAPI's)
+  leaves it exactly its GPUs: Blender opens every GPU it can see;
+* its death (SIGKILL, out of memory, a segfault in Blender) is seen at once, through the process
+  sentinel, and the scene it was rendering is known;
+* it dies with the parent (``PR_SET_PDEATHSIG`` on Linux), so a killed run leaves no orphan
+  Blender writing into the output folder while the rerun resumes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import dataclasses
+import multiprocessing
+import os
+import signal
+import sys
+import traceback
+from multiprocessing.connection import Connection, wait
+from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
+
+from render.devices import VISIBILITY_VARIABLES, DeviceChoice, describe_found, worker_gpus
+from render.outputs import OutputLayout
+from render.scheduler import Died, Done, Ready, Scheduler, WorkerPolicy
+from render.worker import Outcome, RenderJob, open_session, render_with_retries
+
+#: Seconds a worker is given to close its session and exit when told to stop, before it is killed.
+STOP_TIMEOUT = 30.0
+
+
+class SceneWorker(Protocol):
+    """What runs inside a worker process: renders one index at a time."""
+
+    def render(self, index: int) -> Outcome: ...
+
+    def close(self) -> None: ...
+
+
+# --- the Blender worker ------------------------------------------------------------------------
+
+
+class BlenderWorker:
+    """One Blender session rendering a job's scenes to files (the worker of ``python -m render``)."""
+
+    def __init__(self, job: RenderJob) -> None:
+        from render.executors import drop_blender_script_paths
+
+        drop_blender_script_paths()
+        check_gpus_visible(job.device)
+        self.job = job
+        self.session = open_session(job)
+
+    def render(self, index: int) -> Outcome:
+        return render_with_retries(self.session, self.job, index)
+
+    def close(self) -> None:
+        self.session.close()
+
+
+def open_blender_worker(job: RenderJob) -> BlenderWorker:
+    return BlenderWorker(job)
+
+
+def check_gpus_visible(device: DeviceChoice) -> None:
+    """Fail the worker's start, naming what it sees, unless every GPU it was given is visible to it.
+
+    Without this, Cycles would enable no device and quietly render on the CPU.
+    """
+    if device.backend == "cpu":
+        return
+    from render.blender import probe_gpu_devices
+
+    found = probe_gpu_devices()
+    missing = [name for name in device.devices if name not in found.get(device.backend, [])]
+    if missing:
+        variable = VISIBILITY_VARIABLES[device.backend]
+        raise RuntimeError(
+            f"{device.backend.upper()} device {', '.join(missing)} is not visible to this worker "
+            f"({variable}={os.environ.get(variable, '')!r}; found: {describe_found(found)})"
+        )
+
+
+def run_in_worker_processes(job: RenderJob, indices: Sequence[int], workers: int, policy: WorkerPolicy,
+                            log: Callable[[str], None] | None = None) -> Iterator[Outcome]:
+    """Render ``indices`` with ``workers`` Blender processes, each on its own GPU(s) when rendering on GPUs."""
+    return worker_process_scheduler(job, workers, policy, log).run(indices)
+
+
+def worker_process_scheduler(job: RenderJob, workers: int, policy: WorkerPolicy,
+                             log: Callable[[str], None] | None = None) -> Scheduler:
+    """The scheduler behind :func:`run_in_worker_processes` (its ``workers`` records show each worker's RSS)."""
+
+    def job_of(slot: int) -> RenderJob:
+        return dataclasses.replace(job, device=worker_gpus(job.device, slot, workers)[0])
+
+    def environment_of(slot: int) -> dict[str, str]:
+        return worker_gpus(job.device, slot, workers)[1]
+
+    backend = ProcessWorkers(open_blender_worker, job_of, environment_of)
+    return Scheduler(backend, workers, policy, log, after_death=lambda index: remove_index_temporaries(job.layout, index))
+
+
+def remove_index_temporaries(layout: OutputLayout, index: int) -> None:
+    """Drop the half-written temporaries of scene ``index`` left by a worker that died writing them.
+
+    Only that worker wrote this index, so no live worker's file is touched.
+    """
+    for path in (layout.image_path(index), layout.mask_path(index), layout.scene_path(index)):
+        for stale in path.parent.glob(f".{path.name}.*.tmp"):
+            with contextlib.suppress(FileNotFoundError):
+                stale.unlink()
+
+
+# --- the process backend (generic: tests run it with workers that need no Blender) -------------
+
+
+@dataclasses.dataclass
+class _Process:
+    process: Any  # multiprocessing.Process
+    connection: Connection
+    last_error: str | None = None
+
+
+class ProcessWorkers:
+    """A :class:`render.scheduler.WorkerBackend` of spawned processes.
+
+    ``open_worker(argument_of(slot))`` runs in the child and returns its :class:`SceneWorker`; it
+    and its argument must be picklable (module-level function, dataclass). ``environment_of(slot)``
+    is added to the child's environment before it starts.
+    """
+
+    def __init__(self, open_worker: Callable[[Any], SceneWorker], argument_of: Callable[[int], Any],
+                 environment_of: Callable[[int], Mapping[str, str]] = lambda slot: {}) -> None:
+        self._open_worker = open_worker
+        self._argument_of = argument_of
+        self._environment_of = environment_of
+        self._context = multiprocessing.get_context("spawn")  # bpy is not fork-safe
+        self._live: dict[int, _Process] = {}
+
+    def start(self, slot: int) -> None:
+        parent_end, child_end = self._context.Pipe()
+        process = self._context.Process(
+            target=serve_scenes, args=(child_end, self._open_worker, self._argument_of(slot), os.getpid()),
+            name=f"ruclevr-render-worker-{slot}", daemon=True,
+        )
+        with environment_set(self._environment_of(slot)):
+            process.start()
+        child_end.close()  # only the child holds it now, so its death reads as end-of-file here
+        self._live[slot] = _Process(process, parent_end)
+
+    def submit(self, slot: int, index: int) -> None:
+        with contextlib.suppress(OSError):  # a dead worker: its sentinel reports the death
+            self._live[slot].connection.send(index)
+
+    def pid(self, slot: int) -> int | None:
+        """The process id of the worker in ``slot`` (for tests that kill it)."""
+        return self._live[slot].process.pid if slot in self._live else None
+
+    def wait(self) -> list[Ready | Done | Died]:
+        by_handle = {}
+        for slot, worker in self._live.items():
+            by_handle[worker.connection] = slot
+            by_handle[worker.process.sentinel] = slot
+        ready = wait(list(by_handle))
+        events: list[Ready | Done | Died] = []
+        for slot in sorted({by_handle[handle] for handle in ready}):
+            events += self._read(slot)
+        return events
+
+    def _read(self, slot: int) -> list[Ready | Done | Died]:
+        worker = self._live[slot]
+        events: list[Ready | Done | Died] = []
+        ended = False
+        try:
+            while worker.connection.poll():
+                message = worker.connection.recv()
+                if message[0] == "ready":
+                    events.append(Ready(slot, message[1]))
+                elif message[0] == "done":
+                    events.append(Done(slot, Outcome(message[1], message[2]), message[3]))
+                else:  # "failed": the session could not be opened; the process exits next
+                    worker.last_error = message[1]
+        except (EOFError, OSError):
+            ended = True
+        if ended or not worker.process.is_alive():
+            worker.process.join()
+            worker.connection.close()
+            del self._live[slot]
+            events.append(Died(slot, describe_exit(worker.process.exitcode, worker.last_error)))
+        return events
+
+    def stop(self, slot: int) -> None:
+        worker = self._live.pop(slot, None)
+        if worker is not None:
+            self._finish([worker])
+
+    def close(self) -> None:
+        workers = list(self._live.values())
+        self._live.clear()
+        self._finish(workers)
+
+    @staticmethod
+    def _finish(workers: list[_Process]) -> None:
+        """Ask each worker to close its session and exit; kill the ones that do not within STOP_TIMEOUT."""
+        for worker in workers:
+            with contextlib.suppress(OSError):
+                worker.connection.send(None)
+        for worker in workers:
+            worker.process.join(STOP_TIMEOUT)
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join()
+            worker.connection.close()
+
+
+def describe_exit(exitcode: int | None, last_error: str | None) -> str:
+    if last_error:
+        return f"it could not start: {last_error.strip().splitlines()[-1]}"
+    if exitcode is not None and exitcode < 0:
+        name = signal.Signals(-exitcode).name
+        return f"killed by {name}" + (" (out of memory, or killed by hand)" if name == "SIGKILL" else "")
+    return f"it exited with status {exitcode}"
+
+
+@contextlib.contextmanager
+def environment_set(variables: Mapping[str, str]):
+    """``os.environ`` with ``variables`` set, for starting a child that inherits it; restored after."""
+    saved = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+# --- inside the worker process -----------------------------------------------------------------
+
+
+def serve_scenes(connection: Connection, open_worker: Callable[[Any], SceneWorker], argument: Any, parent_pid: int) -> None:
+    """The worker process: open the worker, then render each index received until told to stop."""
+    die_with_parent(parent_pid)
+    # Ctrl-C reaches the whole process group; the parent handles it and stops its workers after
+    # their current scene, instead of every worker dying with a traceback mid-write.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        worker = open_worker(argument)
+    except BaseException:  # noqa: BLE001 - reported to the parent, which decides
+        connection.send(("failed", traceback.format_exc(limit=4)))
+        return
+    connection.send(("ready", os.getpid()))
+    try:
+        while True:
+            try:
+                index = connection.recv()
+            except EOFError:  # the parent is gone
+                return
+            if index is None:
+                return
+            outcome = worker.render(index)
+            connection.send(("done", outcome.index, outcome.error, resident_memory()))
+    finally:
+        worker.close()
+
+
+def resident_memory() -> int:
+    """This process's resident set size in bytes."""
+    import psutil
+
+    return psutil.Process().memory_info().rss
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (no orphan keeps rendering)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            pr_set_pdeathsig = 1
+            ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() != parent_pid:  # the parent died before the request took effect
+        os._exit(1)
