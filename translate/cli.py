@@ -20,7 +20,15 @@ from typing import Any, Mapping, Sequence
 from tqdm import tqdm
 
 import ruclevr
-from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, run_cli
+from ruclevr.cli import (
+    ArgumentParser,
+    UsageError,
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    run_cli,
+)
 from ruclevr.io import atomic_write_json, read_json, remove_stale_temporaries
 from translate.answers import answer_to_russian
 from translate.base import Backend
@@ -102,29 +110,6 @@ def build_parser() -> ArgumentParser:
         "--overwrite", action="store_true", help="replace an --out made from other input or settings, and its progress"
     )
     return parser
-
-
-def positive_float(text: str) -> float:
-    """argparse type: a number > 0."""
-    value = _float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
-    return value
-
-
-def non_negative_float(text: str) -> float:
-    """argparse type: a number >= 0."""
-    value = _float(text)
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative number, got {text}")
-    return value
-
-
-def _float(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
 
 
 def translate_questions(argv: Sequence[str] | None) -> int:
