@@ -6,6 +6,10 @@ needs from it:
 
 * its environment is set *before* it starts, so ``CUDA_VISIBLE_DEVICES`` (or HIP's, oneAPI's)
   leaves it exactly its GPUs: Blender opens every GPU it can see;
+* on the CPU, when the workers' threads fit the cores this process may use, each worker is pinned
+  to cores of its own (``sched_setaffinity``) before Blender loads: two unpinned 1-thread workers
+  on two cores spent 3.2-3.5 CPU-s per 480x320 image where pinned ones spent 2.8 (L2 caches are
+  per core), and the denoiser's thread pool sizes itself to the pinned cores;
 * its death (SIGKILL, out of memory, a segfault in Blender) is seen at once, through the process
   sentinel, and the scene it was rendering is known;
 * it dies with the parent (``PR_SET_PDEATHSIG`` on Linux), so a killed run leaves no orphan
@@ -102,8 +106,23 @@ def worker_process_scheduler(job: RenderJob, workers: int, policy: WorkerPolicy,
     def environment_of(slot: int) -> dict[str, str]:
         return worker_gpus(job.device, slot, workers)[1]
 
-    backend = ProcessWorkers(open_blender_worker, job_of, environment_of)
+    def cores_of(slot: int) -> tuple[int, ...] | None:
+        return worker_cores(slot, workers, job.settings.threads) if job.device.backend == "cpu" else None
+
+    backend = ProcessWorkers(open_blender_worker, job_of, environment_of, cores_of)
     return Scheduler(backend, workers, policy, log, after_death=lambda index: remove_index_temporaries(job.layout, index))
+
+
+def worker_cores(slot: int, workers: int, threads: int, available: Sequence[int] | None = None) -> tuple[int, ...] | None:
+    """The cores CPU worker ``slot`` is pinned to: ``threads`` cores of its own, when every worker's
+    threads fit the cores this process may use; else None (not pinned: they would only crowd)."""
+    if available is None:
+        if not hasattr(os, "sched_getaffinity"):
+            return None
+        available = sorted(os.sched_getaffinity(0))
+    if threads < 1 or workers * threads > len(available):
+        return None
+    return tuple(available[slot * threads:(slot + 1) * threads])
 
 
 def remove_index_temporaries(layout: OutputLayout, index: int) -> None:
@@ -132,21 +151,24 @@ class ProcessWorkers:
 
     ``open_worker(argument_of(slot))`` runs in the child and returns its :class:`SceneWorker`; it
     and its argument must be picklable (module-level function, dataclass). ``environment_of(slot)``
-    is added to the child's environment before it starts.
+    is added to the child's environment before it starts; ``cores_of(slot)``, when not None, are
+    the cores the child pins itself to before it opens its worker.
     """
 
     def __init__(self, open_worker: Callable[[Any], SceneWorker], argument_of: Callable[[int], Any],
-                 environment_of: Callable[[int], Mapping[str, str]] = lambda slot: {}) -> None:
+                 environment_of: Callable[[int], Mapping[str, str]] = lambda slot: {},
+                 cores_of: Callable[[int], Sequence[int] | None] = lambda slot: None) -> None:
         self._open_worker = open_worker
         self._argument_of = argument_of
         self._environment_of = environment_of
+        self._cores_of = cores_of
         self._context = multiprocessing.get_context("spawn")  # bpy is not fork-safe
         self._live: dict[int, _Process] = {}
 
     def start(self, slot: int) -> None:
         parent_end, child_end = self._context.Pipe()
         process = self._context.Process(
-            target=serve_scenes, args=(child_end, self._open_worker, self._argument_of(slot), os.getpid()),
+            target=serve_scenes, args=(child_end, self._open_worker, self._argument_of(slot), os.getpid(), self._cores_of(slot)),
             name=f"ruclevr-render-worker-{slot}", daemon=True,
         )
         with environment_set(self._environment_of(slot)):
@@ -246,9 +268,12 @@ def environment_set(variables: Mapping[str, str]):
 # --- inside the worker process -----------------------------------------------------------------
 
 
-def serve_scenes(connection: Connection, open_worker: Callable[[Any], SceneWorker], argument: Any, parent_pid: int) -> None:
+def serve_scenes(connection: Connection, open_worker: Callable[[Any], SceneWorker], argument: Any, parent_pid: int,
+                 cores: Sequence[int] | None = None) -> None:
     """The worker process: open the worker, then render each index received until told to stop."""
     die_with_parent(parent_pid)
+    if cores:
+        os.sched_setaffinity(0, cores)  # before Blender loads, so its thread pools see only these
     # Ctrl-C reaches the whole process group; the parent handles it and stops its workers after
     # their current scene, instead of every worker dying with a traceback mid-write.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

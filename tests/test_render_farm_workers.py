@@ -8,13 +8,15 @@ from __future__ import annotations
 import json
 import os
 import signal
+
+import pytest
 from dataclasses import dataclass
 from pathlib import Path
 
 from render.devices import DeviceChoice, worker_gpus
 from render.scheduler import Scheduler, WorkerPolicy
 from render.worker import Outcome
-from render.workers import ProcessWorkers
+from render.workers import ProcessWorkers, worker_cores
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,8 @@ class FakeWorker:
             marker.touch()
             os.kill(os.getpid(), signal.SIGKILL)
         with open(folder / "renders.jsonl", "a") as log:
-            log.write(json.dumps({"index": index, "pid": os.getpid(), "gpu": os.environ.get("CUDA_VISIBLE_DEVICES")}) + "\n")
+            log.write(json.dumps({"index": index, "pid": os.getpid(), "gpu": os.environ.get("CUDA_VISIBLE_DEVICES"),
+                                  "cores": sorted(os.sched_getaffinity(0))}) + "\n")
         return Outcome(index, None)
 
     def close(self) -> None:
@@ -51,10 +54,10 @@ def open_fake_worker(job: FakeJob) -> FakeWorker:
     return FakeWorker(job)
 
 
-def run(job: FakeJob, indices, slots: int, policy: WorkerPolicy, environment_of=lambda slot: {}):
+def run(job: FakeJob, indices, slots: int, policy: WorkerPolicy, environment_of=lambda slot: {}, cores_of=lambda slot: None):
     Path(job.folder).mkdir(parents=True, exist_ok=True)
     lines: list[str] = []
-    scheduler = Scheduler(ProcessWorkers(open_fake_worker, lambda slot: job, environment_of), slots, policy, lines.append)
+    scheduler = Scheduler(ProcessWorkers(open_fake_worker, lambda slot: job, environment_of, cores_of), slots, policy, lines.append)
     outcomes = list(scheduler.run(indices))
     log = Path(job.folder) / "renders.jsonl"
     renders = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
@@ -116,3 +119,23 @@ def test_workers_that_cannot_start_end_the_run_reporting_every_scene(tmp_path):
     # Two workers, then a replacement for each: the third failed start in a row ends the run,
     # rather than starting a worker (and failing) once per scene.
     assert len(workers) == 4 and all(w.pid is None for w in workers)
+
+
+def test_cpu_workers_get_cores_of_their_own_when_their_threads_fit():
+    assert [worker_cores(slot, 2, 1, [0, 1]) for slot in range(2)] == [(0,), (1,)]
+    assert [worker_cores(slot, 2, 2, [0, 1, 2, 3]) for slot in range(2)] == [(0, 1), (2, 3)]
+    assert worker_cores(0, 1, 0, [0, 1]) is None  # one Blender on all cores: free to move
+    assert worker_cores(1, 3, 1, [0, 1]) is None  # more threads than cores: pinning would only crowd
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores")
+def test_each_worker_is_pinned_to_its_cores_before_it_starts_working(tmp_path):
+    cores = sorted(os.sched_getaffinity(0))
+    outcomes, renders, _, _ = run(FakeJob(str(tmp_path)), range(6), 2, WorkerPolicy(),
+                                  cores_of=lambda slot: worker_cores(slot, 2, 1, cores))
+    cores_of_pid = {}
+    for render in renders:
+        cores_of_pid.setdefault(render["pid"], set()).add(tuple(render["cores"]))
+    assert all(len(seen) == 1 for seen in cores_of_pid.values())  # pinned from its first scene on
+    assert sorted(seen.pop() for seen in cores_of_pid.values()) == [(cores[0],), (cores[1],)]
+    assert sorted(os.sched_getaffinity(0)) == cores  # this process stays free
