@@ -1,7 +1,7 @@
 """Render settings as plain data (no bpy), recorded in every scene and in ``scenes.json``.
 
 The defaults come from measurements on a 2-core CPU machine (bpy 5.0.1, 480x320 scenes; see
-``benchmarks/render_bench.py`` and docs/readme/render.md): 8 samples denoised with
+``benchmarks/render_bench.py`` and README.md): 8 samples denoised with
 OpenImageDenoise cost 1/48 of CLEVR's 512 undenoised samples (2.9 vs 140 core-seconds per
 image) at 39 dB PSNR inside the objects against a 2048-sample reference. BALANCED denoising quality
 gained 0.8 dB inside the objects over FAST for 5 % more time (HIGH scored the same as

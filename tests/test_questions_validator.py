@@ -183,8 +183,9 @@ def test_the_readme_worked_example_is_a_valid_family_with_its_hand_answer(tmp_pa
     from questions.scene_index import SceneIndex
     from questions.search import Plan, SceneSearch
 
-    readme = (Path(__file__).resolve().parents[1] / "docs" / "readme" / "questions.md").read_text(encoding="utf-8")
-    example = re.search(r"```yaml\n(.*?)```", readme, re.S).group(1)
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Adding a question family"):]
+    example = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
     path = write(tmp_path, "families:\n" + example)
     (family,), problems = validate_file(path)
     assert problems == [] and family.id == "query/and_relate/color"
