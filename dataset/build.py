@@ -37,7 +37,7 @@ from tqdm import tqdm
 from dataset.document import load_document
 from dataset.export import ExportSettings, export_dataset
 from dataset.hf import write_hf_copy
-from dataset.plots import PLOT_FILES, rejected_scores, rows_from_document, write_plots
+from dataset.plots import CARD_PLOTS_DIR, PLOT_FILES, write_card_plots
 from dataset.prompt import InstructionTemplate
 from dataset.stats import compute_statistics
 from ruclevr import __version__
@@ -45,7 +45,6 @@ from ruclevr.cli import UsageError
 from ruclevr.io import atomic_write_json, read_json
 
 POLL_SECONDS = 0.5
-PLOTS_DIR = "plots"  # inside the Hugging Face copy, so the card's links work wherever it is published
 
 
 @dataclass(frozen=True)
@@ -99,7 +98,7 @@ class BuildPaths:
 
     @property
     def plots_dir(self) -> Path:
-        return self.hf_dir / PLOTS_DIR
+        return self.hf_dir / CARD_PLOTS_DIR
 
     @property
     def stats(self) -> Path:
@@ -443,9 +442,7 @@ class Build:
 
     def write_plots(self, document) -> list[tuple[str, str]]:
         """The plots of the exported items (with the filter's rejected scores), for the card to show."""
-        rows = rows_from_document(document)
-        written = write_plots(rows, self.paths.plots_dir, rejected_scores(self.paths.rejected))
-        return [(f"{PLOTS_DIR}/{path.name}", PLOT_FILES[path.name]) for path in written]
+        return write_card_plots(document, self.paths.hf_dir, self.paths.rejected)
 
     def counts(self) -> dict[str, int]:
         export_counts = read_json(self.paths.mera).get("info", {}).get("counts", {})

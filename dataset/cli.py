@@ -52,6 +52,8 @@ def add_build_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--filter-backend", choices=FILTER_BACKENDS, default="morph",
                         help="acceptability filter: morph (morphological checker, offline, default), rucola, none")
     parser.add_argument("--license", default="cc-by-4.0", help="licence id written in the card; default cc-by-4.0")
+    parser.add_argument("--rejected", type=Path, default=None,
+                        help="the filter's .rejected.jsonl, so the card's score histogram shows rejected questions too")
     for stage in ("render", "questions", "translate", "filter"):
         parser.add_argument(f"--{stage}-args", default="", metavar="ARGS",
                             help=f"more options passed to the {stage} stage as they are, in one quoted string "
@@ -85,6 +87,8 @@ def add_hf_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--mera", type=Path, required=True, help="the export's ruclevr.json, or its folder")
     parser.add_argument("--out", type=Path, required=True, help="folder for the copy (created)")
     parser.add_argument("--license", default="cc-by-4.0", help="licence id written in the card; default cc-by-4.0")
+    parser.add_argument("--rejected", type=Path, default=None,
+                        help="the filter's .rejected.jsonl, so the card's score histogram shows rejected questions too")
     parser.add_argument("--overwrite", action="store_true", help="write again even if OUT/README.md exists")
 
 
@@ -251,15 +255,17 @@ def command_export(args: argparse.Namespace) -> int:
 
 def command_hf(args: argparse.Namespace) -> int:
     from dataset.document import load_document
-    from dataset.hf import CARD_NAME, check_license, write_hf_copy
+    from dataset.hf import CARD_NAME, check_hf_inputs, write_hf_copy
+    from dataset.plots import write_card_plots
 
-    check_license(args.license)
     document = load_document(args.mera)
+    check_hf_inputs(document, args.license)
     if (args.out / CARD_NAME).exists() and not args.overwrite:
         print(f"{PROG} hf: {args.out / CARD_NAME} exists; nothing to do (pass --overwrite to write again)",
               file=sys.stderr)
         return 0
-    result = write_hf_copy(document, args.out, args.license, show_progress=True)
+    plots = write_card_plots(document, args.out, args.rejected)
+    result = write_hf_copy(document, args.out, args.license, plots=plots, show_progress=True)
     sizes = ", ".join(f"{split['name']} {split['num_examples']}" for split in result["dataset_info"]["splits"])
     print(f"{args.out}: {sizes}; load with datasets.load_dataset({str(args.out)!r})")
     return 0

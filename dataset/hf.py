@@ -106,6 +106,15 @@ def write_split(document: MeraDocument, split: str, out_dir: Path, show_progress
     return {"name": split, "num_bytes": num_bytes, "num_examples": len(items)}
 
 
+def check_hf_inputs(document: MeraDocument, license_id: str) -> None:
+    """Refuse, before anything is written, what would make a copy that cannot be loaded."""
+    check_license(license_id)
+    empty = [split for split in SPLITS if not document.items(split)]
+    if empty:
+        raise UsageError(f"split {empty[0]} of {document.path} is empty, and datasets cannot load an empty split")
+    check_images_present(document)
+
+
 def write_hf_copy(
     document: MeraDocument, out_dir: Path, license_id: str = "cc-by-4.0", show_progress: bool = False,
     plots: Sequence[tuple[str, str]] = (),
@@ -115,11 +124,7 @@ def write_hf_copy(
     ``show_progress`` draws a bar per split; the build leaves it off and shows its own.
     ``plots``: (path relative to ``out_dir``, title) of plot images already written there, shown in the card.
     """
-    check_license(license_id)
-    empty = [split for split in SPLITS if not document.items(split)]
-    if empty:
-        raise UsageError(f"split {empty[0]} of {document.path} is empty, and datasets cannot load an empty split")
-    check_images_present(document)
+    check_hf_inputs(document, license_id)
     (out_dir / DATA_DIR).mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(out_dir)
     remove_stale_temporaries(out_dir / DATA_DIR)

@@ -234,3 +234,17 @@ def rejected_scores(path: Path) -> list[float]:
                 if score is not None:
                     scores.append(score)
     return scores
+
+
+CARD_PLOTS_DIR = "plots"  # inside the Hugging Face copy, so the card's links work wherever it is published
+
+
+def write_card_plots(document: MeraDocument, hf_dir: Path, rejected_path: Path | None = None) -> list[tuple[str, str]]:
+    """Draw the plots of a dataset into ``hf_dir/plots``; return (path relative to ``hf_dir``, title) for the card.
+
+    ``rejected_path`` is the filter's ``.rejected.jsonl``, when there is one, so the score
+    histogram shows both sides of the threshold.
+    """
+    scores = rejected_scores(rejected_path) if rejected_path is not None else []
+    written = write_plots(rows_from_document(document), hf_dir / CARD_PLOTS_DIR, scores)
+    return [(f"{CARD_PLOTS_DIR}/{path.name}", PLOT_FILES[path.name]) for path in written]

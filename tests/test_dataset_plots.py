@@ -114,3 +114,16 @@ def test_a_tiny_build_writes_plots_and_its_card_shows_them(fake_stages, tmp_path
     report = build(root).run()
     assert [s.status for s in report.stages] == ["skipped"] * 5 + ["ran"]
     assert_real_plot(plots / "objects_per_scene.png")
+
+
+def test_the_hf_command_alone_writes_the_plots_its_card_links(tmp_path):
+    from dataset.cli import main
+
+    paths = write_sample_stage_outputs(tmp_path / "src", n_scenes=6)
+    export_dataset(paths["questions"], paths["scenes"], tmp_path / "mera", ExportSettings(2, 0, InstructionTemplate.from_file(None)))
+    out = tmp_path / "hf"
+    assert main(["hf", "--mera", str(tmp_path / "mera"), "--out", str(out)]) == 0
+    card = (out / "README.md").read_text(encoding="utf-8")
+    for name in PLOT_FILES:
+        assert_real_plot(out / "plots" / name)
+        assert f"plots/{name}" in card
