@@ -23,7 +23,7 @@ PROG = "questions"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_cli(_main, argv, prog=PROG)
+    return run_cli(_main, argv, prog=f"python -m {PROG}")
 
 
 def _main(argv: Sequence[str] | None) -> int:

@@ -43,7 +43,7 @@ EXIT_FAILURES = 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_cli(translate_questions, argv, prog=PROG)
+    return run_cli(translate_questions, argv, prog=f"python -m {PROG}")
 
 
 def build_parser() -> ArgumentParser:
