@@ -47,6 +47,7 @@ from tqdm import tqdm
 
 from assets.vocabulary import Vocabulary, load_vocabulary
 from dataset.export import read_stage_file
+from dataset.layout import QuestionStageFiles
 from ruclevr import __version__
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_open, atomic_write_json, read_json
@@ -307,8 +308,7 @@ def russian_questions(
 
 
 @dataclass(frozen=True)
-class AugmentPaths:
-    root: Path
+class AugmentPaths(QuestionStageFiles):
     prefix: str = DEFAULT_PREFIX
 
     @property
@@ -322,20 +322,8 @@ class AugmentPaths:
         return self.root / "scenes.json"
 
     @property
-    def questions(self) -> Path:
-        return self.root / "questions.json"
-
-    @property
     def dropped(self) -> Path:
         return self.root / "questions.dropped.jsonl"
-
-    @property
-    def translated(self) -> Path:
-        return self.root / "questions_ru.json"
-
-    @property
-    def kept(self) -> Path:
-        return self.root / "questions_ru_kept.json"
 
     @property
     def report(self) -> Path:

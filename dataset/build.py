@@ -37,6 +37,7 @@ from tqdm import tqdm
 from dataset.document import load_document
 from dataset.export import ExportSettings, export_dataset
 from dataset.hf import write_hf_copy
+from dataset.layout import QuestionStageFiles
 from dataset.plots import CARD_PLOTS_DIR, PLOT_FILES, write_card_plots
 from dataset.prompt import InstructionTemplate
 from dataset.stats import compute_statistics
@@ -48,9 +49,7 @@ POLL_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
-class BuildPaths:
-    root: Path
-
+class BuildPaths(QuestionStageFiles):
     @property
     def record(self) -> Path:
         return self.root / "build.json"
@@ -62,23 +61,6 @@ class BuildPaths:
     @property
     def scenes(self) -> Path:
         return self.render_dir / "scenes.json"
-
-    @property
-    def questions(self) -> Path:
-        return self.root / "questions.json"
-
-    @property
-    def translated(self) -> Path:
-        return self.root / "questions_ru.json"
-
-    @property
-    def kept(self) -> Path:
-        return self.root / "questions_ru_kept.json"
-
-    @property
-    def rejected(self) -> Path:
-        """The filter's rejected items (docs/interfaces.md: ``Q_ru_kept.rejected.jsonl`` beside its output)."""
-        return self.root / "questions_ru_kept.rejected.jsonl"
 
     @property
     def mera_dir(self) -> Path:
