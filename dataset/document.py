@@ -13,13 +13,12 @@ them in ``provenance``, keyed by ``meta.id``, so the items stay clean and nothin
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
 from ruclevr.cli import UsageError
-from ruclevr.io import read_json
+from ruclevr.io import read_json_input
 
 DOCUMENT_NAME = "ruclevr.json"
 SPLITS = ("shots", "test")
@@ -56,10 +55,7 @@ def locate_document(path: str | Path) -> Path:
 
 def load_document(path: str | Path) -> MeraDocument:
     document_path = locate_document(path)
-    try:
-        raw = read_json(document_path)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise UsageError(f"{document_path} is not valid JSON: {error}") from None
+    raw = read_json_input(document_path, str(document_path))
     if not isinstance(raw, dict) or not isinstance(raw.get("data"), dict):
         raise UsageError(f"{document_path} is not an exported dataset: expected an object with 'data'")
     splits = {}

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import filecmp
-import json
 import os
 import shutil
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from dataset.prompt import InstructionTemplate
 from dataset.splits import Split, split_shots_and_test
 from ruclevr import __version__
 from ruclevr.cli import UsageError
-from ruclevr.io import TMP_SUFFIX, atomic_write_json, read_json, remove_stale_temporaries
+from ruclevr.io import TMP_SUFFIX, atomic_write_json, read_json, read_json_input, remove_stale_temporaries
 from translate.answers import answer_to_russian
 from translate.spelling import YO_POLICIES
 
@@ -71,12 +70,7 @@ def vocabulary_answers() -> frozenset[str]:
 
 def read_stage_file(path: Path, list_key: str, what: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Read ``{"info": {...}, list_key: [...]}`` as written by the render and question stages."""
-    try:
-        raw = read_json(path)
-    except FileNotFoundError:
-        raise UsageError(f"{what} file {path} does not exist") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise UsageError(f"{what} file {path} is not valid JSON: {error}") from None
+    raw = read_json_input(path, f"{what} file {path}")
     if not isinstance(raw, dict) or not isinstance(raw.get(list_key), list):
         raise UsageError(f"{what} file {path} must be an object with a '{list_key}' list")
     return dict(raw.get("info") or {}), raw[list_key]
@@ -213,12 +207,7 @@ def read_provenance_infos(files: Mapping[str, Path]) -> dict[str, dict[str, Any]
     for name, path in files.items():
         if name in RESERVED_SOURCES:
             raise UsageError(f"--provenance {name}=...: the name {name!r} is taken; choose another")
-        try:
-            raw = read_json(path)
-        except FileNotFoundError:
-            raise UsageError(f"--provenance {name}={path}: file does not exist") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise UsageError(f"--provenance {name}={path}: not valid JSON: {error}") from None
+        raw = read_json_input(path, f"--provenance {name}={path}")
         info = (raw.get("info") or {}) if isinstance(raw, dict) else {}
         records[name] = source_record(path, info)
     return records

@@ -33,7 +33,7 @@ from dataset.document import SPLITS, MeraDocument, load_document
 from dataset.plots import PLOT_FILES, PlotRow, rejected_scores, row_of, write_plots
 from ruclevr import __version__
 from ruclevr.cli import UsageError
-from ruclevr.io import atomic_write_bytes, atomic_write_text, read_json, remove_stale_temporaries
+from ruclevr.io import atomic_write_bytes, atomic_write_text, read_json, read_json_input, remove_stale_temporaries
 
 TEMPLATE_PATH = Path(__file__).parent / "templates" / "gallery.html.j2"
 THUMB_QUALITY = 85
@@ -88,10 +88,7 @@ class GallerySource:
 def read_source(data: Path, images_dir: Path | None = None) -> GallerySource:
     """An export (folder or ruclevr.json), or a stage file of Russian questions."""
     if data.suffix == ".json" and data.is_file():
-        try:
-            raw = read_json(data)
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise UsageError(f"{data} is not valid JSON: {error}") from None
+        raw = read_json_input(data, str(data))
         if isinstance(raw, dict) and isinstance(raw.get("questions"), list):
             return source_from_questions(data, raw["questions"], images_dir)
     return source_from_document(load_document(data), data)

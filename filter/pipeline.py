@@ -27,7 +27,7 @@ from filter.base import Scorer, Verdict
 from filter.report import summarise
 from filter.score_cache import ScoreCache
 from ruclevr.cli import UsageError
-from ruclevr.io import TMP_SUFFIX, atomic_open, atomic_write_json, read_json
+from ruclevr.io import TMP_SUFFIX, atomic_open, atomic_write_json, read_json_input
 
 MISSING = "missing"
 LOW_SCORE = "low_score"
@@ -85,14 +85,7 @@ class BatchFailures(Exception):
 
 def read_items(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The ``info`` and ``questions`` of a translate-stage file, checked for what the filter reads."""
-    if not path.is_file():
-        raise UsageError(f"input file {str(path)!r} does not exist")
-    try:
-        document = read_json(path)
-    except json.JSONDecodeError as error:
-        raise UsageError(f"input file {str(path)!r} is not valid JSON: {error}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"input file {str(path)!r} is not UTF-8 text") from None
+    document = read_json_input(path, f"input file {str(path)!r}")
     if not isinstance(document, dict) or not isinstance(document.get("questions"), list):
         raise UsageError(f"input file {str(path)!r} must be an object with a 'questions' list (the output of python -m translate)")
     items = document["questions"]

@@ -13,6 +13,8 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any, Iterator
 
+from ruclevr.cli import UsageError
+
 TMP_SUFFIX = ".tmp"
 
 
@@ -62,6 +64,18 @@ def atomic_write_json(path: str | os.PathLike[str], obj: Any, *, indent: int | N
 def read_json(path: str | os.PathLike[str]) -> Any:
     with open(path, encoding="utf-8") as handle:
         return json.load(handle)
+
+
+def read_json_input(path: str | os.PathLike[str], label: str) -> Any:
+    """Read a JSON file the user named; a missing or malformed one is a UsageError that starts with ``label``."""
+    try:
+        return read_json(path)
+    except FileNotFoundError:
+        raise UsageError(f"{label} does not exist") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise UsageError(f"{label} is not valid JSON: {error}") from None
+    except OSError as error:
+        raise UsageError(f"{label} cannot be read: {error.strerror}") from None
 
 
 def remove_stale_temporaries(folder: str | os.PathLike[str]) -> int:

@@ -41,3 +41,18 @@ def test_written_files_get_the_usual_permissions(tmp_path):
     finally:
         os.umask(old)
     assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o644
+
+
+def test_read_json_input_turns_missing_and_malformed_files_into_usage_errors(tmp_path):
+    from ruclevr.cli import UsageError
+    from ruclevr.io import read_json_input
+
+    with pytest.raises(UsageError, match=r"^--in x\.json does not exist$"):
+        read_json_input(tmp_path / "x.json", "--in x.json")
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(UsageError, match=r"^bad is not valid JSON: "):
+        read_json_input(tmp_path / "bad.json", "bad")
+    with pytest.raises(UsageError, match=r"^dir cannot be read: "):
+        read_json_input(tmp_path, "dir")
+    (tmp_path / "ok.json").write_text('{"a": 1}')
+    assert read_json_input(tmp_path / "ok.json", "ok") == {"a": 1}
