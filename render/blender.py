@@ -18,7 +18,6 @@ import contextlib
 import math
 import os
 import sys
-import tempfile
 from dataclasses import dataclass
 
 import bpy
@@ -32,6 +31,7 @@ from assets.vocabulary import Vocabulary, load_vocabulary, srgb_to_linear
 from render.devices import GPU_BACKENDS, DeviceChoice
 from render.sampler import SampledScene
 from render.settings import RenderSettings
+from ruclevr.io import process_scratch_directory
 
 GROUND_SRGB = (150, 150, 150)
 GROUND_ROUGHNESS = 0.9
@@ -90,7 +90,7 @@ class BlenderSession:
         self.settings = settings
         self.device = device or DeviceChoice("cpu", ())
         self._vocabulary = vocabulary or load_vocabulary()
-        self._workdir = tempfile.TemporaryDirectory(prefix="ruclevr-blender-")
+        self._workdir = process_scratch_directory("ruclevr-blender-")
         with blender_stdout_silenced():
             bpy.ops.wm.read_factory_settings(use_empty=True)
             self._scene = bpy.context.scene

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tempfile
 from typing import Any, Callable, Iterator, Sequence
 
 from render.devices import DeviceChoice, describe_found
 from render.scheduler import Died, Done, Ready, Scheduler, WorkerPolicy
 from render.worker import Outcome, RenderJob
 from ruclevr.cli import UsageError
-from ruclevr.io import atomic_write_bytes
+from ruclevr.io import atomic_write_bytes, process_scratch_directory
 
 #: Seconds an actor is given to close its Blender session when told to stop, before it is killed.
 STOP_TIMEOUT = 30.0
@@ -187,7 +186,7 @@ class RenderActor:
     def __init__(self, job: RenderJob) -> None:
         from render.workers import BlenderWorker
 
-        self._scratch = tempfile.TemporaryDirectory(prefix="ruclevr-ray-")
+        self._scratch = process_scratch_directory("ruclevr-ray-")
         local = dataclasses.replace(job, out_dir=self._scratch.name, device=self._visible_device(job.device))
         local.layout.prepare()
         self._worker = BlenderWorker(local)

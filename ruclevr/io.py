@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
+import socket
 import tempfile
 from pathlib import Path
 from typing import IO, Any, Iterator
@@ -89,3 +91,40 @@ def remove_stale_temporaries(folder: str | os.PathLike[str]) -> int:
             stale.unlink()
             removed += 1
     return removed
+
+
+def process_scratch_directory(prefix: str) -> tempfile.TemporaryDirectory:
+    """A private temporary folder for this process, named ``{prefix}{host}-{pid}-{random}``.
+
+    A process killed outright (SIGKILL, the out-of-memory killer) cannot remove its folder, so
+    folders of the same ``prefix`` whose process is gone from this host are removed first.
+    """
+    remove_scratch_of_dead_processes(prefix)
+    return tempfile.TemporaryDirectory(prefix=f"{prefix}{_host()}-{os.getpid()}-")
+
+
+def remove_scratch_of_dead_processes(prefix: str) -> int:
+    """Delete this host's ``prefix`` scratch folders whose process no longer exists; return how many."""
+    removed = 0
+    host = _host()
+    for folder in Path(tempfile.gettempdir()).glob(f"{prefix}*"):
+        owner = folder.name[len(prefix):].rsplit("-", 2)  # host, pid, random part (which has no "-")
+        if len(owner) != 3 or owner[0] != host or not owner[1].isdigit() or _process_exists(int(owner[1])):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed += not folder.exists()
+    return removed
+
+
+def _host() -> str:
+    return socket.gethostname().replace("/", "_") or "localhost"
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True

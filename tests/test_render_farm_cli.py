@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from ruclevr.io import read_json
+from ruclevr.io import read_json, remove_scratch_of_dead_processes
 
 pytestmark = pytest.mark.blender
 
@@ -118,6 +118,7 @@ def test_ray_actors_render_the_files_of_a_local_run_even_when_one_dies(reference
     assert "Ray: 2 Blender actor(s) on CPU" in stderr
     assert "died rendering scene" in stderr and "ActorDiedError" in stderr
     assert files_of(out) == files_of(reference)
+    assert no_scratch_left_by_dead_workers("ruclevr-ray-", "ruclevr-blender-")  # the fresh actor cleared the dead one's
 
 
 def descendants(pid: int) -> list[psutil.Process]:
@@ -164,6 +165,11 @@ def test_a_worker_killed_mid_run_still_ends_with_every_scene_once(reference, tmp
     assert "died rendering scene" in stderr and "retrying the scene on a fresh worker" in stderr
     assert files_of(out) == files_of(reference)  # every scene once, nothing half-written left behind
     assert len(read_json(out / "scenes.json")["scenes"]) == N
+    assert no_scratch_left_by_dead_workers("ruclevr-blender-")  # the fresh worker cleared the dead one's
+
+
+def no_scratch_left_by_dead_workers(*prefixes: str) -> bool:
+    return all(remove_scratch_of_dead_processes(prefix) == 0 for prefix in prefixes)
 
 
 def test_verify_names_a_deleted_image_a_truncated_png_and_a_duplicated_index(reference, tmp_path):

@@ -2,10 +2,15 @@
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
-from ruclevr.io import atomic_open, atomic_write_json, read_json, remove_stale_temporaries
+from ruclevr.io import atomic_open, atomic_write_json, process_scratch_directory, read_json, remove_stale_temporaries
 
 
 def test_atomic_write_json_round_trips_unicode(tmp_path):
@@ -56,3 +61,30 @@ def test_read_json_input_turns_missing_and_malformed_files_into_usage_errors(tmp
         read_json_input(tmp_path, "dir")
     (tmp_path / "ok.json").write_text('{"a": 1}')
     assert read_json_input(tmp_path / "ok.json", "ok") == {"a": 1}
+
+
+def test_scratch_folders_of_killed_processes_are_removed_by_the_next_one(tmp_path, monkeypatch):
+    """A worker killed outright leaves its scratch folder; the next process of that kind removes it,
+    and leaves alone the folders of processes still running (this one's)."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
+    child = subprocess.run(
+        [sys.executable, "-c",
+         "import os, signal\nfrom ruclevr.io import process_scratch_directory\n"
+         "folder = process_scratch_directory('test-scratch-')\nopen(os.path.join(folder.name, 'half.exr'), 'w').close()\n"
+         "print(folder.name, flush=True)\nos.kill(os.getpid(), signal.SIGKILL)"],
+        capture_output=True, text=True, env={**os.environ, "TMPDIR": str(tmp_path)}, cwd=Path(__file__).parents[1])
+    assert child.returncode == -signal.SIGKILL
+    left_behind = Path(child.stdout.strip())
+    assert left_behind.parent == tmp_path and (left_behind / "half.exr").exists()
+    unrelated = tmp_path / "test-scratch-elsewhere"  # not named by host and pid: never touched
+    unrelated.mkdir()
+    mine = process_scratch_directory("test-scratch-")
+    try:
+        assert not left_behind.exists()
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted([Path(mine.name).name, unrelated.name])
+        again = process_scratch_directory("test-scratch-")  # a live process's folder stays
+        assert Path(mine.name).exists()
+        again.cleanup()
+    finally:
+        mine.cleanup()
