@@ -10,7 +10,10 @@ Cost is CPU core-seconds per image (process CPU time, all threads), so it does n
 many cores the machine lends us. Quality is PSNR of the 8-bit images against the reference over
 the whole frame and inside the object masks. Also measured: resident memory (RSS) of one worker
 process after 10 and after --rss-scenes scenes, and, with --compare-workers N, images per minute of
-two 1-thread worker processes against one 2-thread process on N scenes.
+two 1-thread worker processes against one 2-thread process on N scenes. With --prepass N: core-seconds
+per finished scene through the worker, hidden-object re-sampling included, with the mask pre-pass
+(each candidate's visibility checked on its mask alone; only the accepted one rendered) and without
+(every candidate rendered fully), on the same N scenes in one session, two rounds alternating.
 
     python benchmarks/render_bench.py --defaults 10 --clevr 2 --psnr 2 --reference-samples 1024 \
         --rss-scenes 200 --compare-workers 8
@@ -130,6 +133,54 @@ def compare_workers(n: int, width: int, height: int) -> dict:
     return results
 
 
+class CountingSession:
+    """A session that counts the full renders and the mask-only renders it is asked for."""
+
+    def __init__(self, session) -> None:
+        self.session, self.renders, self.mask_renders = session, 0, 0
+
+    def render(self, scene):
+        self.renders += 1
+        return self.session.render(scene)
+
+    def render_mask(self, scene):
+        self.mask_renders += 1
+        return self.session.render_mask(scene)
+
+
+def compare_mask_prepass(n: int, width: int, height: int, rounds: int = 2) -> dict:
+    """Core-seconds per finished scene through the worker (hidden-object re-sampling included),
+    with the mask pre-pass and without, on the same scenes in one session, arms alternating."""
+    from render.worker import open_session, render_index
+
+    options = SceneOptions(width=width, height=height)
+    totals = {arm: {"core_seconds": 0.0, "scenes": 0, "renders": 0, "mask_renders": 0} for arm in ("prepass", "no prepass")}
+    with tempfile.TemporaryDirectory() as out:
+        base = RenderJob(out, 0, options, RenderSettings(width=width, height=height), DeviceChoice("cpu", ()), "bench",
+                         default_min_pixels(width, height))
+        base.layout.prepare()
+        with open_session(base) as session:
+            render_index(session, base, n)  # kernels and denoiser set up, not timed
+            for round_number in range(rounds):
+                arms = ("prepass", "no prepass") if round_number % 2 == 0 else ("no prepass", "prepass")
+                for arm in arms:
+                    job = replace(base, out_dir=f"{out}/{arm}-{round_number}", mask_prepass=arm == "prepass")
+                    job.layout.prepare()
+                    counting = CountingSession(session)
+                    started = time.process_time()
+                    for index in range(n):
+                        render_index(counting, job, index)
+                    total = totals[arm]
+                    total["core_seconds"] += time.process_time() - started
+                    total["scenes"] += n
+                    total["renders"] += counting.renders
+                    total["mask_renders"] += counting.mask_renders
+    figures = {arm: {"core_seconds_per_scene": t["core_seconds"] / t["scenes"], "full_renders_per_scene": t["renders"] / t["scenes"],
+                     "mask_renders_per_scene": t["mask_renders"] / t["scenes"]} for arm, t in totals.items()}
+    figures["speedup"] = figures["no prepass"]["core_seconds_per_scene"] / figures["prepass"]["core_seconds_per_scene"]
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--defaults", type=int, default=10, help="images rendered with the defaults (default 10)")
@@ -142,6 +193,8 @@ def main() -> None:
     parser.add_argument("--rss-scenes", type=int, default=200, help="scenes the RSS worker renders (default 200; 0 skips)")
     parser.add_argument("--rss-size", default="64x48", help="image size of the RSS worker (default 64x48)")
     parser.add_argument("--compare-workers", type=int, default=0, help="scenes for the processes-vs-threads comparison (0 skips)")
+    parser.add_argument("--prepass", type=int, default=0,
+                        help="scenes rendered to files through the worker with and without the mask pre-pass, two rounds (0 skips)")
     parser.add_argument("--json", action="store_true", help="also print the figures as one JSON object")
     args = parser.parse_args()
     if max(args.clevr, args.psnr) > args.defaults:
@@ -158,6 +211,9 @@ def main() -> None:
     reference_frames, _ = render_arm(reference, options, indices[: args.psnr], rebuild_per_image=False)
 
     def quality(frames) -> dict:
+        if not reference_frames:
+            return {"psnr_frame_db": math.nan, "psnr_objects_db": math.nan, "psnr_objects_db_min": math.nan,
+                    "psnr_object_interiors_db": math.nan}
         frame_db, object_db, interior_db = [], [], []
         for frame, ref in zip(frames, reference_frames):
             frame_db.append(psnr(frame.image, ref.image))
@@ -168,7 +224,7 @@ def main() -> None:
 
     # Per image, leaving out the first default render (kernel and denoiser set-up, once per worker).
     default_cost = float(np.mean(default_costs[1:] if len(default_costs) > 1 else default_costs))
-    clevr_cost = float(np.mean(clevr_costs))
+    clevr_cost = float(np.mean(clevr_costs)) if clevr_costs else math.nan
     figures = {
         "size": f"{args.width}x{args.height}",
         "blender_version": __import__("importlib.metadata").metadata.version("bpy"),
@@ -187,6 +243,8 @@ def main() -> None:
         figures["worker_rss_growth_mb"] = round(rss[args.rss_scenes] - rss[10], 1)
     if args.compare_workers:
         figures["images_per_minute"] = compare_workers(args.compare_workers, args.width, args.height)
+    if args.prepass:
+        figures["mask_prepass"] = compare_mask_prepass(args.prepass, args.width, args.height)
 
     d, c = figures["defaults"], figures["clevr"]
     print(f"size {figures['size']}, bpy {figures['blender_version']}, reference {args.reference_samples} samples on {args.psnr} images")
@@ -200,6 +258,12 @@ def main() -> None:
         print(f"worker RSS (MB) after scenes {figures['worker_rss_mb']}: growth {figures['worker_rss_growth_mb']} MB")
     if "images_per_minute" in figures:
         print("images/minute: " + ", ".join(f"{k}: {v:.1f}" for k, v in figures["images_per_minute"].items()))
+    if "mask_prepass" in figures:
+        p = figures["mask_prepass"]
+        print("per finished scene: " + ", ".join(
+            f"{arm}: {p[arm]['core_seconds_per_scene']:.2f} core-s, {p[arm]['full_renders_per_scene']:.2f} full + "
+            f"{p[arm]['mask_renders_per_scene']:.2f} mask renders" for arm in ("prepass", "no prepass"))
+            + f"; the pre-pass is {p['speedup']:.2f}x faster")
     if args.json:
         print(json.dumps(figures))
     sys.stdout.flush()

@@ -1,4 +1,4 @@
-"""Render one scene index to files: sample, render, check visibility, re-sample if needed, write.
+"""Render one scene index to files: sample, check visibility on the mask alone, re-sample if needed, render, write.
 
 The worker is what every executor runs (in this process or in worker processes, later on
 cluster nodes). It imports bpy only through :func:`open_session`, so planning and the
@@ -38,6 +38,10 @@ class RenderJob:
     blender_version: str
     min_pixels: int = DEFAULT_MIN_PIXELS
     max_visibility_attempts: int = 20  # candidates per index before giving up on visibility
+    # Check each candidate's visibility on its mask alone (a few percent of a render) and render
+    # only the candidate that passes. The files are the same either way (a test checks); False
+    # renders every candidate fully, for that test and the benchmark.
+    mask_prepass: bool = True
 
     @property
     def layout(self) -> OutputLayout:
@@ -97,6 +101,12 @@ def visibility_problems(objects: list[dict], visibility: list[dict], min_pixels:
     return problems
 
 
+def mask_problems(scene: SampledScene, mask: np.ndarray, job: RenderJob) -> list[str]:
+    """Why ``scene`` is rejected given its instance mask; empty when every object shows well enough."""
+    objects = scene_graph(scene, job.options)["objects"]
+    return visibility_problems(objects, object_visibility(mask, len(objects)), job.min_pixels)
+
+
 def rendered_scene_record(scene: SampledScene, job: RenderJob, visibility: list[dict]) -> dict:
     """The scene graph plus what only rendering knows and what re-rendering needs."""
     record = scene_graph(scene, job.options)
@@ -113,11 +123,12 @@ def render_index(session, job: RenderJob, index: int) -> dict:
     candidates = candidate_scenes(job.seed, index, job.options)
     for _ in range(job.max_visibility_attempts):
         scene = next(candidates)
-        frame = session.render(scene)
-        visibility = object_visibility(frame.mask, len(scene.objects))
-        record = rendered_scene_record(scene, job, visibility)
-        problems = visibility_problems(record["objects"], visibility, job.min_pixels)
+        problems = mask_problems(scene, session.render_mask(scene), job) if job.mask_prepass else []
         if not problems:
+            frame = session.render(scene)
+            problems = mask_problems(scene, frame.mask, job)
+        if not problems:
+            record = rendered_scene_record(scene, job, object_visibility(frame.mask, len(scene.objects)))
             write_scene_files(job.layout, index, frame.image, frame.mask, record, job.settings.png_compression)
             return record
         reasons.append(problems[0])

@@ -192,3 +192,62 @@ def test_rendered_colour_is_the_vocabulary_colour(session, job):
         assert cosine > 0.95, (obj["color"], mean, target)
         checked += 1
     assert checked, "scene 0 of seed 3 should hold a coloured rubber object"
+
+
+def test_the_mask_pass_alone_gives_the_mask_of_the_full_render(session, job):
+    """render_mask (one camera sample, no bounces, flat shading) draws the full render's mask, for
+    accepted and rejected candidates alike, and leaves the render settings as they were."""
+    import bpy
+
+    from render.sampler import candidate_scenes
+
+    def render_settings():
+        cycles = bpy.context.scene.cycles
+        return cycles.samples, cycles.use_denoising, cycles.max_bounces, bpy.context.scene.view_layers[0].material_override
+
+    before = render_settings()
+    for index in range(4):
+        candidates = candidate_scenes(job.seed, index, job.options)
+        for _ in range(2):
+            scene = next(candidates)
+            mask = session.render_mask(scene)
+            assert len(np.unique(mask)) > 1  # objects drawn, not a blank frame
+            assert np.array_equal(mask, session.render(scene).mask)
+            assert render_settings() == before
+
+
+class CountingSession:
+    """A real session that counts full renders."""
+
+    def __init__(self, session) -> None:
+        self.session, self.full_renders = session, 0
+
+    def render(self, scene):
+        self.full_renders += 1
+        return self.session.render(scene)
+
+    def render_mask(self, scene):
+        return self.session.render_mask(scene)
+
+
+def test_the_mask_prepass_skips_renders_of_rejected_candidates_and_changes_no_file(session, job, tmp_path):
+    import dataclasses
+
+    from render.sampler import candidate_scenes
+    from render.worker import mask_problems, render_index
+
+    def first_candidate_rejected(index: int) -> bool:
+        first = next(candidate_scenes(job.seed, index, job.options))
+        return bool(mask_problems(first, session.render_mask(first), job))
+
+    index = next(i for i in range(40) if first_candidate_rejected(i))
+    files, renders = {}, {}
+    for prepass in (True, False):
+        counting = CountingSession(session)
+        run = dataclasses.replace(job, out_dir=str(tmp_path / f"prepass-{prepass}"), mask_prepass=prepass)
+        run.layout.prepare()
+        render_index(counting, run, index)
+        renders[prepass] = counting.full_renders
+        files[prepass] = [path.read_bytes() for path in (run.layout.image_path(index), run.layout.mask_path(index), run.layout.scene_path(index))]
+    assert renders[True] == 1 and renders[False] >= 2
+    assert files[True] == files[False]
