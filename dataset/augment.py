@@ -346,7 +346,8 @@ class AugmentSettings:
     filter_model: str | None = None
     batch_size: int = 32
     device: str = "cpu"
-    threads: int = 0
+    workers: int = 0  # render worker processes; 0 = as python -m render: one per GPU, else one per core
+    threads: int | None = None  # Cycles threads per worker; None = 1 with several CPU workers, else all cores
 
 
 @dataclass(frozen=True)
@@ -428,17 +429,17 @@ def claim_output(paths: AugmentPaths, record: Mapping[str, Any], overwrite: bool
     atomic_write_json(paths.run_record, dict(record))
 
 
-def source_mask(masks_dir: Path | None, scene: Mapping[str, Any]) -> np.ndarray | None:
+def source_mask(masks_dir: Path | None, image_filename: str) -> np.ndarray | None:
     if masks_dir is None:
         return None
-    path = masks_dir / scene["image_filename"]
+    path = masks_dir / image_filename
     if not path.is_file():
         return None
     with Image.open(path) as image:
         return np.asarray(image).copy()
 
 
-def render_scene(rerenderer: Any, recoloured: dict[str, Any], source: Mapping[str, Any], masks_dir: Path | None,
+def render_scene(rerenderer: Any, recoloured: dict[str, Any], source_filename: str, masks_dir: Path | None,
                  paths: AugmentPaths, index: int, blender_version: str) -> dict[str, Any]:
     """Re-render one recoloured scene, check its mask against the source's, write image, mask and scene."""
     from render.outputs import write_scene_files
@@ -450,7 +451,7 @@ def render_scene(rerenderer: Any, recoloured: dict[str, Any], source: Mapping[st
         obj["visible_pixels"] = seen["visible_pixels"]
         obj["bbox_2d"] = seen["bbox_2d"]
     recoloured["render"] = {**recoloured["render"], "blender_version": blender_version}
-    before = source_mask(masks_dir, source)
+    before = source_mask(masks_dir, source_filename)
     recoloured["augmentation"]["mask_matches_source"] = None if before is None else bool(np.array_equal(before, frame.mask))
     write_scene_files(paths.layout, index, frame.image, frame.mask, recoloured)
     return recoloured
@@ -468,34 +469,108 @@ def plan_scenes(scenes: Sequence[dict[str, Any]], swap: ColorSwap, paths: Augmen
     return planned
 
 
-def render_pending(planned: Sequence[tuple[dict, dict]], sources: AugmentSources, paths: AugmentPaths,
-                   make_rerenderer: Callable[[], Any]) -> list[str]:
-    """Render the scenes whose scene file does not exist yet; return failures by scene."""
+@dataclass(frozen=True)
+class RerenderJob:
+    """What an augmentation render worker needs; picklable, for worker processes."""
+
+    out: str
+    prefix: str
+    masks_dir: str | None
+    device: Any  # render.devices.DeviceChoice, narrowed to the worker's GPU(s)
+    threads: int
+
+
+class RerenderWorker:
+    """Lives in a worker process: one Blender session re-rendering recoloured scenes to files.
+
+    A task is ``(index, recoloured scene, source image filename)``; an unexpected failure of one
+    scene is retried RENDER_RETRIES times, then reported (a worker that dies is the scheduler's).
+    """
+
+    def __init__(self, job: RerenderJob) -> None:
+        from render.executors import drop_blender_script_paths
+
+        drop_blender_script_paths()
+        from render.rerender import Rerenderer
+        from render.workers import check_gpus_visible
+
+        check_gpus_visible(job.device)
+        self.rerenderer = Rerenderer(job.device, job.threads)
+        self.version = self.rerenderer.blender_version()
+        self.paths = AugmentPaths(Path(job.out), job.prefix)
+        self.masks_dir = None if job.masks_dir is None else Path(job.masks_dir)
+
+    def render(self, task: tuple[int, dict[str, Any], str]):
+        from render.worker import Outcome
+
+        index, recoloured, source_filename = task
+        error = ""
+        for _ in range(1 + RENDER_RETRIES):
+            try:
+                render_scene(self.rerenderer, copy.deepcopy(recoloured), source_filename, self.masks_dir, self.paths, index, self.version)
+                return Outcome(index, None)
+            except Exception as failure:  # noqa: BLE001 - one scene's failure must not lose the others
+                error = f"{recoloured['image_filename']} (from {source_filename}): {type(failure).__name__}: {failure}"
+        return Outcome(index, error)
+
+    def close(self) -> None:
+        self.rerenderer.close()
+
+
+def open_rerender_worker(job: RerenderJob) -> RerenderWorker:
+    return RerenderWorker(job)
+
+
+@dataclass(frozen=True)
+class RenderPlan:
+    """Where augmentation renders: the device, how many worker processes, Cycles threads each."""
+
+    device: Any  # render.devices.DeviceChoice
+    workers: int
+    threads: int
+
+
+def plan_rendering(settings: AugmentSettings) -> RenderPlan:
+    """``--device``, ``--workers`` and ``--threads`` resolved as ``python -m render`` resolves them."""
+    from render.farm import default_workers, resolve_device
+
+    device = resolve_device(settings.device, None, "python -m dataset augment", lambda line: print(line, file=sys.stderr))
+    workers = settings.workers or default_workers(device)
+    threads = settings.threads if settings.threads is not None else (1 if workers > 1 and device.backend == "cpu" else 0)
+    return RenderPlan(device, workers, threads)
+
+
+def render_pending(planned: Sequence[tuple[dict, dict]], sources: AugmentSources, paths: AugmentPaths, plan: RenderPlan) -> list[str]:
+    """Render the scenes whose scene file does not exist yet, in worker processes; return failures by scene."""
+    from render.scheduler import WorkerPolicy
+    from render.workers import blender_process_scheduler
+
     layout = paths.layout
-    pending = [(source, recoloured) for source, recoloured in planned if not layout.is_finished(int(recoloured["image_index"]))]
+    pending = {int(recoloured["image_index"]): (source, recoloured) for source, recoloured in planned
+               if not layout.is_finished(int(recoloured["image_index"]))}
     if not pending:
         return []
     masks_dir = sources.masks_dir if sources.masks_dir is not None else sources.scenes_path.parent / "masks"
+    job = RerenderJob(str(paths.root), paths.prefix, str(masks_dir), plan.device, plan.threads)
     failures = []
-    with make_rerenderer() as rerenderer, tqdm(total=len(pending), desc="augment: render", unit="scene",
-                                              file=sys.stderr, dynamic_ncols=True) as progress:
-        version = rerenderer.blender_version()
-        for source, recoloured in pending:
-            error = ""
-            for _ in range(1 + RENDER_RETRIES):
-                try:
-                    written = render_scene(rerenderer, copy.deepcopy(recoloured), source, masks_dir, paths,
-                                           int(recoloured["image_index"]), version)
-                    error = ""
-                    break
-                except Exception as failure:  # noqa: BLE001 - one scene's failure must not lose the others
-                    error = f"{recoloured['image_filename']} (from {source['image_filename']}): {type(failure).__name__}: {failure}"
-            if error:
-                failures.append(error)
-            elif written["augmentation"]["mask_matches_source"] is False:
+    with tqdm(total=len(pending), desc="augment: render", unit="scene", file=sys.stderr, dynamic_ncols=True) as progress:
+
+        def log(line: str) -> None:
+            progress.write(f"python -m dataset augment: {line}", file=sys.stderr)
+
+        def task_of(index: int) -> tuple[int, dict[str, Any], str]:
+            source, recoloured = pending[index]
+            return index, recoloured, source["image_filename"]
+
+        scheduler = blender_process_scheduler(open_rerender_worker, job, plan.threads, layout, min(plan.workers, len(pending)),
+                                              WorkerPolicy(), log, task_of)
+        for outcome in scheduler.run(sorted(pending)):
+            source, recoloured = pending[outcome.index]
+            if outcome.error:
+                failures.append(outcome.error)
+            elif read_json(layout.scene_path(outcome.index))["augmentation"]["mask_matches_source"] is False:
                 # Only colours changed, so this points at a different Blender or changed geometry code.
-                progress.write(f"augment: warning: the mask of {recoloured['image_filename']} differs from its "
-                               f"source {source['image_filename']}'s", file=sys.stderr)
+                log(f"warning: the mask of {recoloured['image_filename']} differs from its source {source['image_filename']}'s")
             progress.update(1)
     return failures
 
@@ -559,14 +634,13 @@ def augment(
     out: Path,
     settings: AugmentSettings,
     overwrite: bool = False,
-    make_rerenderer: Callable[[], Any] | None = None,
     make_scorer: Callable[[], Any] | None = None,
 ) -> AugmentResult:
     """Run the whole augmentation into ``out``; see the module docstring for the files.
 
-    Everything that can be wrong with the input is found before anything is written.
-    ``make_rerenderer`` and ``make_scorer`` default to the Blender renderer on ``settings.device``
-    and the chosen filter backend.
+    Everything that can be wrong with the input is found before anything is written. Scenes are
+    re-rendered by Blender worker processes as ``python -m render`` spreads its own (one per GPU,
+    or one per core); ``make_scorer`` defaults to the chosen filter backend.
     """
     from questions.families import families_digest, load_families
     from questions.validator import FamilyError
@@ -581,15 +655,14 @@ def augment(
     realiser = NativeRealiser(families_dir=settings.families_dir, seed=settings.swap.seed)
     chosen = scenes if settings.n is None else scenes[: settings.n]
     planned = plan_scenes(chosen, settings.swap, paths)
-    if make_rerenderer is None:
-        make_rerenderer = blender_rerenderer(resolve_device(settings.device), settings.threads)
+    plan = plan_rendering(settings)
     try:
         claim_output(paths, render_defining_record(sources, settings), overwrite)
     except OSError as error:
         raise UsageError(f"cannot write to --out {str(out)!r}: {error.strerror or error}") from None
 
     result = AugmentResult(paths=paths)
-    result.failures = render_pending(planned, sources, paths, make_rerenderer)
+    result.failures = render_pending(planned, sources, paths, plan)
     if result.failures:
         return result
     rendered = [read_json(paths.layout.scene_path(int(recoloured["image_index"]))) for _, recoloured in planned]
@@ -637,29 +710,6 @@ def filter_questions(paths: AugmentPaths, settings: AugmentSettings, overwrite: 
 
     job = FilterJob(paths.translated, paths.kept, settings.threshold, settings.batch_size, overwrite)
     return run_filter(job, make_scorer).kept
-
-
-def blender_rerenderer(device: Any, threads: int) -> Callable[[], Any]:
-    def make() -> Any:
-        from render.rerender import Rerenderer
-
-        return Rerenderer(device, threads)
-
-    return make
-
-
-def resolve_device(requested: str) -> Any:
-    """``--device`` resolved as the render stage does it (auto: a GPU if Cycles sees one, else the CPU)."""
-    from render.devices import DeviceChoice, choose_device
-
-    if requested == "cpu":
-        return DeviceChoice("cpu", ())
-    from render.executors import probe_gpu_devices_isolated
-
-    choice = choose_device(requested, probe_gpu_devices_isolated())
-    if choice.warning:
-        print(f"python -m dataset augment: warning: {choice.warning}", file=sys.stderr)
-    return choice
 
 
 def chosen_scorer(settings: AugmentSettings) -> Callable[[], Any]:

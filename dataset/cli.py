@@ -158,8 +158,11 @@ def add_augment_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--device", choices=DEVICE_CHOICES, default="auto",
                         help="Cycles device, as for python -m render: auto (a GPU if found, else the CPU), cpu, or a "
                              "GPU backend that must exist; default auto")
-    parser.add_argument("--threads", type=non_negative_int, default=0,
-                        help="Cycles CPU threads (0 = all cores); default 0")
+    parser.add_argument("--workers", type=positive_int, default=None,
+                        help="Blender worker processes rendering the recoloured scenes, as for python -m render; default: one per "
+                             "GPU on GPUs, one per CPU core on the CPU")
+    parser.add_argument("--threads", type=non_negative_int, default=None,
+                        help="Cycles threads per worker (0 = all cores); default: 1 when several workers share the CPU, else 0")
     parser.add_argument("--overwrite", action="store_true",
                         help="delete this folder's earlier augmentation and start over")
 
@@ -315,7 +318,7 @@ def command_augment(args: argparse.Namespace) -> int:
     settings = AugmentSettings(
         swap=swap, n=args.n, prefix=args.prefix, families_dir=args.families, yo=args.yo,
         filter_backend=args.filter_backend, threshold=args.threshold, filter_model=args.filter_model,
-        batch_size=args.batch_size, device=args.device, threads=args.threads,
+        batch_size=args.batch_size, device=args.device, workers=args.workers or 0, threads=args.threads,
     )
     result = augment(AugmentSources(args.scenes, args.questions, args.masks), args.out, settings, args.overwrite)
     if result.failures:

@@ -39,9 +39,10 @@ STOP_TIMEOUT = 30.0
 
 
 class SceneWorker(Protocol):
-    """What runs inside a worker process: renders one index at a time."""
+    """What runs inside a worker process: renders one task at a time (a scene index, or what the
+    backend's ``task_of`` made of it) and reports the outcome under the index."""
 
-    def render(self, index: int) -> Outcome: ...
+    def render(self, task: Any) -> Outcome: ...
 
     def close(self) -> None: ...
 
@@ -99,18 +100,27 @@ def run_in_worker_processes(job: RenderJob, indices: Sequence[int], workers: int
 def worker_process_scheduler(job: RenderJob, workers: int, policy: WorkerPolicy,
                              log: Callable[[str], None] | None = None) -> Scheduler:
     """The scheduler behind :func:`run_in_worker_processes` (its ``workers`` records show each worker's RSS)."""
+    return blender_process_scheduler(open_blender_worker, job, job.settings.threads, job.layout, workers, policy, log)
 
-    def job_of(slot: int) -> RenderJob:
+
+def blender_process_scheduler(open_worker: Callable[[Any], SceneWorker], job: Any, threads: int, layout: OutputLayout,
+                              workers: int, policy: WorkerPolicy, log: Callable[[str], None] | None = None,
+                              task_of: Callable[[int], Any] | None = None) -> Scheduler:
+    """A scheduler of ``workers`` Blender processes, each opened by ``open_worker(job)`` with the
+    job's ``device`` narrowed to its own GPU(s) (or pinned to cores of its own on the CPU), writing
+    scenes into ``layout``; ``task_of(index)`` is what a worker is sent for an index (default: the index)."""
+
+    def job_of(slot: int) -> Any:
         return dataclasses.replace(job, device=worker_gpus(job.device, slot, workers)[0])
 
     def environment_of(slot: int) -> dict[str, str]:
         return worker_gpus(job.device, slot, workers)[1]
 
     def cores_of(slot: int) -> tuple[int, ...] | None:
-        return worker_cores(slot, workers, job.settings.threads) if job.device.backend == "cpu" else None
+        return worker_cores(slot, workers, threads) if job.device.backend == "cpu" else None
 
-    backend = ProcessWorkers(open_blender_worker, job_of, environment_of, cores_of)
-    return Scheduler(backend, workers, policy, log, after_death=lambda index: remove_index_temporaries(job.layout, index))
+    backend = ProcessWorkers(open_worker, job_of, environment_of, cores_of, task_of)
+    return Scheduler(backend, workers, policy, log, after_death=lambda index: remove_index_temporaries(layout, index))
 
 
 def worker_cores(slot: int, workers: int, threads: int, available: Sequence[int] | None = None) -> tuple[int, ...] | None:
@@ -152,16 +162,19 @@ class ProcessWorkers:
     ``open_worker(argument_of(slot))`` runs in the child and returns its :class:`SceneWorker`; it
     and its argument must be picklable (module-level function, dataclass). ``environment_of(slot)``
     is added to the child's environment before it starts; ``cores_of(slot)``, when not None, are
-    the cores the child pins itself to before it opens its worker.
+    the cores the child pins itself to before it opens its worker. For an index, the child is sent
+    ``task_of(index)`` (picklable; default: the index itself).
     """
 
     def __init__(self, open_worker: Callable[[Any], SceneWorker], argument_of: Callable[[int], Any],
                  environment_of: Callable[[int], Mapping[str, str]] = lambda slot: {},
-                 cores_of: Callable[[int], Sequence[int] | None] = lambda slot: None) -> None:
+                 cores_of: Callable[[int], Sequence[int] | None] = lambda slot: None,
+                 task_of: Callable[[int], Any] | None = None) -> None:
         self._open_worker = open_worker
         self._argument_of = argument_of
         self._environment_of = environment_of
         self._cores_of = cores_of
+        self._task_of = task_of or (lambda index: index)
         self._context = multiprocessing.get_context("spawn")  # bpy is not fork-safe
         self._live: dict[int, _Process] = {}
 
@@ -178,7 +191,7 @@ class ProcessWorkers:
 
     def submit(self, slot: int, index: int) -> None:
         with contextlib.suppress(OSError):  # a dead worker: its sentinel reports the death
-            self._live[slot].connection.send(index)
+            self._live[slot].connection.send(self._task_of(index))
 
     def pid(self, slot: int) -> int | None:
         """The process id of the worker in ``slot`` (for tests that kill it)."""
@@ -270,7 +283,7 @@ def environment_set(variables: Mapping[str, str]):
 
 def serve_scenes(connection: Connection, open_worker: Callable[[Any], SceneWorker], argument: Any, parent_pid: int,
                  cores: Sequence[int] | None = None) -> None:
-    """The worker process: open the worker, then render each index received until told to stop."""
+    """The worker process: open the worker, then render each task received until told to stop."""
     die_with_parent(parent_pid)
     if cores:
         os.sched_setaffinity(0, cores)  # before Blender loads, so its thread pools see only these
@@ -286,12 +299,12 @@ def serve_scenes(connection: Connection, open_worker: Callable[[Any], SceneWorke
     try:
         while True:
             try:
-                index = connection.recv()
+                task = connection.recv()
             except EOFError:  # the parent is gone
                 return
-            if index is None:
+            if task is None:
                 return
-            outcome = worker.render(index)
+            outcome = worker.render(task)
             connection.send(("done", outcome.index, outcome.error, resident_memory()))
     finally:
         worker.close()

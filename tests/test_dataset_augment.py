@@ -345,3 +345,17 @@ def test_a_killed_run_resumes_to_the_same_files_and_the_output_exports(augmented
     assert run_dataset("export", "--questions", str(out / "questions_ru_kept.json"), "--scenes",
                        str(out / "scenes.json"), "--out", str(tmp_path / "mera"), "--shots", "1") == 0
     assert mera_export_problems(tmp_path / "mera" / "ruclevr.json") == []
+
+
+@pytest.mark.blender
+def test_worker_processes_render_the_files_of_one_worker(augmented, tmp_path) -> None:
+    """Augmentation renders through the render stage's worker processes (one per core here, each
+    pinned with one thread); how many there are changes no byte."""
+    argv = ["augment", "--scenes", str(augmented["source"] / "scenes.json"), "--questions", str(augmented["root"] / "questions.json"),
+            "--random", "--seed", "5", "--device", "cpu"]
+    out, outputs = tmp_path / "OUT", {}
+    for workers in ("2", "1"):
+        assert run_dataset(*argv, "--out", str(out), "--workers", workers, "--overwrite") == 0
+        outputs[workers] = output_bytes(out)
+        assert len(read_json(out / "scenes.json")["scenes"]) == 2, "both scenes recoloured, one per worker"
+    assert outputs["2"] == outputs["1"]
