@@ -94,6 +94,8 @@ def visibility_problems(objects: list[dict], visibility: list[dict], min_pixels:
         if seen["visible_pixels"] < min_pixels:
             problems.append(f"object {k} shows {seen['visible_pixels']} < {min_pixels} pixels")
             continue
+        if seen["bbox_2d"] is None:  # hidden entirely, which --min-pixels 0 allows
+            continue
         x, y = obj["pixel_coords"][:2]
         x0, y0, x1, y1 = seen["bbox_2d"]
         if not (x0 <= x <= x1 and y0 <= y <= y1):

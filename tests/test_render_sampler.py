@@ -226,3 +226,22 @@ def test_scene_graphs_never_import_bpy():
         "assert 'bpy' not in sys.modules, 'bpy was imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_visibility_is_judged_from_the_mask_alone():
+    """Pixel counts and boxes come from the mask; too few pixels, or a centre outside the visible
+    box, rejects a scene; --min-pixels 0 lets an object hide entirely."""
+    from render.worker import object_visibility, visibility_problems
+
+    mask = np.zeros((6, 8), np.uint8)
+    mask[1:3, 1:4] = 1  # object 1: 6 pixels, box x 1..4, y 1..3
+    mask[4, 6] = 2  # object 2: 1 pixel
+    seen = object_visibility(mask, 3)
+    assert [s["visible_pixels"] for s in seen] == [6, 1, 0]
+    assert [s["bbox_2d"] for s in seen] == [[1, 1, 4, 3], [6, 4, 7, 5], None]
+    objects = [{"pixel_coords": [2, 2, 0.5]}, {"pixel_coords": [6.5, 4.5, 0.5]}, {"pixel_coords": [0, 0, 0.5]}]
+    assert visibility_problems(objects, seen, 1) == ["object 2 shows 0 < 1 pixels"]
+    assert visibility_problems(objects, seen, 2) == ["object 1 shows 1 < 2 pixels", "object 2 shows 0 < 2 pixels"]
+    assert visibility_problems(objects, seen, 0) == []
+    objects[0]["pixel_coords"] = [5, 2, 0.5]  # centre right of its visible box: hidden behind something
+    assert visibility_problems(objects, seen, 0) == ["object 0's centre (5, 2) lies outside its visible box [1, 1, 4, 3]"]
