@@ -17,6 +17,8 @@ from render.settings import RenderSettings
 
 #: Settings keys of ``RenderSettings`` that a scene's ``render`` record carries under the same name.
 _RECORDED = ("width", "height", "samples", "view_transform", "cycles_seed")
+#: The sampling pattern of records made before it was recorded (ruclevr 0.1.0's first renders).
+PATTERN_BEFORE_RECORDED = "TABULATED_SOBOL"
 
 
 def settings_from_record(record: Mapping[str, Any], device: str = "cpu", threads: int = 0) -> RenderSettings:
@@ -35,6 +37,7 @@ def settings_from_record(record: Mapping[str, Any], device: str = "cpu", threads
         denoise=denoise,
         denoising_quality=record.get("denoising_quality") or defaults.denoising_quality,
         denoising_prefilter=record.get("denoising_prefilter") or defaults.denoising_prefilter,
+        sampling_pattern=record.get("sampling_pattern", PATTERN_BEFORE_RECORDED),
         device=device,
         threads=threads,
     )

@@ -109,6 +109,7 @@ def test_scene_records_what_rerendering_needs(rendered):
     scene = read_json(rendered.scene_path(0))
     assert scene["seed"] == 3 and scene["image_filename"] == "ruclevr_000000.png"
     assert scene["render"]["samples"] == 4 and scene["render"]["view_transform"] == "Standard"
+    assert scene["render"]["sampling_pattern"] == "BLUE_NOISE"
     assert scene["render"]["blender_version"] == "5.0.1"
     assert len(scene["lights"]) == 3 and all(light["energy"] > 0 for light in scene["lights"])
     assert {"location", "matrix_world", "focal_length_mm", "intrinsics"} <= scene["camera"].keys()

@@ -245,3 +245,14 @@ def test_visibility_is_judged_from_the_mask_alone():
     assert visibility_problems(objects, seen, 0) == []
     objects[0]["pixel_coords"] = [5, 2, 0.5]  # centre right of its visible box: hidden behind something
     assert visibility_problems(objects, seen, 0) == ["object 0's centre (5, 2) lies outside its visible box [1, 1, 4, 3]"]
+
+
+def test_a_render_record_gives_back_its_settings_and_older_records_their_sampling_pattern():
+    from render.rerender import settings_from_record
+    from render.settings import RenderSettings
+
+    made = RenderSettings(width=160, height=120, samples=4, sampling_pattern="BLUE_NOISE", cycles_seed=7)
+    assert settings_from_record(made.to_dict()) == made
+    older = {key: value for key, value in made.to_dict().items() if key != "sampling_pattern"}
+    assert settings_from_record(older).sampling_pattern == "TABULATED_SOBOL"  # what renders used before it was recorded
+    assert settings_from_record(RenderSettings.clevr().to_dict(), threads=2) == RenderSettings.clevr(threads=2)
