@@ -140,7 +140,7 @@ def resolve_device(requested: str, gpu_ids: Sequence[int] | None, prog: str, log
 
 def default_workers(device: DeviceChoice) -> int:
     """One Blender per GPU; on the CPU one 1-thread Blender per usable core, each pinned to its core
-    (benchmarks/farm_bench.py: 1.09x the images/minute of one Blender with as many threads on 2
+    (benchmarks/farm_bench.py: 1.06-1.09x the images/minute of one Blender with as many threads on 2
     cores, and a crash costs one core's scene, not the run's)."""
     if device.backend != "cpu":
         return max(1, len(device.devices))
