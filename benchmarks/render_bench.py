@@ -178,6 +178,11 @@ def compare_mask_prepass(n: int, width: int, height: int, rounds: int = 2) -> di
     figures = {arm: {"core_seconds_per_scene": t["core_seconds"] / t["scenes"], "full_renders_per_scene": t["renders"] / t["scenes"],
                      "mask_renders_per_scene": t["mask_renders"] / t["scenes"]} for arm, t in totals.items()}
     figures["speedup"] = figures["no prepass"]["core_seconds_per_scene"] / figures["prepass"]["core_seconds_per_scene"]
+    # Per render, from the two arms: every core-second of "no prepass" went to full renders.
+    full, pre = figures["no prepass"], figures["prepass"]
+    figures["core_seconds_per_full_render"] = full["core_seconds_per_scene"] / full["full_renders_per_scene"]
+    figures["core_seconds_per_mask_render"] = ((pre["core_seconds_per_scene"] - figures["core_seconds_per_full_render"] * pre["full_renders_per_scene"])
+                                               / pre["mask_renders_per_scene"])
     return figures
 
 
@@ -263,7 +268,8 @@ def main() -> None:
         print("per finished scene: " + ", ".join(
             f"{arm}: {p[arm]['core_seconds_per_scene']:.2f} core-s, {p[arm]['full_renders_per_scene']:.2f} full + "
             f"{p[arm]['mask_renders_per_scene']:.2f} mask renders" for arm in ("prepass", "no prepass"))
-            + f"; the pre-pass is {p['speedup']:.2f}x faster")
+            + f"; the pre-pass is {p['speedup']:.2f}x faster (per render: {p['core_seconds_per_full_render']:.2f} core-s full, "
+            f"{p['core_seconds_per_mask_render']:.2f} mask only)")
     if args.json:
         print(json.dumps(figures))
     sys.stdout.flush()

@@ -52,6 +52,7 @@ from ruclevr import __version__
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_open, atomic_write_json, read_json
 
+PROG = "python -m dataset augment"
 #: Mixed into every generator seed of this stage, so it never shares random numbers with another stage.
 STAGE = 7
 DEFAULT_PREFIX = "ruclevr_swap"
@@ -346,7 +347,7 @@ class AugmentSettings:
     filter_model: str | None = None
     batch_size: int = 32
     device: str = "cpu"
-    workers: int = 0  # render worker processes; 0 = as python -m render: one per GPU, else one per core
+    workers: int | None = None  # render worker processes; None = as python -m render: one per GPU, else one per core
     threads: int | None = None  # Cycles threads per worker; None = 1 with several CPU workers, else all cores
 
 
@@ -521,28 +522,19 @@ def open_rerender_worker(job: RerenderJob) -> RerenderWorker:
     return RerenderWorker(job)
 
 
-@dataclass(frozen=True)
-class RenderPlan:
-    """Where augmentation renders: the device, how many worker processes, Cycles threads each."""
-
-    device: Any  # render.devices.DeviceChoice
-    workers: int
-    threads: int
-
-
-def plan_rendering(settings: AugmentSettings) -> RenderPlan:
-    """``--device``, ``--workers`` and ``--threads`` resolved as ``python -m render`` resolves them."""
-    from render.farm import default_workers, resolve_device
-
-    device = resolve_device(settings.device, None, "python -m dataset augment", lambda line: print(line, file=sys.stderr))
-    workers = settings.workers or default_workers(device)
-    threads = settings.threads if settings.threads is not None else (1 if workers > 1 and device.backend == "cpu" else 0)
-    return RenderPlan(device, workers, threads)
-
-
-def render_pending(planned: Sequence[tuple[dict, dict]], sources: AugmentSources, paths: AugmentPaths, plan: RenderPlan) -> list[str]:
-    """Render the scenes whose scene file does not exist yet, in worker processes; return failures by scene."""
+def plan_rendering(settings: AugmentSettings) -> Any:
+    """``--device``, ``--workers`` and ``--threads`` resolved as ``python -m render`` resolves them
+    (a :class:`render.farm.FarmPlan` of local worker processes)."""
+    from render.farm import plan_local, resolve_device
     from render.scheduler import WorkerPolicy
+
+    device = resolve_device(settings.device, None, PROG, lambda line: print(line, file=sys.stderr))
+    return plan_local(device, settings.workers, settings.threads, WorkerPolicy())
+
+
+def render_pending(planned: Sequence[tuple[dict, dict]], sources: AugmentSources, paths: AugmentPaths, plan: Any) -> list[str]:
+    """Render the scenes whose scene file does not exist yet in the worker processes of ``plan``
+    (a :class:`render.farm.FarmPlan`); return failures by scene."""
     from render.workers import blender_process_scheduler
 
     layout = paths.layout
@@ -556,23 +548,27 @@ def render_pending(planned: Sequence[tuple[dict, dict]], sources: AugmentSources
     with tqdm(total=len(pending), desc="augment: render", unit="scene", file=sys.stderr, dynamic_ncols=True) as progress:
 
         def log(line: str) -> None:
-            progress.write(f"python -m dataset augment: {line}", file=sys.stderr)
+            progress.write(f"{PROG}: {line}", file=sys.stderr)
 
         def task_of(index: int) -> tuple[int, dict[str, Any], str]:
             source, recoloured = pending[index]
             return index, recoloured, source["image_filename"]
 
         scheduler = blender_process_scheduler(open_rerender_worker, job, plan.threads, layout, min(plan.workers, len(pending)),
-                                              WorkerPolicy(), log, task_of)
+                                              plan.policy, log, task_of)
         for outcome in scheduler.run(sorted(pending)):
-            source, recoloured = pending[outcome.index]
             if outcome.error:
                 failures.append(outcome.error)
-            elif read_json(layout.scene_path(outcome.index))["augmentation"]["mask_matches_source"] is False:
-                # Only colours changed, so this points at a different Blender or changed geometry code.
-                log(f"warning: the mask of {recoloured['image_filename']} differs from its source {source['image_filename']}'s")
             progress.update(1)
     return failures
+
+
+def warn_of_changed_masks(rendered: Sequence[Mapping[str, Any]]) -> None:
+    """Only colours changed, so a mask unlike its source's points at another Blender or changed geometry code."""
+    for scene in rendered:
+        if scene["augmentation"]["mask_matches_source"] is False:
+            print(f"{PROG}: warning: the mask of {scene['image_filename']} differs from its source "
+                  f"{scene['augmentation']['source_image_filename']}'s", file=sys.stderr)
 
 
 def write_dropped(path: Path, dropped: Sequence[Dropped]) -> None:
@@ -666,6 +662,7 @@ def augment(
     if result.failures:
         return result
     rendered = [read_json(paths.layout.scene_path(int(recoloured["image_index"]))) for _, recoloured in planned]
+    warn_of_changed_masks(rendered)
     info = run_info(sources, settings, scenes_info, questions_info, families_digest(settings.families_dir))
     atomic_write_json(paths.scenes, {"info": info, "scenes": rendered})
 

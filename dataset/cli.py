@@ -318,7 +318,7 @@ def command_augment(args: argparse.Namespace) -> int:
     settings = AugmentSettings(
         swap=swap, n=args.n, prefix=args.prefix, families_dir=args.families, yo=args.yo,
         filter_backend=args.filter_backend, threshold=args.threshold, filter_model=args.filter_model,
-        batch_size=args.batch_size, device=args.device, workers=args.workers or 0, threads=args.threads,
+        batch_size=args.batch_size, device=args.device, workers=args.workers, threads=args.threads,
     )
     result = augment(AugmentSources(args.scenes, args.questions, args.masks), args.out, settings, args.overwrite)
     if result.failures:

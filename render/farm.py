@@ -91,13 +91,19 @@ def plan_farm(args, prog: str, log: Callable[[str], None] | None = None) -> Farm
     policy = WorkerPolicy(args.recycle_after, float(args.max_worker_rss), args.crash_retries)
     if args.executor == "ray":
         return _plan_ray(args, prog, policy, log)
-    device = resolve_device(args.device, args.gpu_ids, prog, log)
-    workers = args.workers or default_workers(device)
-    threads = args.threads if args.threads is not None else (1 if workers > 1 and device.backend == "cpu" else 0)
-    for slot in range(workers if device.backend != "cpu" else 0):
-        worker_device, environment = worker_gpus(device, slot, workers)
+    plan = plan_local(resolve_device(args.device, args.gpu_ids, prog, log), args.workers, args.threads, policy)
+    for slot in range(plan.workers if plan.device.backend != "cpu" else 0):
+        worker_device, environment = worker_gpus(plan.device, slot, plan.workers)
         shown = ", ".join(f"{k}={v}" for k, v in environment.items())
         log(f"{prog}: worker {slot}: {describe_choice(worker_device)} ({shown})")
+    return plan
+
+
+def plan_local(device: DeviceChoice, workers: int | None, threads: int | None, policy: WorkerPolicy) -> FarmPlan:
+    """Worker processes on this machine: by default one per GPU or one per core, with one Cycles
+    thread each when several share the CPU (else all cores)."""
+    workers = workers or default_workers(device)
+    threads = threads if threads is not None else (1 if workers > 1 and device.backend == "cpu" else 0)
     return FarmPlan("local", device, workers, threads, policy)
 
 

@@ -7,7 +7,8 @@ image) at 39.5 dB PSNR inside the objects against a 2048-sample reference. BALAN
 gained 0.8 dB inside the objects over FAST for 5 % more time (HIGH scored the same as
 BALANCED); the ACCURATE prefilter gained less for 30 % more. Adaptive sampling, persistent data
 and tile size made no difference at such low sample counts, so they stay off/default. The blue-noise
-sampling pattern gained 0.5 dB inside the objects over Tabulated Sobol at the same cost.
+sampling pattern gained 0.5 dB inside the objects over Tabulated Sobol at the same cost (39.5 vs
+39.0 dB, 2.87 vs 2.89 core-seconds per image).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ class RenderSettings:
     threads: int = 0  # Cycles CPU threads; 0 = all cores
     cycles_seed: int = 0  # Cycles' noise pattern; fixed so a re-render gives the same pixels
     # Blue noise spreads the few samples' error evenly, which the denoiser removes better: +0.5 dB
-    # inside the objects at 8 samples for the same cost as Tabulated Sobol (Blender's older default).
+    # inside the objects at 8 samples for the same cost as Tabulated Sobol (the factory setting).
     sampling_pattern: str = "BLUE_NOISE"
     png_compression: int = 1  # zlib level of the written PNGs (lossless; 1 is fast and nearly as small)
 

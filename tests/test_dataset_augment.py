@@ -359,3 +359,15 @@ def test_worker_processes_render_the_files_of_one_worker(augmented, tmp_path) ->
         outputs[workers] = output_bytes(out)
         assert len(read_json(out / "scenes.json")["scenes"]) == 2, "both scenes recoloured, one per worker"
     assert outputs["2"] == outputs["1"]
+
+
+def test_a_rerendered_mask_unlike_its_source_is_warned_of(capsys) -> None:
+    from dataset.augment import warn_of_changed_masks
+
+    def scene(name: str, matches: bool | None) -> dict:
+        return {"image_filename": f"ruclevr_swap_{name}.png",
+                "augmentation": {"source_image_filename": f"ruclevr_{name}.png", "mask_matches_source": matches}}
+
+    warn_of_changed_masks([scene("000000", True), scene("000001", False), scene("000002", None)])
+    assert capsys.readouterr().err.splitlines() == [
+        "python -m dataset augment: warning: the mask of ruclevr_swap_000001.png differs from its source ruclevr_000001.png's"]
