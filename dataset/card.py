@@ -106,7 +106,17 @@ def card_context(
         "record_files": {name: source.get("file", "") for name, source in sources.items()},
         "license": license_id,
         "plots": list(plots),
+        "human_review": human_review_section(info),
     }
+
+
+def human_review_section(info: Mapping[str, Any]) -> str:
+    """The "Human baseline" section when people reviewed the data (``dataset annotate import``), else ""."""
+    if not isinstance(info.get("human_review"), Mapping):
+        return ""
+    from dataset.annotate.report import render_card_section
+
+    return render_card_section(info["human_review"])
 
 
 def render_card(

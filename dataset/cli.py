@@ -1,4 +1,4 @@
-"""``python -m dataset COMMAND``: build, export, hf, stats, evaluate, augment, gallery.
+"""``python -m dataset COMMAND``: build, export, hf, stats, evaluate, augment, gallery, annotate.
 
 Every command reads files and writes files atomically; bad input ends with one line on stderr
 and exit status 2.
@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from dataset.annotate.cli import add_annotate_parser, command_annotate
 from ruclevr import __version__
 from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, probability, run_cli
 
@@ -199,6 +200,7 @@ def build_parser() -> ArgumentParser:
     add_evaluate_parser(commands)
     add_augment_parser(commands)
     add_gallery_parser(commands)
+    add_annotate_parser(commands)
     return parser
 
 
@@ -351,6 +353,7 @@ COMMANDS = {
     "evaluate": command_evaluate,
     "augment": command_augment,
     "gallery": command_gallery,
+    "annotate": command_annotate,
 }
 
 
