@@ -64,4 +64,15 @@ def test_page_keeps_typed_answers_across_a_reload_and_saves_json_that_imports(tm
     assert report["human_baseline"]["overall"] == {"exact_match": 1.0, "correct": len(document["data"]["test"]),
                                                    "total": len(document["data"]["test"])}
     assert report["annotators"][0]["control_accuracy"] == 1.0 and report["disputed"] == []
+    # One wrong answer: the disputed page shows that item with its image.
+    first = document["data"]["test"][0]["meta"]["id"]
+    record["answers"] = [dict(a, answer="999") if a["id"] == first else a for a in record["answers"]]
+    (tmp_path / "wrong.json").write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+    assert main(["annotate", "import", "--data", str(export), "--answers", str(tmp_path / "wrong.json"),
+                 "--out", str(tmp_path / "report2")]) == 0
+    with ChromiumPage(CHROMIUM) as page:
+        page.open(tmp_path / "report2" / "disputed.html")
+        assert page.problems() == []
+        assert page.evaluate("Array.from(document.querySelectorAll('.item')).map(e => Number(e.dataset.id))") == [first]
+        assert page.evaluate("Array.from(document.images).map(i => i.complete && i.naturalWidth > 0)") == [True]
     capsys.readouterr()

@@ -32,7 +32,7 @@ from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from dataset.document import SPLITS, MeraDocument
-from dataset.export import place_image
+from dataset.export import place_image, remove_unused_samples
 from ruclevr import __version__
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_open, atomic_write_json, atomic_write_text, remove_stale_temporaries
@@ -253,6 +253,7 @@ def export_tasks(document: MeraDocument, out: Path, settings: ExportSettings) ->
     items = {item["meta"]["id"]: item for split in SPLITS for item in document.items(split)}
     for task in tasks:
         place_image(image_source(document, items[task.item_id]), files.root / task.image)
+    remove_unused_samples(files.images, {Path(task.image).name for task in tasks})  # left by an earlier export
     atomic_write_json(files.label_studio_tasks, label_studio_tasks(tasks))
     atomic_write_text(files.label_studio_config, label_studio_config())
     atomic_write_text(files.crowd, tsv_text(crowd_rows(tasks, settings.image_url_prefix)))
