@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 from pathlib import Path
 
 import pytest
@@ -218,6 +217,9 @@ def test_filtered_export_drops_disputed_items_or_follows_the_jglue_rule(export, 
     assert section.startswith("## Human baseline") and f"{len(disputed)} of {len(document['data']['test'])} items removed" \
         in section and "tie: 1" in section
     assert (tmp_path / "r" / "human_baseline.md").read_text(encoding="utf-8") == section
+    assert run(["hf", "--mera", str(tmp_path / "f"), "--out", str(tmp_path / "hf")], capsys)[0] == 0
+    card = (tmp_path / "hf" / "README.md").read_text(encoding="utf-8")
+    assert section in card and card.index("## Human baseline") < card.index("## Licence")
     # JGLUE's rule with M = 2 of the 3 answers: item 0 (one correct) and items 1-3 (two correct) -> only item 0 goes.
     assert run(base + ["--out", str(tmp_path / "r2"), "--write-filtered", str(tmp_path / "g"), "--jglue", "2"],
                capsys)[0] == 0
@@ -266,3 +268,16 @@ def test_bad_answers_end_with_one_line_and_status_2(export, tmp_path, capsys) ->
         status, _, err = run(["annotate", *argv], capsys)
         assert status == 2 and message in err and err.count("\n") == 1, (argv, err)
     assert not (tmp_path / "t").exists() and not (tmp_path / "r").exists()
+
+
+def test_an_image_path_leading_outside_the_dataset_is_refused(export, tmp_path, capsys) -> None:
+    document = load(export / "ruclevr.json")
+    document["data"]["test"][0]["inputs"]["image"] = "../src/render/images/ruclevr_000000.png"
+    (export / "ruclevr.json").write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    status, _, err = run(["annotate", "export", "--data", str(export), "--out", str(tmp_path / "t")], capsys)
+    assert status == 2 and "points outside" in err and err.count("\n") == 1
+    assert not (tmp_path / "t").exists()
+    write_page_json(tmp_path / "a.json", "a", {document["data"]["test"][0]["meta"]["id"]: "999"})
+    status, _, err = run(["annotate", "import", "--data", str(export), "--answers", str(tmp_path / "a.json"),
+                          "--out", str(tmp_path / "r")], capsys)
+    assert status == 2 and "points outside" in err and not (tmp_path / "r").exists()

@@ -107,13 +107,19 @@ def seeded(seed: int, *identity: int) -> np.random.Generator:
     return np.random.default_rng([seed, *identity])
 
 
-def image_source(document: MeraDocument, item: Mapping[str, Any]) -> Path:
-    """The image file of an item, which must lie inside the dataset's folder."""
+def image_path(document: MeraDocument, item: Mapping[str, Any]) -> Path:
+    """Where an item's image lies; a path leading outside the dataset's folder is bad input."""
     relative = str(item["inputs"]["image"])
     folder = document.folder.resolve()
     path = (folder / relative).resolve()
     if not path.is_relative_to(folder):
         raise UsageError(f"item {item['meta']['id']}: image {relative!r} points outside {folder}")
+    return path
+
+
+def image_source(document: MeraDocument, item: Mapping[str, Any]) -> Path:
+    """An item's image file, which must exist inside the dataset's folder."""
+    path = image_path(document, item)
     if not path.is_file():
         raise UsageError(f"item {item['meta']['id']}: image {path} does not exist")
     return path
@@ -248,11 +254,12 @@ def export_tasks(document: MeraDocument, out: Path, settings: ExportSettings) ->
     tasks = make_tasks(document, settings)
     assignments = assign(tasks, settings)
     files = TaskFiles(out)
+    items = {item["meta"]["id"]: item for split in SPLITS for item in document.items(split)}
+    sources = {task.image: image_source(document, items[task.item_id]) for task in tasks}  # all checked first
     files.images.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(files.images)
-    items = {item["meta"]["id"]: item for split in SPLITS for item in document.items(split)}
-    for task in tasks:
-        place_image(image_source(document, items[task.item_id]), files.root / task.image)
+    for relative, source in sources.items():
+        place_image(source, files.root / relative)
     remove_unused_samples(files.images, {Path(task.image).name for task in tasks})  # left by an earlier export
     atomic_write_json(files.label_studio_tasks, label_studio_tasks(tasks))
     atomic_write_text(files.label_studio_config, label_studio_config())
