@@ -281,3 +281,33 @@ def test_an_image_path_leading_outside_the_dataset_is_refused(export, tmp_path, 
     status, _, err = run(["annotate", "import", "--data", str(export), "--answers", str(tmp_path / "a.json"),
                           "--out", str(tmp_path / "r")], capsys)
     assert status == 2 and "points outside" in err and not (tmp_path / "r").exists()
+
+
+def test_label_studio_export_reader_takes_users_by_id_or_email_and_skips_cancelled_and_blank(tmp_path) -> None:
+    from dataset.annotate.answers import read_answers
+
+    def annotation(user, text, cancelled=False):
+        return {"id": 1, "completed_by": user, "was_cancelled": cancelled,
+                "result": [{"from_name": "answer", "to_name": "image", "type": "textarea", "value": {"text": [text]}}]}
+
+    export = [{"id": 1, "data": {"image": "/data/local-files/?d=images/a.png", "question": "?", "ruclevr_id": 7},
+               "annotations": [annotation(3, "Нет"), annotation({"id": 4, "email": "w@example.org"}, "да"),
+                               annotation(5, "куб", cancelled=True), annotation(6, "  ")]},
+              {"id": 2, "data": {"image": "x", "question": "?", "ruclevr_id": "8"}, "annotations": []}]
+    (tmp_path / "ls.json").write_text(json.dumps(export, ensure_ascii=False), encoding="utf-8")
+    assert read_answers([tmp_path / "ls.json"]) == [Answer("label-studio:3", 7, "Нет", str(tmp_path / "ls.json")),
+                                                   Answer("label-studio:w@example.org", 7, "да", str(tmp_path / "ls.json"))]
+    (tmp_path / "bom.tsv").write_text("\ufefftask_id\tannotator\tanswer\n7\tw1\tда\n7\tw2\t\n", encoding="utf-8")
+    assert read_answers([tmp_path / "bom.tsv"]) == [Answer("w1", 7, "да", str(tmp_path / "bom.tsv"))]
+
+
+def test_min_agreement_disputes_items_with_a_split_vote(export, tmp_path, capsys) -> None:
+    document = load(export / "ruclevr.json")
+    write_crowd_tsv(tmp_path / "crowd.tsv", planned_answers(document))
+    assert run(["annotate", "import", "--data", str(export), "--answers", str(tmp_path / "crowd.tsv"),
+                "--out", str(tmp_path / "r"), "--min-agreement", "0.9"], capsys)[0] == 0
+    disputed = load(tmp_path / "r" / "human.json")["disputed"]
+    test_ids = [item["meta"]["id"] for item in document["data"]["test"]]
+    assert [record["id"] for record in disputed] == test_ids[:4]  # the tie, then three 2-of-3 majorities
+    assert disputed[1]["reasons"] == ["low agreement: 0.67 < 0.9"] and disputed[1]["majority"] == \
+        document["data"]["test"][1]["outputs"]

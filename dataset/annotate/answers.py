@@ -125,7 +125,7 @@ def label_studio_text(annotation: dict[str, Any], where: str) -> str:
 
 def read_crowd_tsv(path: Path) -> list[Answer]:
     try:
-        handle = open(path, encoding="utf-8", newline="")
+        handle = open(path, encoding="utf-8-sig", newline="")  # a BOM, as spreadsheets write it, is not a column name
     except OSError as error:
         raise UsageError(f"answers file {path} cannot be read: {error.strerror}") from None
     with handle:
