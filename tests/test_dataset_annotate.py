@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -119,6 +120,14 @@ def test_export_hides_gold_mixes_controls_and_is_reproducible(export, tmp_path, 
     # Gold answers of the test items appear nowhere in what annotators get (only in crowd.tsv for controls).
     page = (a / "annotate.html").read_text(encoding="utf-8")
     assert "outputs" not in page and "known_answer" not in page
+    # One page per annotator holds exactly that annotator's tasks, in a single slot.
+    assert run(argv + ["--out", str(tmp_path / "p"), "--page-per-annotator"], capsys)[0] == 0
+    for name in ("A01", "A02", "A03"):
+        page = (tmp_path / "p" / "pages" / f"{name}.html").read_text(encoding="utf-8")
+        assert {int(i) for i in re.findall(r'class="task" data-id="(\d+)"', page)} == \
+            {int(row["task_id"]) for row in assignment if row["annotator"] == name}
+        assert re.findall(r'<option value="(\w+)"', page) == [name]
+    assert (tmp_path / "p" / "annotate.html").read_bytes() == (a / "annotate.html").read_bytes()
     # Another seed gives another order.
     assert run(argv[:-1] + ["6", "--out", str(tmp_path / "c")], capsys)[0] == 0
     assert (tmp_path / "c" / "crowd.tsv").read_bytes() != (a / "crowd.tsv").read_bytes()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -26,6 +27,7 @@ def test_page_keeps_typed_answers_across_a_reload_and_saves_json_that_imports(tm
     assert main(["annotate", "export", "--data", str(export), "--out", str(tasks), "--overlap", "1",
                  "--annotators", "1", "--seed", "2"]) == 0
     gold = {item["meta"]["id"]: item["outputs"] for split in ("shots", "test") for item in document["data"][split]}
+    images = {item["meta"]["id"]: item["inputs"]["image"] for split in ("shots", "test") for item in document["data"][split]}
     n = len(gold)
     typed = {}
     with ChromiumPage(CHROMIUM) as page:
@@ -41,6 +43,9 @@ def test_page_keeps_typed_answers_across_a_reload_and_saves_json_that_imports(tm
         page.evaluate("document.getElementById('answer').focus()")
         for position in range(n):
             item_id = int(page.evaluate(VISIBLE_ID))
+            # The picture shown is the item's own image, byte for byte.
+            shown = page.evaluate("document.getElementById('view').src").split(",", 1)[1]
+            assert base64.b64decode(shown) == (export / images[item_id]).read_bytes()
             typed[item_id] = f" {gold[item_id].upper()} " if position % 2 else gold[item_id]
             page.type_text(typed[item_id])
             page.press_key("Enter", 13)

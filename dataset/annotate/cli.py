@@ -46,6 +46,9 @@ def add_annotate_parser(commands: argparse._SubParsersAction) -> None:
     export.add_argument("--image-url-prefix", default="",
                         help="prefix of crowd.tsv's image column, e.g. the URL where TASKS/ is hosted; default none "
                              "(paths relative to TASKS)")
+    export.add_argument("--page-per-annotator", action="store_true",
+                        help="also write TASKS/pages/<annotator>.html holding only that annotator's tasks (smaller "
+                             "pages when many annotators share the items)")
     export.add_argument("--seed", type=non_negative_int, default=0,
                         help="seed of the control draw, the task order and each annotator's order; default 0")
 
@@ -87,7 +90,7 @@ def export_command(document, args: argparse.Namespace) -> int:
 
     settings = ExportSettings(split=args.split, overlap=args.overlap, annotators=args.annotators,
                               controls=args.controls, control_ids=args.control_ids, seed=args.seed,
-                              image_url_prefix=args.image_url_prefix)
+                              image_url_prefix=args.image_url_prefix, page_per_annotator=args.page_per_annotator)
     record = export_tasks(document, args.out, settings)
     print(f"{args.out}: {record['counts']['items']} items and {record['settings']['controls']} controls for "
           f"{record['settings']['annotators']} annotators, {record['settings']['overlap']} answers per item")

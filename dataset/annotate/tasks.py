@@ -8,7 +8,8 @@ answer except the known answers of control items in ``crowd.tsv``)::
     TASKS/label_studio/config.xml      labelling configuration: image, question, free-text answer
     TASKS/crowd.tsv                    one row per task: task_id, image, question, control, known_answer
     TASKS/assignments.tsv              annotator, position, task_id: who answers what, in which order
-    TASKS/annotate.html                a self-contained offline page (images embedded)
+    TASKS/annotate.html                a self-contained offline page (each image embedded once)
+    TASKS/pages/<annotator>.html       with --page-per-annotator: one page per annotator, only their tasks
     TASKS/annotate.json                how the tasks were made (seed, overlap, controls)
 
 Tasks are the items' ``meta.id``. Control items (known answers) come from another split,
@@ -75,6 +76,13 @@ class TaskFiles:
         return self.root / "annotate.html"
 
     @property
+    def pages(self) -> Path:
+        return self.root / "pages"
+
+    def annotator_page(self, name: str) -> Path:
+        return self.pages / f"{name}.html"
+
+    @property
     def record(self) -> Path:
         return self.root / "annotate.json"
 
@@ -88,6 +96,7 @@ class ExportSettings:
     control_ids: tuple[int, ...] | None = None  # a set chosen by the user instead of a draw from shots
     seed: int = 0
     image_url_prefix: str = ""  # crowd.tsv: prefix of the image column (e.g. where the images are hosted)
+    page_per_annotator: bool = False  # also pages/<annotator>.html with only that annotator's tasks
 
     @property
     def n_annotators(self) -> int:
@@ -231,20 +240,21 @@ def page_key(tasks: Sequence[Task], settings: ExportSettings) -> str:
     return "ruclevr-annotate:" + hashlib.sha256(fingerprint.encode()).hexdigest()[:16]
 
 
-def write_page(files: TaskFiles, tasks: Sequence[Task], assignments: Sequence[Sequence[int]],
-               settings: ExportSettings) -> None:
+def write_page(target: Path, root: Path, tasks: Sequence[Task], assignments: Sequence[tuple[str, Sequence[int]]],
+               key: str) -> None:
     """Render the page in a Jinja sandbox with autoescaping, streaming (one image in memory at a time)."""
     environment = SandboxedEnvironment(undefined=StrictUndefined, autoescape=True, trim_blocks=True, lstrip_blocks=True)
     template = environment.from_string((TEMPLATES / "annotate.html.j2").read_text(encoding="utf-8"))
     context = {
         "version": __version__,
         "format": PAGE_FORMAT,
-        "key": page_key(tasks, settings),
-        "annotators": [{"name": annotator_name(i), "order": " ".join(map(str, ids))} for i, ids in enumerate(assignments)],
-        "tasks": ({"id": task.item_id, "question": task.question, "image": data_uri(files.root / task.image)}
-                  for task in tasks),
+        "key": key,
+        "annotators": [{"name": name, "order": " ".join(map(str, ids))} for name, ids in assignments],
+        # Each image once (items share images), read from disk one at a time while the page streams out.
+        "images": ({"name": image, "uri": data_uri(root / image)} for image in dict.fromkeys(t.image for t in tasks)),
+        "tasks": [{"id": task.item_id, "question": task.question, "image": task.image} for task in tasks],
     }
-    with atomic_open(files.page) as handle:
+    with atomic_open(target) as handle:
         for chunk in template.generate(context):
             handle.write(chunk)
 
@@ -265,7 +275,18 @@ def export_tasks(document: MeraDocument, out: Path, settings: ExportSettings) ->
     atomic_write_text(files.label_studio_config, label_studio_config())
     atomic_write_text(files.crowd, tsv_text(crowd_rows(tasks, settings.image_url_prefix)))
     atomic_write_text(files.assignments, tsv_text(assignment_rows(assignments)))
-    write_page(files, tasks, assignments, settings)
+    key = page_key(tasks, settings)
+    named = [(annotator_name(index), ids) for index, ids in enumerate(assignments)]
+    write_page(files.page, files.root, tasks, named, key)
+    if settings.page_per_annotator:
+        for name, ids in named:
+            wanted = set(ids)
+            write_page(files.annotator_page(name), files.root, [t for t in tasks if t.item_id in wanted], [(name, ids)],
+                       key)
+    pages = {files.annotator_page(name).name for name, _ in named} if settings.page_per_annotator else set()
+    for stale in files.pages.glob("*.html"):  # left by an earlier export
+        if stale.name not in pages:
+            stale.unlink()
     record = {
         "stage": "dataset.annotate.export",
         "version": __version__,
