@@ -134,6 +134,25 @@ def image_source(document: MeraDocument, item: Mapping[str, Any]) -> Path:
     return path
 
 
+def task_image(item: Mapping[str, Any]) -> str:
+    """Where an item's image goes in the tasks folder (relative to it)."""
+    return f"images/{Path(str(item['inputs']['image'])).name}"
+
+
+def image_sources(document: MeraDocument, items: Sequence[Mapping[str, Any]]) -> dict[str, Path]:
+    """``images/<name>`` in the tasks folder → the image file, each distinct path checked once."""
+    sources: dict[str, Path] = {}
+    checked: dict[str, Path] = {}
+    for item in items:
+        relative = str(item["inputs"]["image"])
+        if relative not in checked:
+            checked[relative] = image_source(document, item)
+        target = task_image(item)
+        if sources.setdefault(target, checked[relative]) != checked[relative]:
+            raise UsageError(f"two images are named {Path(relative).name}: {sources[target]} and {checked[relative]}")
+    return sources
+
+
 def choose_controls(document: MeraDocument, settings: ExportSettings) -> list[Mapping[str, Any]]:
     """The user's control ids, or ``settings.controls`` items drawn from the other splits."""
     others = [item for split in SPLITS if split != settings.split for item in document.items(split)]
@@ -160,8 +179,7 @@ def make_tasks(document: MeraDocument, settings: ExportSettings) -> list[Task]:
     tasks = []
     for index in order:
         item, control = chosen[int(index)]
-        tasks.append(Task(item["meta"]["id"], str(item["inputs"]["question"]),
-                          f"images/{Path(str(item['inputs']['image'])).name}", control,
+        tasks.append(Task(item["meta"]["id"], str(item["inputs"]["question"]), task_image(item), control,
                           str(item["outputs"]) if control else ""))
     return tasks
 
@@ -265,7 +283,7 @@ def export_tasks(document: MeraDocument, out: Path, settings: ExportSettings) ->
     assignments = assign(tasks, settings)
     files = TaskFiles(out)
     items = {item["meta"]["id"]: item for split in SPLITS for item in document.items(split)}
-    sources = {task.image: image_source(document, items[task.item_id]) for task in tasks}  # all checked first
+    sources = image_sources(document, [items[task.item_id] for task in tasks])  # all checked before writing
     files.images.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(files.images)
     for relative, source in sources.items():
