@@ -112,6 +112,35 @@ def item_record(document: MeraDocument, item: Mapping[str, Any], winner: Majorit
     }
 
 
+def removal_reason(reasons: Sequence[str], answers: Mapping[str, str], gold: str, settings: ImportSettings) -> str | None:
+    """Why the filtered export drops an item (None: kept): it is disputed, or it fails JGLUE's rule."""
+    if settings.jglue is not None:
+        correct = sum(answer == gold for answer in answers.values())
+        return f"fewer than {settings.jglue} answers equal gold" if correct < settings.jglue else None
+    return reasons[0].split(":")[0] if reasons else None
+
+
+def judge_items(document: MeraDocument, scored: Sequence[Mapping[str, Any]], counted: Sequence[Answer],
+                table: Mapping[int, Mapping[str, str]], winners: Mapping[int, Majority], settings: ImportSettings,
+                policy: str) -> tuple[list[dict[str, Any]], dict[int, str]]:
+    """The disputed items' records, and the items the filtered export drops with the reason."""
+    given: dict[int, list[Answer]] = {}
+    for answer in counted:
+        given.setdefault(answer.item_id, []).append(answer)
+    disputed, removed = [], {}
+    for item in scored:
+        item_id = item["meta"]["id"]
+        gold = normalise(str(item["outputs"]), policy)
+        winner = winners.get(item_id, Majority(None, 0, 0, ()))
+        reasons = dispute_reasons(winner, gold, settings) if winner.total else []
+        if reasons:
+            disputed.append(item_record(document, item, winner, str(item["outputs"]), given[item_id], policy, reasons))
+        reason = removal_reason(reasons, table.get(item_id, {}), gold, settings)
+        if reason is not None:
+            removed[item_id] = reason
+    return disputed, removed
+
+
 def analyse(document: MeraDocument, answers: Sequence[Answer], settings: ImportSettings) -> dict[str, Any]:
     """Everything ``human.json`` reports, from the dataset and the answers."""
     known = {item["meta"]["id"]: item for split in SPLITS for item in document.items(split)}
@@ -127,23 +156,7 @@ def analyse(document: MeraDocument, answers: Sequence[Answer], settings: ImportS
     table = answers_by_item(counted, policy)
     annotators = sorted({a.annotator for a in counted})
     winners = {item_id: majority(by_annotator.values()) for item_id, by_annotator in table.items()}
-    given: dict[int, list[Answer]] = {}
-    for answer in counted:
-        given.setdefault(answer.item_id, []).append(answer)
-    disputed, removed = [], {}
-    for item in scored:
-        item_id = item["meta"]["id"]
-        gold = normalise(str(item["outputs"]), policy)
-        winner = winners.get(item_id, Majority(None, 0, 0, ()))
-        reasons = dispute_reasons(winner, gold, settings) if winner.total else []
-        if reasons:
-            disputed.append(item_record(document, item, winner, str(item["outputs"]), given[item_id], policy, reasons))
-        if settings.jglue is not None:
-            correct = sum(answer == gold for answer in table.get(item_id, {}).values())
-            if correct < settings.jglue:
-                removed[item_id] = f"fewer than {settings.jglue} answers equal gold"
-        elif reasons:
-            removed[item_id] = reasons[0].split(":")[0]
+    disputed, removed = judge_items(document, scored, counted, table, winners, settings, policy)
     counts = [len(table[item_id]) for item_id in table]
     return {
         "info": {"stage": "dataset.annotate.import", "version": __version__, "data": document.path.name,
