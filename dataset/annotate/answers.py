@@ -83,7 +83,8 @@ def read_label_studio(tasks: list[Any], path: Path) -> list[Answer]:
         where = f"{path} task {position}"
         if not isinstance(task, dict) or not isinstance(task.get("data"), dict) or not isinstance(
                 task.get("annotations", []), list):
-            raise UsageError(f"{where}: not a Label Studio task with data and annotations (is {path} {FORMATS}?)")
+            raise UsageError(f"{where}: not a Label Studio task with data and annotations (export as JSON, not "
+                             f"JSON_MIN or CSV; is {path} {FORMATS}?)")
         if ID_FIELD not in task["data"]:
             raise UsageError(f"{where}: data has no {ID_FIELD}; was the project made from annotate export's tasks.json?")
         item_id = integer_id(task["data"][ID_FIELD], where)
