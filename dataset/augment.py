@@ -51,6 +51,7 @@ from dataset.layout import QuestionStageFiles
 from ruclevr import __version__
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_open, atomic_write_json, read_json
+from ruclevr.paths import confined_path
 
 PROG = "python -m dataset augment"
 #: Mixed into every generator seed of this stage, so it never shares random numbers with another stage.
@@ -391,6 +392,7 @@ def read_sources(sources: AugmentSources, families: Mapping[str, Any]) -> tuple[
         for k, obj in enumerate(scene["objects"]):
             if obj.get("color") not in colours:
                 raise UsageError(f"{where} object {k}: unknown colour {obj.get('color')!r}; allowed: {', '.join(sorted(colours))}")
+        confined_path(sources.scenes_path.parent, scene["image_filename"], f"{where}: image_filename")
         filenames.add(scene["image_filename"])
     for position, question in enumerate(questions):
         where = f"{sources.questions_path.name} question {position}"
@@ -433,7 +435,7 @@ def claim_output(paths: AugmentPaths, record: Mapping[str, Any], overwrite: bool
 def source_mask(masks_dir: Path | None, image_filename: str) -> np.ndarray | None:
     if masks_dir is None:
         return None
-    path = masks_dir / image_filename
+    path = confined_path(masks_dir, image_filename, f"source scene {image_filename!r}: image_filename")
     if not path.is_file():
         return None
     with Image.open(path) as image:

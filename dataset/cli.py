@@ -215,7 +215,11 @@ def parse_provenance(values: Sequence[str]) -> dict[str, Path]:
 def command_build(args: argparse.Namespace) -> int:
     from dataset.build import Build, BuildPaths, BuildSettings, StageFailed, StageModules, format_summary, split_extra_args
     from dataset.hf import check_license
+    from render.settings import render_limit_problem
 
+    problem = render_limit_problem(args.n, args.width, args.height, args.samples)
+    if problem:
+        raise UsageError(problem)
     settings = BuildSettings(
         n=args.n, seed=args.seed, width=args.width, height=args.height, samples=args.samples,
         per_image=args.per_image, backend=args.backend, filter_backend=args.filter_backend, shots=args.shots,
@@ -313,10 +317,11 @@ def command_evaluate(args: argparse.Namespace) -> int:
 
 def command_augment(args: argparse.Namespace) -> int:
     from dataset.augment import AugmentSettings, AugmentSources, ColorSwap, augment, parse_color_map
+    from ruclevr.paths import check_name_part
 
     swap = ColorSwap(parse_color_map(args.color_map) if args.color_map else None, args.seed)
     settings = AugmentSettings(
-        swap=swap, n=args.n, prefix=args.prefix, families_dir=args.families, yo=args.yo,
+        swap=swap, n=args.n, prefix=check_name_part(args.prefix, "--prefix"), families_dir=args.families, yo=args.yo,
         filter_backend=args.filter_backend, threshold=args.threshold, filter_model=args.filter_model,
         batch_size=args.batch_size, device=args.device, workers=args.workers, threads=args.threads,
     )

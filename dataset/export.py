@@ -28,6 +28,7 @@ from dataset.prompt import InstructionTemplate
 from dataset.splits import Split, split_shots_and_test
 from ruclevr import __version__
 from ruclevr.cli import UsageError
+from ruclevr.paths import confined_path
 from ruclevr.io import TMP_SUFFIX, atomic_write_json, read_json, read_json_input, remove_stale_temporaries
 from translate.answers import answer_to_russian
 from translate.spelling import YO_POLICIES
@@ -255,8 +256,11 @@ def check_images(
     for filename in sorted({str(q["image_filename"]) for q in questions}):
         if filename not in scenes_by_image:
             raise UsageError(f"{questions_path.name} asks about {filename}, which no scene in the scenes file has")
-        if not (images_dir / filename).is_file():
-            raise UsageError(f"image {images_dir / filename} does not exist (pass --images DIR?)")
+        image = confined_path(images_dir, filename, f"{questions_path.name}: image_filename")
+        if "/" in filename or "\\" in filename:
+            raise UsageError(f"{questions_path.name}: image_filename {filename!r} must be a file name in the images folder")
+        if not image.is_file():
+            raise UsageError(f"image {image} does not exist (pass --images DIR?)")
 
 
 def write_export(document: Mapping[str, Any], images_dir: Path, out_dir: Path) -> None:

@@ -32,6 +32,7 @@ from render.shards import shard_files
 from render.worker import object_visibility
 from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, run_cli
 from ruclevr.io import TMP_SUFFIX, read_json
+from ruclevr.paths import check_name_part
 
 PROG = "python -m render verify"
 
@@ -64,7 +65,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if (args.start_index is None) != (args.n is None):
         raise UsageError("--start-index and --n go together")
     expected = range(args.start_index, args.start_index + args.n) if args.n is not None else None
-    checked, problems = verify_output(OutputLayout(root, args.prefix), expected)
+    checked, problems = verify_output(OutputLayout(root, check_name_part(args.prefix, "--prefix")), expected)
     for problem in problems:
         print(problem)
     if problems:

@@ -1,0 +1,43 @@
+"""Paths that come from data files, and user strings that become file names.
+
+A dataset's files travel between people and machines, so a path written inside one of them
+(``inputs.image`` in MERA items, ``image_filename`` in scene and question records, scene and
+mask files) is data, not a place to read from: it must be relative, and it must resolve
+(symlinks included) inside the folder it belongs to. Anything else is a :class:`UsageError`
+naming the record and the path. Files the user names on the command line (prompt, family
+files, ``--out``) are the user's own and may lie anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePosixPath, PureWindowsPath
+
+from ruclevr.cli import UsageError
+
+
+def confined_path(folder: str | os.PathLike[str], relative: object, what: str) -> Path:
+    """``folder / relative`` once it is sure to stay inside ``folder``; else a UsageError naming ``what``.
+
+    ``what`` names the record the path came from (e.g. ``"item 12: inputs.image"``).
+    """
+    if not isinstance(relative, str) or not relative:
+        raise UsageError(f"{what}: the path {relative!r} is not a non-empty string")
+    if "\0" in relative or PurePosixPath(relative).is_absolute() or PureWindowsPath(relative).is_absolute() \
+            or PureWindowsPath(relative).drive:
+        raise UsageError(f"{what}: the path {relative!r} must be relative to its folder")
+    if ".." in PurePosixPath(relative.replace("\\", "/")).parts:
+        raise UsageError(f"{what}: the path {relative!r} leads out of its folder ('..')")
+    base = Path(folder).resolve()
+    target = base / relative
+    resolved = target.resolve()
+    if resolved != base and base not in resolved.parents:
+        raise UsageError(f"{what}: the path {relative!r} resolves outside its folder {str(folder)!r} (a symbolic link?)")
+    return target
+
+
+def check_name_part(value: str, flag: str) -> str:
+    """A user string that becomes part of a file name (``--prefix``, a split name): no separators, no ``..``."""
+    if not value or any(sep in value for sep in ("/", "\\", "\0")) or value in (".", "..") or ".." in value:
+        raise UsageError(f"{flag} {value!r} must be a non-empty name without '/', '\\' or '..'")
+    return value
