@@ -7,6 +7,7 @@ and exit status 2.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -213,13 +214,17 @@ def parse_provenance(values: Sequence[str]) -> dict[str, Path]:
 
 
 def command_build(args: argparse.Namespace) -> int:
-    from dataset.build import Build, BuildPaths, BuildSettings, StageFailed, StageModules, format_summary, split_extra_args
+    from dataset.build import (Build, BuildPaths, BuildSettings, StageFailed, StageModules, Terminated, format_summary,
+                               split_extra_args, terminate_on_sigterm)
     from dataset.hf import check_license
     from render.settings import render_limit_problem
 
     problem = render_limit_problem(args.n, args.width, args.height, args.samples)
     if problem:
         raise UsageError(problem)
+    if args.shots >= args.n:
+        raise UsageError(f"--shots {args.shots} needs at least {args.shots + 1} scenes (each shot on its own image, "
+                         f"and images left for the test split); with --n {args.n} at most {max(args.n - 1, 1)} fit")
     settings = BuildSettings(
         n=args.n, seed=args.seed, width=args.width, height=args.height, samples=args.samples,
         per_image=args.per_image, backend=args.backend, filter_backend=args.filter_backend, shots=args.shots,
@@ -230,11 +235,15 @@ def command_build(args: argparse.Namespace) -> int:
         filter_args=split_extra_args(args.filter_args, "--filter-args"),
     )
     paths = BuildPaths(args.out)
+    terminate_on_sigterm()
     try:
         report = Build(paths, settings, args.overwrite, StageModules()).run()
     except StageFailed as failure:
         print(f"{PROG} build: {failure}", file=sys.stderr)
         return failure.status or 1
+    except Terminated:
+        print(f"{PROG} build: terminated; finished work is kept: rerun the same command to resume", file=sys.stderr)
+        return 128 + signal.SIGTERM
     print(format_summary(paths, report))
     return 0
 

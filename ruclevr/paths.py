@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any
 
 from ruclevr.cli import UsageError
 
@@ -40,4 +41,16 @@ def check_name_part(value: str, flag: str) -> str:
     """A user string that becomes part of a file name (``--prefix``, a split name): no separators, no ``..``."""
     if not value or any(sep in value for sep in ("/", "\\", "\0")) or value in (".", "..") or ".." in value:
         raise UsageError(f"{flag} {value!r} must be a non-empty name without '/', '\\' or '..'")
+    return value
+
+
+def relative_paths(value: Any, base: str | os.PathLike[str]) -> Any:
+    """``value`` (a JSON-like record) with every absolute path string rewritten relative to ``base``,
+    so that a published file never holds the machine's own folders."""
+    if isinstance(value, dict):
+        return {key: relative_paths(item, base) for key, item in value.items()}
+    if isinstance(value, list):
+        return [relative_paths(item, base) for item in value]
+    if isinstance(value, str) and os.path.isabs(value) and "\n" not in value:
+        return Path(os.path.relpath(value, Path(base).resolve())).as_posix()
     return value
