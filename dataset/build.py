@@ -178,10 +178,11 @@ def split_extra_args(text: str | None, flag: str) -> tuple[str, ...]:
 
 def stage_defaults(modules: StageModules) -> dict[str, Any]:
     """The render and questions stages' own defaults of the values the build may leave unset
-    (read from their ``cli.build_parser()``; a stage without one gives none)."""
+    (read from their ``cli.generation_parser()`` or ``cli.build_parser()``; a stage without one gives none)."""
     defaults: dict[str, Any] = {}
     for module, names in ((modules.render, ("width", "height", "samples")), (modules.questions, ("per_image",))):
-        parser_of = getattr(importlib.import_module(f"{module}.cli"), "build_parser", None)
+        cli = importlib.import_module(f"{module}.cli")
+        parser_of = getattr(cli, "generation_parser", None) or getattr(cli, "build_parser", None)
         if parser_of is not None:
             parser = parser_of()
             defaults.update({name: parser.get_default(name) for name in names if parser.get_default(name) is not None})

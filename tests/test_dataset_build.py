@@ -259,6 +259,22 @@ def test_changed_export_settings_redo_only_export_but_render_settings_need_overw
     assert read_json(root / "build.json")["info"]["settings"]["render"]["width"] == 16
 
 
+def test_an_explicit_default_is_not_a_settings_change(fake_stages, tmp_path) -> None:
+    from dataset.build import stage_defaults
+
+    defaults = stage_defaults(StageModules())
+    assert defaults == {"width": 480, "height": 320, "samples": 8, "per_image": 10}
+    implicit = BuildSettings(n=4).by_stage(defaults)
+    assert BuildSettings(n=4, width=480, height=320, samples=8, per_image=10).by_stage(defaults) == implicit
+    assert BuildSettings(n=4, per_image=9).by_stage(defaults) != implicit
+    root = tmp_path / "DATA"
+    root.mkdir()
+    (root / "build.json").write_text(json.dumps({"info": {"settings": implicit}}), encoding="utf-8")
+    build_module.check_previous_settings(BuildPaths(root), BuildSettings(n=4, per_image=10).by_stage(defaults))
+    with pytest.raises(UsageError, match="other questions settings"):
+        build_module.check_previous_settings(BuildPaths(root), BuildSettings(n=4, per_image=9).by_stage(defaults))
+
+
 def test_missing_stage_is_reported_before_any_work(fake_stages, tmp_path) -> None:
     modules = StageModules(render="fake_render", questions="no_such_questions_stage", translate="fake_translate",
                            filter="fake_filter")
