@@ -14,6 +14,7 @@ from typing import Sequence
 
 from ruclevr import __version__
 from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, probability, run_cli
+from ruclevr.paths import check_output_location
 
 PROG = "python -m dataset"
 TRANSLATE_BACKENDS = ("native", "google", "marian")
@@ -219,6 +220,10 @@ def command_build(args: argparse.Namespace) -> int:
     from dataset.hf import check_license
     from render.settings import render_limit_problem
 
+    from dataset.export import check_template
+    from dataset.prompt import InstructionTemplate
+
+    check_template(InstructionTemplate.from_file(args.prompt))
     problem = render_limit_problem(args.n, args.width, args.height, args.samples)
     if problem:
         raise UsageError(problem)
@@ -357,6 +362,10 @@ def command_gallery(args: argparse.Namespace) -> int:
     return 0
 
 
+#: What each command's --out names: a folder it fills, or a file it writes.
+OUTPUT_KINDS = {"build": "dir", "export": "dir", "hf": "dir", "stats": "file", "evaluate": "file", "augment": "dir",
+                "gallery": "file"}
+
 COMMANDS = {
     "build": command_build,
     "export": command_export,
@@ -373,6 +382,8 @@ def _main(argv: Sequence[str] | None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as stop:  # --help, --version, or a one-line argparse error (status 2)
         return stop.code if isinstance(stop.code, int) else 0
+    if getattr(args, "out", None) is not None:
+        check_output_location(args.out, OUTPUT_KINDS[args.command])
     return COMMANDS[args.command](args)
 
 

@@ -61,6 +61,15 @@ def question_types() -> tuple[str, ...]:
     return tuple(item_schema()["properties"]["meta"]["properties"]["question_type"]["enum"])
 
 
+def check_template(template: InstructionTemplate) -> InstructionTemplate:
+    """Render the instruction of every question type and split once, so a template that fails
+    (or breaks a limit of the sandbox) is refused before any work."""
+    for question_type in question_types():
+        for split in ("shots", "test"):
+            template.render(question_type=question_type, split=split)
+    return template
+
+
 @lru_cache(maxsize=1)
 def vocabulary_answers() -> frozenset[str]:
     """Every non-numeric answer MERA's convention allows, under either ё policy."""

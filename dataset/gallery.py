@@ -223,9 +223,15 @@ def url_from(page: Path, target: Path) -> str:
 
 
 def check_images(images: Sequence[GalleryImage]) -> None:
+    """Every image exists and is an image (its header and chunks check out), before anything is written."""
     for image in images:
         if not image.path.is_file():
             raise UsageError(f"image {image.path} does not exist (pass --images DIR for a questions file)")
+        try:
+            with Image.open(image.path) as opened:
+                opened.verify()
+        except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as error:
+            raise UsageError(f"image {image.path} cannot be read as an image: {error}") from None
 
 
 def page_context(source: GallerySource, images: Sequence[GalleryImage], out: Path, thumbs: Mapping[str, Any],

@@ -29,7 +29,7 @@ from render.shards import layout_for
 from render.worker import DEFAULT_MIN_PIXELS, RenderJob, default_min_pixels
 from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, run_cli
 from ruclevr.io import atomic_write_json
-from ruclevr.paths import check_name_part
+from ruclevr.paths import check_name_part, check_output_location
 
 PROG = "python -m render"
 
@@ -77,6 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    check_output_location(args.out, "dir", "--out")
     options = scene_options_from_args(args)
     shard = shard_from_args(args)
     indices = shard.indices(args.start_index, args.n) if shard else range(args.start_index, args.start_index + args.n)

@@ -26,9 +26,13 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None, prog: str = "") -> int:
-    """Run ``main`` and turn a UsageError into one stderr line and exit status 2."""
+    """Run ``main`` and turn a UsageError into one stderr line and exit status 2; likewise a file
+    the system refuses (OSError: under a regular file, /proc, no permission) and a missing optional
+    package. A closed stdout pipe (``| head``) ends quietly."""
     try:
-        return main(argv)
+        status = main(argv)
+        sys.stdout.flush()  # a closed pipe shows here, not in Python's shutdown
+        return status
     except UsageError as error:
         print(f"{prog or 'ruclevr'}: error: {error}", file=sys.stderr)
         return USAGE_EXIT

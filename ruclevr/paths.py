@@ -11,6 +11,7 @@ files, ``--out``) are the user's own and may lie anywhere.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
@@ -54,3 +55,28 @@ def relative_paths(value: Any, base: str | os.PathLike[str]) -> Any:
     if isinstance(value, str) and os.path.isabs(value) and "\n" not in value:
         return Path(os.path.relpath(value, Path(base).resolve())).as_posix()
     return value
+
+
+def check_output_location(path: str | os.PathLike[str], kind: str, flag: str = "--out") -> Path:
+    """Refuse, before any work, an output location that cannot be written: ``kind`` is "file" or
+    "dir" (what the command will write there). An existing entry of the other kind, a regular file
+    on the way, or a place the system will not let us write (``/proc``, read-only, no permission)
+    is a UsageError naming ``flag``. Nothing is created."""
+    target = Path(path)
+    if target.exists() and kind == "dir" and not target.is_dir():
+        raise UsageError(f"{flag} {str(target)!r} is a file, not a folder")
+    if target.is_dir() and kind == "file":
+        raise UsageError(f"{flag} {str(target)!r} is a folder; name a file to write")
+    nearest = target if kind == "dir" else target.parent
+    nearest = Path(os.path.abspath(nearest))
+    while not os.path.lexists(nearest) and nearest != nearest.parent:
+        nearest = nearest.parent
+    if not nearest.is_dir():
+        raise UsageError(f"{flag} {str(target)!r} lies under {str(nearest)!r}, which is not a folder")
+    try:
+        with tempfile.TemporaryFile(dir=nearest):
+            pass
+    except OSError as error:
+        raise UsageError(f"{flag} {str(target)!r} cannot be written under {str(nearest)!r}: "
+                         f"{error.strerror or error}") from None
+    return target
