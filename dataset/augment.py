@@ -33,7 +33,6 @@ Output folder (``--out OUT``)::
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import sys
 from collections import Counter
@@ -50,7 +49,7 @@ from dataset.export import read_stage_file
 from dataset.layout import QuestionStageFiles
 from ruclevr import __version__
 from ruclevr.cli import UsageError
-from ruclevr.io import atomic_open, atomic_write_json, read_json
+from ruclevr.io import atomic_open, atomic_write_json, file_sha256, read_json
 from ruclevr.paths import confined_path
 
 PROG = "python -m dataset augment"
@@ -364,14 +363,6 @@ class AugmentResult:
     counts: dict[str, int] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     paths: AugmentPaths | None = None
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def read_sources(sources: AugmentSources, families: Mapping[str, Any]) -> tuple[dict, list[dict], dict, list[dict]]:

@@ -26,7 +26,6 @@ their ``cli.main(argv)``.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib
 import importlib.util
 import os
@@ -51,7 +50,7 @@ from dataset.prompt import InstructionTemplate
 from dataset.stats import compute_statistics
 from ruclevr import __version__
 from ruclevr.cli import UsageError
-from ruclevr.io import TMP_SUFFIX, atomic_write_json, read_json
+from ruclevr.io import TMP_SUFFIX, atomic_write_json, file_sha256, read_json
 
 POLL_SECONDS = 0.5
 STOP_GRACE_SECONDS = 10.0  # after SIGTERM/SIGINT, how long the render stage may take before SIGKILL
@@ -187,14 +186,6 @@ def stage_defaults(modules: StageModules) -> dict[str, Any]:
             parser = parser_of()
             defaults.update({name: parser.get_default(name) for name in names if parser.get_default(name) is not None})
     return defaults
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def describe_outputs(root: Path, files: Sequence[Path], hash_all: bool = False) -> dict[str, dict[str, Any]]:

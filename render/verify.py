@@ -19,7 +19,6 @@ is any, 0 when there is none, 2 for bad usage.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import sys
 import zlib
@@ -36,7 +35,7 @@ from render.outputs import SUBFOLDERS, OutputLayout
 from render.shards import shard_files
 from render.worker import object_visibility
 from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, run_cli
-from ruclevr.io import TMP_SUFFIX, read_json
+from ruclevr.io import TMP_SUFFIX, file_sha256, read_json
 from ruclevr.paths import check_name_part
 
 PROG = "python -m render verify"
@@ -218,7 +217,7 @@ def check_image(layout: OutputLayout, index: int, scene: dict | None, problems: 
     recorded_hash = (scene or {}).get("image_sha256")
     if recorded_hash is None:
         problems.append(f"index {index}: the scene records no image_sha256 (rendered by an older version: render it again)")
-    elif hashlib.sha256(path.read_bytes()).hexdigest() != recorded_hash:
+    elif file_sha256(path) != recorded_hash:
         problems.append(f"index {index}: {name} is not the image its scene recorded (SHA-256 differs: swapped or edited)")
     if image.mode != "RGB":
         problems.append(f"index {index}: {name} is {image.mode}, not RGB")
@@ -237,7 +236,7 @@ def check_mask(layout: OutputLayout, index: int, scene: dict | None, image_size:
     if mask_image.mode != "L":
         problems.append(f"index {index}: {name} is {mask_image.mode}, not an 8-bit mask")
         return
-    if (scene or {}).get("mask_sha256") not in (None, hashlib.sha256(path.read_bytes()).hexdigest()):
+    if (scene or {}).get("mask_sha256") not in (None, file_sha256(path)):
         problems.append(f"index {index}: {name} is not the mask its scene recorded (SHA-256 differs: swapped or edited)")
     if image_size is not None and mask_image.size != image_size:
         problems.append(f"index {index}: {name} is {mask_image.size[0]}x{mask_image.size[1]}, the image {image_size[0]}x{image_size[1]}")
