@@ -36,7 +36,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import yaml
 from tqdm import tqdm
@@ -319,12 +319,17 @@ class Terminated(BaseException):
     signal_number = signal.SIGTERM
 
 
-def terminate_on_sigterm() -> None:
-    """Turn SIGTERM into :class:`Terminated`, so the build stops its stages as it does on Ctrl-C."""
+@contextlib.contextmanager
+def terminate_on_sigterm() -> Iterator[None]:
+    """While inside, SIGTERM raises :class:`Terminated`, so the build stops its stages as it does on Ctrl-C."""
     def handler(signum: int, frame: Any) -> None:
         raise Terminated()
 
-    signal.signal(signal.SIGTERM, handler)
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def stop_process_group(process: subprocess.Popen, signal_number: int) -> None:

@@ -217,19 +217,11 @@ def parse_provenance(values: Sequence[str]) -> dict[str, Path]:
 def command_build(args: argparse.Namespace) -> int:
     from dataset.build import (Build, BuildPaths, BuildSettings, StageFailed, StageModules, Terminated, format_summary,
                                split_extra_args, terminate_on_sigterm)
+    from dataset.export import check_template
     from dataset.hf import check_license
+    from dataset.prompt import InstructionTemplate
     from render.settings import render_limit_problem
 
-    from dataset.export import check_template
-    from dataset.prompt import InstructionTemplate
-
-    check_template(InstructionTemplate.from_file(args.prompt))
-    problem = render_limit_problem(args.n, args.width, args.height, args.samples)
-    if problem:
-        raise UsageError(problem)
-    if args.shots >= args.n:
-        raise UsageError(f"--shots {args.shots} needs at least {args.shots + 1} scenes (each shot on its own image, "
-                         f"and images left for the test split); with --n {args.n} at most {max(args.n - 1, 1)} fit")
     settings = BuildSettings(
         n=args.n, seed=args.seed, width=args.width, height=args.height, samples=args.samples,
         per_image=args.per_image, backend=args.backend, filter_backend=args.filter_backend, shots=args.shots,
@@ -239,10 +231,18 @@ def command_build(args: argparse.Namespace) -> int:
         translate_args=split_extra_args(args.translate_args, "--translate-args"),
         filter_args=split_extra_args(args.filter_args, "--filter-args"),
     )
+    check_template(InstructionTemplate.from_file(args.prompt))
+    problem = render_limit_problem(args.n, args.width, args.height, args.samples)
+    if problem:
+        raise UsageError(problem)
+    if args.shots >= args.n:
+        fits = f"with --n {args.n} at most {args.n - 1} fit" if args.n > 1 else "render at least 2 scenes"
+        raise UsageError(f"--shots {args.shots} needs at least {args.shots + 1} scenes (each shot on its own image, "
+                         f"and images left for the test split); {fits}")
     paths = BuildPaths(args.out)
-    terminate_on_sigterm()
     try:
-        report = Build(paths, settings, args.overwrite, StageModules()).run()
+        with terminate_on_sigterm():
+            report = Build(paths, settings, args.overwrite, StageModules()).run()
     except StageFailed as failure:
         print(f"{PROG} build: {failure}", file=sys.stderr)
         return failure.status or 1
