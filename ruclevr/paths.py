@@ -64,19 +64,19 @@ def check_output_location(path: str | os.PathLike[str], kind: str, flag: str = "
     is a UsageError naming ``flag``. Nothing is created."""
     target = Path(path)
     if target.exists() and kind == "dir" and not target.is_dir():
-        raise UsageError(f"{flag} {str(target)!r} is a file, not a folder")
+        raise UsageError(f"cannot write to {flag} {str(target)!r}: it is a file, not a folder")
     if target.is_dir() and kind == "file":
-        raise UsageError(f"{flag} {str(target)!r} is a folder; name a file to write")
+        raise UsageError(f"cannot write to {flag} {str(target)!r}: it is a folder; name a file to write")
     nearest = target if kind == "dir" else target.parent
     nearest = Path(os.path.abspath(nearest))
     while not os.path.lexists(nearest) and nearest != nearest.parent:
         nearest = nearest.parent
     if not nearest.is_dir():
-        raise UsageError(f"{flag} {str(target)!r} lies under {str(nearest)!r}, which is not a folder")
+        raise UsageError(f"cannot write to {flag} {str(target)!r}: {str(nearest)!r} is not a folder")
     try:
         with tempfile.TemporaryFile(dir=nearest):
             pass
     except OSError as error:
-        raise UsageError(f"{flag} {str(target)!r} cannot be written under {str(nearest)!r}: "
-                         f"{error.strerror or error}") from None
+        raise UsageError(f"cannot write to {flag} {str(target)!r}: {error.strerror or error} "
+                         f"(in {str(nearest)!r})") from None
     return target

@@ -153,7 +153,7 @@ def check_probe(argv: list[str], inputs: Inputs, capsys, expect: str = "") -> No
 def test_bad_output_location(inputs, capsys, command, bad) -> None:
     argv, kind = commands(inputs)[command]
     out = BAD_OUTPUTS[bad](inputs, kind)
-    check_probe([out if part == OUT else part for part in argv], inputs, capsys)
+    check_probe([out if part == OUT else part for part in argv], inputs, capsys, expect="cannot write to")
 
 
 # -- hostile inputs ------------------------------------------------------------------------------
