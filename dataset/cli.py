@@ -366,7 +366,7 @@ def command_gallery(args: argparse.Namespace) -> int:
 
 #: What each command's --out names: a folder it fills, or a file it writes.
 OUTPUT_KINDS = {"build": "dir", "export": "dir", "hf": "dir", "stats": "file", "evaluate": "file", "augment": "dir",
-                "gallery": "file"}
+                "gallery": "file", "annotate": "dir"}
 
 COMMANDS = {
     "build": command_build,

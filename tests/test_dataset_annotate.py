@@ -273,6 +273,10 @@ def test_bad_answers_end_with_one_line_and_status_2(export, tmp_path, capsys) ->
         (["export", "--data", str(export), "--out", str(tmp_path / "t"), "--control-ids", "5"], "not items outside"),
         (["import", "--data", str(export), "--answers", str(tmp_path / "one.json"), "--out", str(tmp_path / "r"),
           "--jglue", "2"], "pass --write-filtered"),
+        (["import", "--data", str(export), "--answers", str(tmp_path / "one.json"), "--out", str(tmp_path / "r"),
+          "--write-filtered", str(export)], "is the dataset's own folder"),
+        (["import", "--data", str(export), "--answers", str(tmp_path / "one.json"), "--out", str(tmp_path / "r"),
+          "--write-filtered", str(tmp_path / "one.json" / "sub")], "cannot write to --write-filtered"),
     ):
         status, _, err = run(["annotate", *argv], capsys)
         assert status == 2 and message in err and err.count("\n") == 1, (argv, err)
@@ -284,12 +288,12 @@ def test_an_image_path_leading_outside_the_dataset_is_refused(export, tmp_path, 
     document["data"]["test"][0]["inputs"]["image"] = "../src/render/images/ruclevr_000000.png"
     (export / "ruclevr.json").write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
     status, _, err = run(["annotate", "export", "--data", str(export), "--out", str(tmp_path / "t")], capsys)
-    assert status == 2 and "points outside" in err and err.count("\n") == 1
+    assert status == 2 and "leads out of its folder" in err and err.count("\n") == 1
     assert not (tmp_path / "t").exists()
     write_page_json(tmp_path / "a.json", "a", {document["data"]["test"][0]["meta"]["id"]: "999"})
     status, _, err = run(["annotate", "import", "--data", str(export), "--answers", str(tmp_path / "a.json"),
                           "--out", str(tmp_path / "r")], capsys)
-    assert status == 2 and "points outside" in err and not (tmp_path / "r").exists()
+    assert status == 2 and "leads out of its folder" in err and not (tmp_path / "r").exists()
 
 
 def test_label_studio_export_reader_takes_users_by_id_or_email_and_skips_cancelled_and_blank(tmp_path) -> None:

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ruclevr.cli import UsageError, non_negative_int, positive_int, probability
+from ruclevr.paths import check_output_location
 
 SPLIT_CHOICES = ("test", "shots")
 
@@ -103,6 +104,11 @@ def import_command(document, args: argparse.Namespace) -> int:
 
     if args.jglue is not None and args.write_filtered is None:
         raise UsageError("--jglue chooses what --write-filtered keeps; pass --write-filtered OUT too")
+    if args.write_filtered is not None:
+        check_output_location(args.write_filtered, "dir", "--write-filtered")
+        if args.write_filtered.resolve() == document.folder.resolve():
+            raise UsageError(f"--write-filtered {str(args.write_filtered)!r} is the dataset's own folder; "
+                             "name another folder")
     settings = ImportSettings(split=args.split, min_agreement=args.min_agreement,
                               min_control_accuracy=args.min_control_accuracy, exclude_flagged=args.exclude_flagged,
                               jglue=args.jglue)

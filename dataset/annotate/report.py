@@ -27,7 +27,6 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from dataset.annotate.agreement import (Answer, Majority, annotator_records, human_baseline, krippendorff_alpha,
                                         majority, normalise)
-from dataset.annotate.tasks import image_path
 from dataset.document import SPLITS, MeraDocument
 from dataset.export import SAMPLES_DIR, write_export
 from dataset.gallery import url_from
@@ -206,7 +205,7 @@ def render_card_section(summary: Mapping[str, Any]) -> str:
 def write_disputed_page(report: Mapping[str, Any], document: MeraDocument, out: Path) -> None:
     template = sandbox(True).from_string((TEMPLATES / "disputed.html.j2").read_text(encoding="utf-8"))
     items = {item["meta"]["id"]: item for split in SPLITS for item in document.items(split)}
-    rows = [dict(record, url=url_from(out, image_path(document, items[record["id"]]))) for record in report["disputed"]]
+    rows = [dict(record, url=url_from(out, document.image_path(items[record["id"]]))) for record in report["disputed"]]
     atomic_write_text(out, template.render(disputed=rows, baseline=report["human_baseline"], data=document.path.name))
 
 

@@ -116,19 +116,9 @@ def seeded(seed: int, *identity: int) -> np.random.Generator:
     return np.random.default_rng([seed, *identity])
 
 
-def image_path(document: MeraDocument, item: Mapping[str, Any]) -> Path:
-    """Where an item's image lies; a path leading outside the dataset's folder is bad input."""
-    relative = str(item["inputs"]["image"])
-    folder = document.folder.resolve()
-    path = (folder / relative).resolve()
-    if not path.is_relative_to(folder):
-        raise UsageError(f"item {item['meta']['id']}: image {relative!r} points outside {folder}")
-    return path
-
-
 def image_source(document: MeraDocument, item: Mapping[str, Any]) -> Path:
     """An item's image file, which must exist inside the dataset's folder."""
-    path = image_path(document, item)
+    path = document.image_path(item)
     if not path.is_file():
         raise UsageError(f"item {item['meta']['id']}: image {path} does not exist")
     return path
