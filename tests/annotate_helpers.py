@@ -11,7 +11,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping
 
-from dataset.export import ExportSettings, export_dataset
+from dataset.document import SPLITS, load_document
+from dataset.export import SAMPLES_DIR, ExportSettings, export_dataset, write_export
 from dataset.prompt import InstructionTemplate
 from dataset.testing import write_sample_stage_outputs
 from ruclevr.io import read_json
@@ -104,3 +105,15 @@ def hand_figures(document: Mapping[str, Any], plan: Mapping[str, Mapping[int, st
 
 def load(path: Path) -> dict[str, Any]:
     return read_json(path)
+
+
+def read_dataset(export: Path) -> dict[str, Any]:
+    """An export as one object ``{"info", "data": {"shots", "test"}, "provenance"}``, read as the commands read it."""
+    document = load_document(export)
+    return {"info": dict(document.info), "data": {split: document.items(split) for split in SPLITS},
+            "provenance": list(document.provenance.values())}
+
+
+def write_dataset(export: Path, document: dict[str, Any]) -> None:
+    """Write ``document`` back into the export folder, in the exporter's own layout."""
+    write_export(document, export / SAMPLES_DIR, export)

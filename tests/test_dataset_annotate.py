@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from annotate_helpers import hand_alpha, hand_figures, load, planned_answers, small_export
+from annotate_helpers import (hand_alpha, hand_figures, load, planned_answers, read_dataset, small_export,
+                              write_dataset)
 from dataset.annotate.agreement import (Answer, Majority, annotator_records, human_baseline, krippendorff_alpha,
                                         majority, normalise)
 from dataset.cli import main
+from dataset.document import locate_document
 from dataset.testing import mera_export_problems
 
 
@@ -93,7 +95,7 @@ def test_export_hides_gold_mixes_controls_and_is_reproducible(export, tmp_path, 
             "--seed", "5"]
     assert run(argv + ["--out", str(tmp_path / "a")], capsys)[0] == 0
     assert run(argv + ["--out", str(tmp_path / "b")], capsys)[0] == 0
-    document = load(export / "ruclevr.json")
+    document = read_dataset(export)
     test_ids = {item["meta"]["id"] for item in document["data"]["test"]}
     shot_gold = {item["meta"]["id"]: item["outputs"] for item in document["data"]["shots"]}
     a, b = tmp_path / "a", tmp_path / "b"
@@ -160,7 +162,7 @@ def check_figures(report: dict, expected: dict) -> None:
 
 
 def test_crowd_tsv_and_page_json_give_the_figures_worked_out_by_hand(export, tmp_path, capsys) -> None:
-    document = load(export / "ruclevr.json")
+    document = read_dataset(export)
     plan = planned_answers(document)
     expected = hand_figures(document, plan)
     assert 0 < expected["exact_match"] < 1 and expected["disputed"]
@@ -194,10 +196,10 @@ def test_crowd_tsv_and_page_json_give_the_figures_worked_out_by_hand(export, tmp
 
 
 def test_disputed_page_escapes_text_and_shows_the_images(export, tmp_path, capsys) -> None:
-    document = load(export / "ruclevr.json")
+    document = read_dataset(export)
     item = document["data"]["test"][0]
     item["inputs"]["question"] = "Что это? <script>window.injected = 1</script>"
-    (export / "ruclevr.json").write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    write_dataset(export, document)
     write_page_json(tmp_path / "x.json", "x", {item["meta"]["id"]: "<b>куб</b>"})
     assert run(["annotate", "import", "--data", str(export), "--answers", str(tmp_path / "x.json"),
                 "--out", str(tmp_path / "r")], capsys)[0] == 0
@@ -210,14 +212,13 @@ def test_disputed_page_escapes_text_and_shows_the_images(export, tmp_path, capsy
 def test_filtered_export_drops_disputed_items_or_follows_the_jglue_rule(export, tmp_path, capsys) -> None:
     from dataset.card import human_review_section
 
-    document = load(export / "ruclevr.json")
+    document = read_dataset(export)
     plan = planned_answers(document)
     write_crowd_tsv(tmp_path / "crowd.tsv", plan)
     base = ["annotate", "import", "--data", str(export), "--answers", str(tmp_path / "crowd.tsv")]
     assert run(base + ["--out", str(tmp_path / "r"), "--write-filtered", str(tmp_path / "f")], capsys)[0] == 0
-    filtered = tmp_path / "f" / "ruclevr.json"
-    assert mera_export_problems(filtered) == []
-    kept = load(filtered)
+    assert mera_export_problems(locate_document(tmp_path / "f")) == []
+    kept = read_dataset(tmp_path / "f")
     disputed = hand_figures(document, plan)["disputed"]
     assert len(kept["data"]["test"]) == len(document["data"]["test"]) - len(disputed)
     assert kept["data"]["shots"] == document["data"]["shots"]
@@ -232,10 +233,10 @@ def test_filtered_export_drops_disputed_items_or_follows_the_jglue_rule(export, 
     # JGLUE's rule with M = 2 of the 3 answers: item 0 (one correct) and items 1-3 (two correct) -> only item 0 goes.
     assert run(base + ["--out", str(tmp_path / "r2"), "--write-filtered", str(tmp_path / "g"), "--jglue", "2"],
                capsys)[0] == 0
-    assert len(load(tmp_path / "g" / "ruclevr.json")["data"]["test"]) == len(document["data"]["test"]) - 1
+    assert len(read_dataset(tmp_path / "g")["data"]["test"]) == len(document["data"]["test"]) - 1
     assert run(base + ["--out", str(tmp_path / "r3"), "--write-filtered", str(tmp_path / "h"), "--jglue", "3"],
                capsys)[0] == 0
-    assert len(load(tmp_path / "h" / "ruclevr.json")["data"]["test"]) == len(document["data"]["test"]) - 4
+    assert len(read_dataset(tmp_path / "h")["data"]["test"]) == len(document["data"]["test"]) - 4
 
 
 # -- bad input -----------------------------------------------------------------------------------
@@ -255,7 +256,7 @@ def test_bad_answers_end_with_one_line_and_status_2(export, tmp_path, capsys) ->
         ([str(tmp_path / "unknown.json")], "not in the dataset: 99999"),
         ([str(tmp_path / "one.json"), str(tmp_path / "two.json")], "annotator 'same' also saved"),
         ([str(tmp_path / "twice.tsv")], "answered task 1 twice"),
-        ([str(export / "ruclevr.json")], "is not a Label Studio JSON export, the annotate page's JSON or a crowd TSV"),
+        ([str(locate_document(export))], "is not a Label Studio JSON export, the annotate page's JSON or a crowd TSV"),
         ([str(tmp_path / "other.json")], "is not a Label Studio JSON export"),
         ([str(tmp_path / "broken.json")], "is not valid JSON"),
         ([str(tmp_path / "columns.tsv")], "missing task_id, annotator, answer"),
@@ -284,9 +285,9 @@ def test_bad_answers_end_with_one_line_and_status_2(export, tmp_path, capsys) ->
 
 
 def test_an_image_path_leading_outside_the_dataset_is_refused(export, tmp_path, capsys) -> None:
-    document = load(export / "ruclevr.json")
+    document = read_dataset(export)
     document["data"]["test"][0]["inputs"]["image"] = "../src/render/images/ruclevr_000000.png"
-    (export / "ruclevr.json").write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    write_dataset(export, document)
     status, _, err = run(["annotate", "export", "--data", str(export), "--out", str(tmp_path / "t")], capsys)
     assert status == 2 and "leads out of its folder" in err and err.count("\n") == 1
     assert not (tmp_path / "t").exists()
@@ -315,7 +316,7 @@ def test_label_studio_export_reader_takes_users_by_id_or_email_and_skips_cancell
 
 
 def test_min_agreement_disputes_items_with_a_split_vote(export, tmp_path, capsys) -> None:
-    document = load(export / "ruclevr.json")
+    document = read_dataset(export)
     write_crowd_tsv(tmp_path / "crowd.tsv", planned_answers(document))
     assert run(["annotate", "import", "--data", str(export), "--answers", str(tmp_path / "crowd.tsv"),
                 "--out", str(tmp_path / "r"), "--min-agreement", "0.9"], capsys)[0] == 0

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from annotate_helpers import read_dataset, write_dataset
 from dataset.cli import main
 from ruclevr.io import read_json
 
@@ -49,7 +50,7 @@ def build(tmp_path_factory) -> Path:
 @pytest.mark.blender
 @pytest.mark.slow
 def test_simulated_crowd_gives_the_expected_baseline_and_alpha_and_disputes_planted_items(build, tmp_path) -> None:
-    original = read_json(build / "mera" / "ruclevr.json")
+    original = read_dataset(build / "mera")
     test = original["data"]["test"]
     assert len(test) >= 10
     rng = np.random.default_rng([7, 0])
@@ -61,7 +62,7 @@ def test_simulated_crowd_gives_the_expected_baseline_and_alpha_and_disputes_plan
     for index in planted:
         item = changed["data"]["test"][index]
         item["outputs"] = other_answer(item["outputs"], item["meta"]["question_type"], rng)
-    (reviewed / "ruclevr.json").write_text(json.dumps(changed, ensure_ascii=False), encoding="utf-8")
+    write_dataset(reviewed, changed)
     # Annotators answer from what the picture shows: the original gold, wrong at their error rate.
     rows = ["task_id\tannotator\tanswer"]
     for annotator, rate in enumerate(ERROR_RATES):
@@ -78,7 +79,7 @@ def test_simulated_crowd_gives_the_expected_baseline_and_alpha_and_disputes_plan
     # Every planted item is disputed (its majority is the true answer, not the changed gold).
     disputed = {record["id"] for record in report["disputed"]}
     assert {test[index]["meta"]["id"] for index in planted} <= disputed
-    assert len(read_json(tmp_path / "filtered" / "ruclevr.json")["data"]["test"]) == len(test) - len(disputed)
+    assert len(read_dataset(tmp_path / "filtered")["data"]["test"]) == len(test) - len(disputed)
 
     # Baseline: an item's majority is surely right when at least 3 of the 5 answer right, so the expected
     # number of correct majorities on the untouched items is at least sum P(>= 3 right); planted ones are wrong.

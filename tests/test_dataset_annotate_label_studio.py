@@ -25,7 +25,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from annotate_helpers import hand_figures, load, planned_answers, small_export
+from annotate_helpers import hand_figures, load, planned_answers, read_dataset, small_export
 from dataset.cli import main
 
 LABEL_STUDIO = "label-studio==1.23.2"
@@ -111,7 +111,7 @@ def setup(tmp_path_factory) -> Iterator[dict[str, Any]]:
 @pytest.mark.slow
 def test_label_studio_round_trip_gives_the_figures_worked_out_by_hand(setup, capsys) -> None:
     client, tasks, export = setup["client"], setup["tasks"], setup["export"]
-    document = load(export / "ruclevr.json")
+    document = read_dataset(export)
     plan = planned_answers(document)
     users = {name: client.call("POST", "/api/users/", {"email": f"{name}@example.org", "username": name})["id"]
              for name in plan}

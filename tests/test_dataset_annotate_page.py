@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from annotate_helpers import load, small_export
+from annotate_helpers import load, read_dataset, small_export, write_dataset
 from dataset.cli import main
 from headless_chromium import ChromiumPage, find_chromium
 
@@ -20,9 +20,9 @@ PROGRESS = "document.getElementById('progress').textContent"
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (make browser installs it)")
 def test_page_keeps_typed_answers_across_a_reload_and_saves_json_that_imports(tmp_path, capsys) -> None:
     export = small_export(tmp_path)
-    document = load(export / "ruclevr.json")
+    document = read_dataset(export)
     document["data"]["test"][1]["inputs"]["question"] = SCRIPT_QUESTION
-    (export / "ruclevr.json").write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    write_dataset(export, document)
     tasks = tmp_path / "tasks"
     assert main(["annotate", "export", "--data", str(export), "--out", str(tasks), "--overlap", "1",
                  "--annotators", "1", "--seed", "2"]) == 0

@@ -121,7 +121,7 @@ def commands(i: Inputs) -> dict[str, tuple[list[str], str]]:
         "dataset gallery": (["dataset", "gallery", "--data", mera, "--out", OUT], "file"),
         "dataset annotate export": (["dataset", "annotate", "export", "--data", mera, "--out", OUT], "dir"),
         "dataset annotate import": (["dataset", "annotate", "import", "--data", mera, "--answers",
-                                     str(answers_file(i, "answers.json", i.export)), "--out", OUT], "dir"),
+                                     str(answers_file(i)), "--out", OUT], "dir"),
     }
 
 
@@ -207,12 +207,14 @@ def non_utf8(inputs: Inputs, name: str) -> Path:
     return path
 
 
-def answers_file(inputs: Inputs, name: str, export: Path) -> Path:
-    """The annotate page's JSON answering the export's first test item wrongly (so it is disputed)."""
-    path = inputs.root / "hostile" / name
+def answers_file(inputs: Inputs) -> Path:
+    """The annotate page's JSON answering the first test item wrongly (so it is disputed, its image shown)."""
+    from dataset.document import load_document
+
+    path = inputs.root / "hostile" / "answers.json"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        first = json.loads((export / "ruclevr.json").read_text(encoding="utf-8"))["data"]["test"][0]["meta"]["id"]
+        first = load_document(inputs.export).items("test")[0]["meta"]["id"]  # the same in the hostile copies
         path.write_text(json.dumps({"format": "ruclevr-annotate/1", "annotator": "probe",
                                     "answers": [{"id": first, "answer": "999"}]}), encoding="utf-8")
     return path
@@ -255,9 +257,8 @@ def hostile_probes(i: Inputs) -> dict[str, list[str]]:
         probes[f"stats: {label} in inputs.image"] = ["dataset", "stats", "--mera", mera]
         probes[f"annotate export: {label} in inputs.image"] = ["dataset", "annotate", "export", "--data", mera,
                                                                "--out", out]
-        answers = str(answers_file(i, f"answers-{label.replace(' ', '-')}.json", Path(mera)))
         probes[f"annotate import: {label} in inputs.image"] = ["dataset", "annotate", "import", "--data", mera,
-                                                               "--answers", answers, "--out", out]
+                                                               "--answers", str(answers_file(i)), "--out", out]
     for label, filename in STAGE_IMAGE_NAMES.items():
         hostile_scenes, folder = hostile_stage_files(i, filename, "stage-" + label.replace(" ", "-"))
         probes[f"export: {label} in image_filename"] = [
@@ -287,7 +288,7 @@ def hostile_probes(i: Inputs) -> dict[str, list[str]]:
     probes["build: --shots beyond --n"] = ["dataset", "build", "--n", "5", "--out", out]
     probes["annotate import: --write-filtered under a regular file"] = [
         "dataset", "annotate", "import", "--data", str(i.export), "--answers",
-        str(answers_file(i, "answers.json", i.export)), "--out", out, "--write-filtered", str(i.regular_file / "sub")]
+        str(answers_file(i)), "--out", out, "--write-filtered", str(i.regular_file / "sub")]
     bad_text = str(non_utf8(i, "latin1.json"))
     probes["evaluate: non-UTF-8 predictions"] = ["dataset", "evaluate", "--data", str(i.export), "--predictions", bad_text]
     for name, argv in {
