@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from assets.vocabulary import Vocabulary
 
@@ -162,3 +162,73 @@ def tidy_english(text: str) -> str:
 def normalise_text(text: str) -> str:
     """The form used to find duplicate questions: lower case, no punctuation, single spaces."""
     return _SPACE.sub(" ", _NOT_WORD.sub(" ", text.lower())).strip()
+
+
+# -- other readings of an English text (see questions.readings) ---------------------------------
+
+_CHAIN_LINK = re.compile(r"^\s*(?:that\s+(?:is|are)\s+|are\s+|is\s+)?(?:the\s+)?$")
+_OTHER = re.compile(r"\b(?:an)?other\b", re.IGNORECASE)
+_EXCLUSIVE_WORDS = re.compile(r"\beither\b", re.IGNORECASE)
+
+
+def english_readings(template: str, param_types: Mapping[str, str], structure: Any) -> tuple[str, ...]:
+    """The other readings (keys of :mod:`questions.readings`) an English template admits.
+
+    A relation phrase in a chain ("the X [that is] left of the Y [that is] behind the Z") could
+    describe any earlier noun of the chain; "<R> it" could stand for any earlier singular noun;
+    "either ... or" could be exclusive; a phrase drawn from a same-attribute set could name the
+    anchor itself unless "other"/"another" is said. Optional parts count as said.
+    """
+    key = (template, id(structure))
+    found = _READINGS_CACHE.get(key)
+    if found is None:
+        found = _READINGS_CACHE[key] = _english_readings(template, param_types, structure)
+    return found
+
+
+_READINGS_CACHE: dict[tuple[str, int], tuple[str, ...]] = {}
+
+
+def _english_readings(template: str, types: Mapping[str, str], structure: Any) -> tuple[str, ...]:
+    readings: list[str] = []
+    chain: list[str] = []  # the nouns of the current chain of relation phrases
+    said: list[tuple[str, bool]] = []  # every noun so far: (phrase, plural)
+    link = ""  # the text since the last noun or relation
+    pending: str | None = None  # a relation waiting for its noun (or "it")
+    text = "".join(
+        f" {content} " if kind == "optional" else content if kind == "text" else f"\0{content}{'s' if plural else ''}\0"
+        for kind, content, plural in compile_english(template)
+    )
+    for piece in text.split("\0"):
+        match = re.fullmatch(r"(<[A-Z][A-Z0-9]*>)(s?)", piece)
+        if match is None:
+            link += piece
+            if pending is not None and re.match(r"\s*it\b", piece):
+                intended = structure.relation_anchor.get(pending)
+                readings += [f"anchor:{pending}:{name}" for name, plural in said if not plural and name != intended]
+                pending = None
+            continue
+        name, plural = match.group(1), bool(match.group(2))
+        kind = types.get(name)
+        if kind == RELATION:
+            if not _CHAIN_LINK.match(link):
+                chain = []
+            target = structure.relation_target.get(name)
+            readings += [f"attach:{name}:{phrase}" for phrase in chain if phrase != target]
+            pending, link = name, ""
+        elif kind == "shape":
+            if not _CHAIN_LINK.match(link):
+                chain = []
+            chain.append(name)
+            said.append((name, plural))
+            pending, link = None, ""
+    if structure.unions and _EXCLUSIVE_WORDS.search(text):
+        readings += [f"exclusive:{node}" for node in structure.unions]
+    if not _OTHER.search(text):
+        readings += [f"self:{phrase}" for phrase in structure.same_anchor]
+    return tuple(dict.fromkeys(readings))
+
+
+def without_other(template: str) -> str:
+    """The template without "other"/"another": for a phrase whose anchor cannot be what it describes."""
+    return re.sub(r"\s+", " ", re.sub(r"\banother\b", "a", re.sub(r"\bother\s+", "", template)))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -24,6 +25,8 @@ import numpy as np
 import yaml
 
 from assets.vocabulary import Vocabulary, load_vocabulary
+from questions.family import Family, TemplateNode
+from questions.readings import UNSAFE_FIELD, Structure, admitted, structure_of
 from ruclevr.cli import UsageError
 from translate.morphology import (
     Lexicon,
@@ -74,12 +77,35 @@ class RealisationError(ValueError):
 
 
 @dataclass(frozen=True)
+class Site:
+    """A noun phrase or an agreeing group of a template, as the reading check sees it."""
+
+    part: int  # index into the template's parts
+    phrase: str  # the phrase it names or stands for (its shape parameter)
+    relation: str | None  # the relation parameter before it
+    role: str  # "phrase", "pronoun" (он), "which" (который) or "other" (сделан, расположенный)
+    chained: bool  # only spaces since the previous phrase: a relation here could describe that one too
+
+
+@dataclass(frozen=True)
+class Sites:
+    """Where one template's text could admit another reading (see questions.readings)."""
+
+    sites: tuple[Site, ...]
+    exclusive: bool  # «либо»: a union could read as "one or the other, not both"
+    marked_other: frozenset[str]  # phrases said with «другой»/«ещё» (or after «кроме»)
+
+
+@dataclass(frozen=True)
 class RussianFamily:
     family: str
     source: str
     kinds: Mapping[str, str]
     slots: tuple[str, ...]  # parameter names in declared order: the order of the random draws
     templates: tuple[CompiledTemplate, ...]  # empty when the family has no Russian text
+    structure: Structure | None = None  # the program's phrases and other readings (None: no program)
+    sites: tuple[Sites, ...] = ()  # per template
+    answer_kind: str = ""  # the attribute the answer names, if any (its words are then the gold lemmas)
 
 
 def validate_template(text: str, params: object) -> list[str]:
@@ -162,7 +188,65 @@ def compile_family(path: Path, family: str, entry: Mapping, lexicon: Lexicon) ->
         problems += [f"{path}: family {family}: ru template {index}: {p}" for p in template_problems]
         if compiled is not None:
             templates.append(compiled)
-    return RussianFamily(family, str(path), MappingProxyType(kinds), tuple(kinds), tuple(templates)), problems
+    structure = _program_structure(family, entry, kinds)
+    slots = tuple(kinds)
+    sites = tuple(template_sites(template, slots) for template in templates)
+    answer = _answer_kind(entry)
+    return RussianFamily(family, str(path), MappingProxyType(kinds), slots, tuple(templates), structure, sites, answer), problems
+
+
+def _program_structure(family: str, entry: Mapping, kinds: Mapping[str, str]) -> Structure | None:
+    """The reading structure of the family's program, or None where it has no readable program."""
+    program = entry.get("program")
+    if not isinstance(program, list):
+        return None
+    try:
+        nodes = tuple(
+            TemplateNode(str(node["function"]), tuple(node.get("inputs", [])), tuple(node.get("value_inputs", [])), "?")
+            for node in program
+        )
+        return structure_of(Family(family, "", dict(kinds), nodes, frozenset(), frozenset(), (), {}, "", 0))
+    except (KeyError, TypeError, IndexError, AttributeError):
+        return None
+
+
+def _answer_kind(entry: Mapping) -> str:
+    program = entry.get("program")
+    if isinstance(program, list) and program and isinstance(program[-1], Mapping):
+        function = str(program[-1].get("function", ""))
+        if function.startswith("query_"):
+            return function[len("query_"):]
+    return ""
+
+
+_OTHER_WORDS = frozenset({"другой", "ещё", "еще"})
+
+
+def template_sites(template: CompiledTemplate, slots: tuple[str, ...]) -> Sites:
+    """The phrases and agreeing groups of ``template`` in text order, for the reading check."""
+    sites: list[Site] = []
+    marked: set[str] = set()
+    gap = ""
+    for index, part in enumerate(template.parts):
+        if type(part) is str:
+            gap += part
+            continue
+        if type(part) is NounPhrase:
+            phrase = slots[part.head_slot] if part.head_slot is not None else f"#{index}"
+            relation = slots[part.relation] if part.relation is not None else None
+            sites.append(Site(index, phrase, relation, "phrase", bool(sites) and not gap.strip()))
+            if any(value in _OTHER_WORDS for _, value in part.modifiers) or "кроме" in gap:
+                marked.add(phrase)
+        elif type(part) is Agreement:
+            head = part.phrase
+            phrase = slots[head.head_slot] if head.head_slot is not None else "#"
+            relation = slots[part.relation] if part.relation is not None else None
+            kinds = {kind for kind, _ in part.words}
+            role = "pronoun" if "pronoun" in kinds else "which" if any(word == "который" for _, word in part.words) else "other"
+            sites.append(Site(index, phrase, relation, role, bool(sites) and not gap.strip()))
+        gap = ""
+    exclusive = "либо" in template.text
+    return Sites(tuple(sites), exclusive, frozenset(marked))
 
 
 def load_families(directory: Path, lexicon: Lexicon) -> tuple[dict[str, RussianFamily], dict[tuple[str, int], str]]:
@@ -214,6 +298,7 @@ class NativeRealiser:
         # depend on which other questions are realised with it, or in what order. Starting a
         # NumPy generator per question costs 10-30 µs, more than the whole realisation.
         self._key = np.random.SeedSequence([self.seed, _STAGE]).generate_state(8, dtype=np.uint32).tobytes()
+        self.refusals: Counter[str] = Counter()  # "family ru template": realisations the reading check refused
 
     @property
     def families(self) -> Mapping[str, RussianFamily]:
@@ -224,19 +309,126 @@ class NativeRealiser:
         return [self.realise_one(question) for question in questions]
 
     def realise_one(self, question: Mapping[str, object]) -> str | None:
+        """The question in Russian. Template after template from a drawn one, the first whose text
+        admits no other reading with another answer (``unsafe_readings`` of the question)."""
         family = self.family_of(question)
         if not family.templates:
             return None
         choices = self._random_number(question)
-        template = family.templates[choices % len(family.templates)]
-        choices //= len(family.templates)
+        count = len(family.templates)
+        first = choices % count
+        choices //= count
         words = []
-        for options in self._options(family, question.get("params")):
-            if choices < _LOW_WATER:
-                choices = self._extend(choices)
-            words.append(options[choices % len(options)])
-            choices //= len(options)
-        return self._assemble(template, words)
+        chosen: dict[tuple[str, object], str] = {}  # one word per value and kind within a question
+        params = question.get("params")
+        for (slot, kind), options in zip(family.kinds.items(), self._options(family, params)):
+            if kind == family.answer_kind:
+                options = options[:1]  # the answer's attribute is named by the gold word's lemma
+            key = (kind, params[slot])  # type: ignore[index]
+            word = chosen.get(key)
+            if word is None:
+                if choices < _LOW_WATER:
+                    choices = self._extend(choices)
+                word = chosen[key] = options[choices % len(options)]
+                choices //= len(options)
+            words.append(word)
+        unsafe = question.get(UNSAFE_FIELD)
+        for step in range(count):
+            index = (first + step) % count
+            text = self._checked(family, index, words, unsafe)  # type: ignore[arg-type]
+            if text is not None:
+                return text
+            self.refusals[f"{family.family} ru {index}"] += 1
+        raise RealisationError(
+            f"family {family.family}: every Russian template admits another reading with another answer "
+            f"({', '.join(unsafe or [])})"  # type: ignore[arg-type]
+        )
+
+    def _checked(self, family: RussianFamily, index: int, words: list[str], unsafe: list[str] | None) -> str | None:
+        """Template ``index`` realised with ``words``, or None where it admits an unsafe reading.
+
+        Pronouns stand only where exactly one earlier phrase agrees with them; elsewhere the
+        phrase they stand for is repeated. «другой»/«ещё» stay only where the anchor could be
+        the described object.
+        """
+        template = family.templates[index]
+        structure = family.structure
+        if structure is None:
+            return self._assemble(template, words)
+        sites = family.sites[index]
+        readings: list[str] = []
+        repeat: set[int] = set()
+        said: list[tuple[str, tuple[str, str]]] = []  # earlier phrases: (name, (gender, number))
+        chain: list[str] = []
+        phrase_parts = {site.phrase: template.parts[site.part] for site in sites.sites if site.role == "phrase"}
+        for site in sites.sites:
+            phrase = phrase_parts.get(site.phrase)
+            if phrase is None:
+                continue
+            noun, number = self._head(phrase, words)  # type: ignore[arg-type]
+            agreement = (noun.gender, number)
+            if not site.chained:
+                chain = []
+            if site.relation is not None and site.chained:
+                target = structure.relation_target.get(site.relation)
+                readings += [f"attach:{site.relation}:{name}" for name in chain if name != target]
+            agreeing = [name for name, features in said if features == agreement]
+            if site.role == "pronoun" and agreeing != [site.phrase]:
+                repeat.add(site.part)
+                # The repeated phrase must not read like another earlier one ("слева от предмета").
+                look = self._signature(phrase, words)  # type: ignore[arg-type]
+                alike = [name for name, _ in said if name != site.phrase and self._signature(phrase_parts[name], words) == look]  # type: ignore[arg-type]
+                if alike and site.relation is None:
+                    return None
+                readings += [f"anchor:{site.relation}:{name}" for name in alike]
+            elif site.role == "which":
+                others = [name for name in agreeing if name != site.phrase]
+                if site.relation is not None:
+                    readings += [f"anchor:{site.relation}:{name}" for name in others]
+                else:
+                    relations = [r for r, target in structure.relation_target.items() if target == site.phrase]
+                    readings += [f"attach:{r}:{name}" for r in relations for name in others]
+            if site.role == "phrase":
+                said.append((site.phrase, agreement))
+            chain.append(site.phrase)
+        if sites.exclusive:
+            readings += [f"exclusive:{node}" for node in structure.unions]
+        drop: set[str] = set()
+        for phrase in structure.same_anchor:
+            if phrase not in sites.marked_other:
+                readings.append(f"self:{phrase}")
+            elif unsafe is not None and f"self:{phrase}" not in unsafe:
+                drop.add(phrase)
+        if admitted(readings, unsafe):
+            return None
+        if not repeat and not drop:
+            return self._assemble(template, words)
+        return self._assemble_special(template, family.slots, words, repeat, drop, phrase_parts)
+
+    def _signature(self, phrase: NounPhrase, words: list[str]) -> tuple[tuple[str, ...], str]:
+        """What a phrase says: its attribute words and its noun."""
+        attributes = tuple(words[value] for kind, value in phrase.modifiers if kind == "slot" and words[value])  # type: ignore[index]
+        return attributes, self._head(phrase, words)[0].lemma
+
+    def _assemble_special(
+        self, template: CompiledTemplate, slots: tuple[str, ...], words: list[str], repeat: set[int], drop: set[str],
+        phrase_parts: Mapping[str, object],
+    ) -> str:
+        """The slow path of :meth:`_assemble`: pronouns replaced by their phrase, «другой»/«ещё» dropped."""
+        parts: list[object] = []
+        for index, part in enumerate(template.parts):
+            if index in repeat:
+                agreement: Agreement = part  # type: ignore[assignment]
+                name = slots[agreement.phrase.head_slot] if agreement.phrase.head_slot is not None else ""
+                phrase: NounPhrase = phrase_parts[name]  # type: ignore[assignment]
+                modifiers = tuple(m for m in phrase.modifiers if m[1] not in _OTHER_WORDS)
+                part = NounPhrase(agreement.relation, modifiers, phrase.head_slot, phrase.head_noun, agreement.case, phrase.number, ())
+            elif type(part) is NounPhrase and part.head_slot is not None and slots[part.head_slot] in drop:
+                modifiers = tuple(m for m in part.modifiers if m[1] not in _OTHER_WORDS)
+                part = NounPhrase(part.relation, modifiers, part.head_slot, part.head_noun, part.case, part.number, ())
+            parts.append(part)
+        fresh = CompiledTemplate(template.text, tuple(parts), template.several_sentences)  # type: ignore[arg-type]
+        return self._assemble(fresh, words)
 
     def render(
         self, family: str, params: Mapping[str, object], template_index: int = 0, words: Mapping[str, str] | None = None
