@@ -444,7 +444,10 @@ class NativeRealiser:
             if word not in options:
                 raise RealisationError(f"{word!r} is not a Russian word for {slot}={params[slot]!r}; allowed: {', '.join(options)}")
             chosen.append(word)
-        return self._assemble(compiled.templates[template_index], chosen)
+        text = self._checked(compiled, template_index, chosen, None)
+        if text is None:
+            raise RealisationError(f"family {family}, Russian template {template_index}: a repeated phrase reads like another one")
+        return text
 
     def word_options(self, family: str, params: Mapping[str, object]) -> dict[str, tuple[str, ...]]:
         """Per placeholder, the Russian words the realiser may choose for these values (first = lemma)."""
