@@ -140,7 +140,7 @@ def _existing_record(path: Path) -> dict[str, Any] | None:
             info = json.load(handle).get("info", {})
     except (OSError, ValueError, AttributeError):
         return None
-    keys = ("scene_count", "question_count", "scenes_with_fewer_questions")
+    keys = ("scene_count", "question_count", "scenes_with_fewer_questions", "refused_realisations")
     return {key: value for key, value in info.items() if key not in keys}
 
 

@@ -156,7 +156,7 @@ def test_a_good_family_file_in_the_engine_format_loads(tmp_path):
 def test_single_family_json_file_loads(tmp_path):
     write(tmp_path, "one.json", '{"id": "test/one", "params": {"<S>": "shape"}, "text": {"ru": ["Где [<S>]?"]}}')
     realiser = NativeRealiser(tmp_path)
-    assert realiser.render("test/one", {"<S>": "sphere"}) == "Где шар?"
+    assert realiser.render("test/one", {"<S>": "sphere"}) == "Где сфера?"
 
 
 @pytest.mark.parametrize(
