@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Iterable, Mapping, Sequence
@@ -92,8 +92,10 @@ class Sites:
     """Where one template's text could admit another reading (see questions.readings)."""
 
     sites: tuple[Site, ...]
-    exclusive: bool  # «либо»: a union could read as "one or the other, not both"
-    marked_other: frozenset[str]  # phrases said with «другой»/«ещё» (or after «кроме»)
+    phrase_parts: Mapping[str, NounPhrase]  # phrase name -> its noun phrase part
+    needs_agreement: bool  # pronouns, «который» or chained relations: readings depend on the words' gender and number
+    fixed_readings: tuple[str, ...]  # readings admitted whatever the words («либо»; a same-attribute phrase without «другой»)
+    droppable: tuple[str, ...]  # same-attribute phrases said with «другой»/«ещё», dropped where the anchor cannot be them
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,12 @@ class RussianFamily:
     structure: Structure | None = None  # the program's phrases and other readings (None: no program)
     sites: tuple[Sites, ...] = ()  # per template
     answer_kind: str = ""  # the attribute the answer names, if any (its words are then the gold lemmas)
+    lemma_only: tuple[bool, ...] = ()  # per slot: named by its lemma only (the answer's attribute)
+    special: dict = field(default_factory=dict, compare=False, repr=False)  # templates with pronouns repeated or «другой» dropped
+
+    def __post_init__(self) -> None:
+        if not self.lemma_only:
+            object.__setattr__(self, "lemma_only", tuple(kind == self.answer_kind for kind in self.kinds.values()))
 
 
 def validate_template(text: str, params: object) -> list[str]:
@@ -190,7 +198,7 @@ def compile_family(path: Path, family: str, entry: Mapping, lexicon: Lexicon) ->
             templates.append(compiled)
     structure = _program_structure(family, entry, kinds)
     slots = tuple(kinds)
-    sites = tuple(template_sites(template, slots) for template in templates)
+    sites = tuple(template_sites(template, slots, structure) for template in templates)
     answer = _answer_kind(entry)
     return RussianFamily(family, str(path), MappingProxyType(kinds), slots, tuple(templates), structure, sites, answer), problems
 
@@ -222,7 +230,7 @@ def _answer_kind(entry: Mapping) -> str:
 _OTHER_WORDS = frozenset({"другой", "ещё", "еще"})
 
 
-def template_sites(template: CompiledTemplate, slots: tuple[str, ...]) -> Sites:
+def template_sites(template: CompiledTemplate, slots: tuple[str, ...], structure: Structure | None) -> Sites:
     """The phrases and agreeing groups of ``template`` in text order, for the reading check."""
     sites: list[Site] = []
     marked: set[str] = set()
@@ -245,8 +253,16 @@ def template_sites(template: CompiledTemplate, slots: tuple[str, ...]) -> Sites:
             role = "pronoun" if "pronoun" in kinds else "which" if any(word == "который" for _, word in part.words) else "other"
             sites.append(Site(index, phrase, relation, role, bool(sites) and not gap.strip()))
         gap = ""
-    exclusive = "либо" in template.text
-    return Sites(tuple(sites), exclusive, frozenset(marked))
+    phrase_parts = {site.phrase: template.parts[site.part] for site in sites if site.role == "phrase"}
+    needs_agreement = any(site.role in ("pronoun", "which") or (site.relation is not None and site.chained) for site in sites)
+    fixed: list[str] = []
+    droppable: list[str] = []
+    if structure is not None:
+        if "либо" in template.text:
+            fixed += [f"exclusive:{node}" for node in structure.unions]
+        for phrase in structure.same_anchor:
+            (droppable if phrase in marked else fixed).append(phrase if phrase in marked else f"self:{phrase}")
+    return Sites(tuple(sites), MappingProxyType(phrase_parts), needs_agreement, tuple(fixed), tuple(droppable))  # type: ignore[arg-type]
 
 
 def load_families(directory: Path, lexicon: Lexicon) -> tuple[dict[str, RussianFamily], dict[tuple[str, int], str]]:
@@ -319,17 +335,19 @@ class NativeRealiser:
         first = choices % count
         choices //= count
         words = []
-        chosen: dict[tuple[str, object], str] = {}  # one word per value and kind within a question
+        chosen: dict[object, str] = {}  # one word per value within a question (values of different kinds differ)
         params = question.get("params")
-        for (slot, kind), options in zip(family.kinds.items(), self._options(family, params)):
-            if kind == family.answer_kind:
-                options = options[:1]  # the answer's attribute is named by the gold word's lemma
-            key = (kind, params[slot])  # type: ignore[index]
-            word = chosen.get(key)
+        slots, lemma_only = family.slots, family.lemma_only
+        for position, options in enumerate(self._options(family, params)):
+            if len(options) == 1 or lemma_only[position]:
+                words.append(options[0])  # the answer's attribute is named by the gold word's lemma
+                continue
+            value = params[slots[position]]  # type: ignore[index]
+            word = chosen.get(value)
             if word is None:
                 if choices < _LOW_WATER:
                     choices = self._extend(choices)
-                word = chosen[key] = options[choices % len(options)]
+                word = chosen[value] = options[choices % len(options)]
                 choices //= len(options)
             words.append(word)
         unsafe = question.get(UNSAFE_FIELD)
@@ -356,33 +374,60 @@ class NativeRealiser:
         if structure is None:
             return self._assemble(template, words)
         sites = family.sites[index]
+        readings: list[str] = list(sites.fixed_readings)
+        repeat: tuple[int, ...] = ()
+        if sites.needs_agreement:
+            found = self._agreement_readings(template, sites, structure, words)
+            if found is None:
+                return None
+            more, repeat = found
+            readings += more
+        drop: tuple[str, ...] = ()
+        if sites.droppable and unsafe is not None:
+            drop = tuple(phrase for phrase in sites.droppable if f"self:{phrase}" not in unsafe)
+        if readings and unsafe and admitted(readings, unsafe):
+            return None
+        if not repeat and not drop:
+            return self._assemble(template, words)
+        key = (index, repeat, drop)
+        special = family.special.get(key)
+        if special is None:
+            special = family.special[key] = self._special_template(template, family.slots, repeat, drop, sites.phrase_parts)
+        return self._assemble(special, words)
+
+    def _agreement_readings(
+        self, template: CompiledTemplate, sites: Sites, structure: Structure, words: list[str]
+    ) -> tuple[list[str], tuple[int, ...]] | None:
+        """Readings that depend on which phrases agree (gender, number) with the words chosen, and
+        the pronouns to replace by their phrase; None where a repeated phrase reads like another."""
         readings: list[str] = []
-        repeat: set[int] = set()
+        repeat: list[int] = []
         said: list[tuple[str, tuple[str, str]]] = []  # earlier phrases: (name, (gender, number))
         chain: list[str] = []
-        phrase_parts = {site.phrase: template.parts[site.part] for site in sites.sites if site.role == "phrase"}
+        phrase_parts = sites.phrase_parts
         for site in sites.sites:
             phrase = phrase_parts.get(site.phrase)
             if phrase is None:
                 continue
-            noun, number = self._head(phrase, words)  # type: ignore[arg-type]
+            noun, number = self._head(phrase, words)
             agreement = (noun.gender, number)
             if not site.chained:
                 chain = []
             if site.relation is not None and site.chained:
                 target = structure.relation_target.get(site.relation)
                 readings += [f"attach:{site.relation}:{name}" for name in chain if name != target]
-            agreeing = [name for name, features in said if features == agreement]
-            if site.role == "pronoun" and agreeing != [site.phrase]:
-                repeat.add(site.part)
-                # The repeated phrase must not read like another earlier one ("слева от предмета").
-                look = self._signature(phrase, words)  # type: ignore[arg-type]
-                alike = [name for name, _ in said if name != site.phrase and self._signature(phrase_parts[name], words) == look]  # type: ignore[arg-type]
-                if alike and site.relation is None:
-                    return None
-                readings += [f"anchor:{site.relation}:{name}" for name in alike]
+            if site.role == "pronoun":
+                agreeing = [name for name, features in said if features == agreement]
+                if agreeing != [site.phrase]:
+                    repeat.append(site.part)
+                    # The repeated phrase must not read like another earlier one ("слева от предмета").
+                    look = self._signature(phrase, words)
+                    alike = [name for name, _ in said if name != site.phrase and self._signature(phrase_parts[name], words) == look]
+                    if alike and site.relation is None:
+                        return None
+                    readings += [f"anchor:{site.relation}:{name}" for name in alike]
             elif site.role == "which":
-                others = [name for name in agreeing if name != site.phrase]
+                others = [name for name, features in said if features == agreement and name != site.phrase]
                 if site.relation is not None:
                     readings += [f"anchor:{site.relation}:{name}" for name in others]
                 else:
@@ -391,44 +436,33 @@ class NativeRealiser:
             if site.role == "phrase":
                 said.append((site.phrase, agreement))
             chain.append(site.phrase)
-        if sites.exclusive:
-            readings += [f"exclusive:{node}" for node in structure.unions]
-        drop: set[str] = set()
-        for phrase in structure.same_anchor:
-            if phrase not in sites.marked_other:
-                readings.append(f"self:{phrase}")
-            elif unsafe is not None and f"self:{phrase}" not in unsafe:
-                drop.add(phrase)
-        if admitted(readings, unsafe):
-            return None
-        if not repeat and not drop:
-            return self._assemble(template, words)
-        return self._assemble_special(template, family.slots, words, repeat, drop, phrase_parts)
+        return readings, tuple(repeat)
 
     def _signature(self, phrase: NounPhrase, words: list[str]) -> tuple[tuple[str, ...], str]:
         """What a phrase says: its attribute words and its noun."""
         attributes = tuple(words[value] for kind, value in phrase.modifiers if kind == "slot" and words[value])  # type: ignore[index]
         return attributes, self._head(phrase, words)[0].lemma
 
-    def _assemble_special(
-        self, template: CompiledTemplate, slots: tuple[str, ...], words: list[str], repeat: set[int], drop: set[str],
-        phrase_parts: Mapping[str, object],
-    ) -> str:
-        """The slow path of :meth:`_assemble`: pronouns replaced by their phrase, «другой»/«ещё» dropped."""
+    def _special_template(
+        self, template: CompiledTemplate, slots: tuple[str, ...], repeat: tuple[int, ...], drop: tuple[str, ...],
+        phrase_parts: Mapping[str, NounPhrase],
+    ) -> CompiledTemplate:
+        """``template`` with pronouns replaced by the phrase they stand for and «другой»/«ещё» dropped."""
         parts: list[object] = []
         for index, part in enumerate(template.parts):
             if index in repeat:
                 agreement: Agreement = part  # type: ignore[assignment]
-                name = slots[agreement.phrase.head_slot] if agreement.phrase.head_slot is not None else ""
-                phrase: NounPhrase = phrase_parts[name]  # type: ignore[assignment]
+                phrase = phrase_parts[slots[agreement.phrase.head_slot]]  # type: ignore[index]
                 modifiers = tuple(m for m in phrase.modifiers if m[1] not in _OTHER_WORDS)
-                part = NounPhrase(agreement.relation, modifiers, phrase.head_slot, phrase.head_noun, agreement.case, phrase.number, ())
+                reads = ([agreement.relation] if agreement.relation is not None else []) + [
+                    i for i in phrase.reads if i != phrase.relation
+                ]
+                part = NounPhrase(agreement.relation, modifiers, phrase.head_slot, phrase.head_noun, agreement.case, phrase.number, tuple(reads))
             elif type(part) is NounPhrase and part.head_slot is not None and slots[part.head_slot] in drop:
                 modifiers = tuple(m for m in part.modifiers if m[1] not in _OTHER_WORDS)
-                part = NounPhrase(part.relation, modifiers, part.head_slot, part.head_noun, part.case, part.number, ())
+                part = NounPhrase(part.relation, modifiers, part.head_slot, part.head_noun, part.case, part.number, part.reads)
             parts.append(part)
-        fresh = CompiledTemplate(template.text, tuple(parts), template.several_sentences)  # type: ignore[arg-type]
-        return self._assemble(fresh, words)
+        return CompiledTemplate(template.text, tuple(parts), template.several_sentences)  # type: ignore[arg-type]
 
     def render(
         self, family: str, params: Mapping[str, object], template_index: int = 0, words: Mapping[str, str] | None = None
