@@ -222,11 +222,10 @@ class QuestionMaker:
         family, stream, index = plan.family, search.stream, state.next_index
         params = parameter_values(plan, candidate.choices)
         unsafe = unsafe_readings(family, params, search.scene, expand_family)
-        chosen = self._readable_template(family, unsafe, stream.below(len(family.text["en"])), state.refusals)
+        chosen = self._readable_text(family, params, unsafe, stream, state.refusals)
         if chosen is None:
             return None
-        template_index, template = chosen
-        text = realise_english(template, params, family.params, self.vocabulary, stream)
+        template_index, text = chosen
         return {
             "split": scene["split"],
             "image_index": scene["image_index"],
@@ -244,22 +243,26 @@ class QuestionMaker:
             UNSAFE_FIELD: unsafe,
         }
 
-    def _readable_template(
-        self, family: Family, unsafe: list[str], first: int, refusals: Counter[str]
+    def _readable_text(
+        self, family: Family, params: Mapping[str, str], unsafe: list[str], stream: RandomStream, refusals: Counter[str]
     ) -> tuple[int, str] | None:
-        """From template ``first`` on, the first English template whose text admits no reading in
-        ``unsafe``; "other"/"another" are dropped where the anchor cannot be the described object."""
+        """The English question from the first template, starting at a drawn one, whose text admits
+        no reading in ``unsafe``; "other"/"another" are dropped where the anchor cannot be the
+        described object. None when every template admits one."""
         structure = structure_of(family)
         templates = family.text["en"]
+        first = stream.below(len(templates))
         for step in range(len(templates)):
             template_index = (first + step) % len(templates)
             template = templates[template_index]
             if structure.same_anchor and not any(f"self:{phrase}" in unsafe for phrase in structure.same_anchor):
                 template = without_other(template)
-            if admitted(english_readings(template, family.params, structure), unsafe):
+            readings = list(english_readings(template, family.params, structure))
+            text = realise_english(template, params, family.params, self.vocabulary, stream, structure, readings)
+            if admitted(readings, unsafe):
                 refusals[f"{family.id} en {template_index}"] += 1
                 continue
-            return template_index, template
+            return template_index, text
         return None
 
 
