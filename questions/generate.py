@@ -28,7 +28,7 @@ from questions.family import Family
 from questions.functions import BOOL, INTEGER
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
-from questions.readings import UNSAFE_FIELD, admitted, structure_of, unsafe_readings
+from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, admitted, structure_of, unsafe_readings
 from questions.search import Candidate, Plan, SceneSearch, choices_of, expand_program, expand_program_positions, parameter_values
 from questions.text import english_readings, normalise_text, realise_english, without_other
 
@@ -248,10 +248,15 @@ class QuestionMaker:
     ) -> tuple[int, str] | None:
         """The English question from the first template, starting at a drawn one, whose text admits
         no reading in ``unsafe``; "other"/"another" are dropped where the anchor cannot be the
-        described object. None when every template admits one."""
+        described object. None when every template admits one (the question is not asked).
+
+        ``refusals`` counts, per template, the refusals where another template was then used, and
+        under ``"<family> en all"`` the questions no template could say with one reading.
+        """
         structure = structure_of(family)
         templates = family.text["en"]
         first = stream.below(len(templates))
+        refused = []
         for step in range(len(templates)):
             template_index = (first + step) % len(templates)
             template = templates[template_index]
@@ -260,9 +265,11 @@ class QuestionMaker:
             readings = list(english_readings(template, family.params, structure))
             text = realise_english(template, params, family.params, self.vocabulary, stream, structure, readings)
             if admitted(readings, unsafe):
-                refusals[f"{family.id} en {template_index}"] += 1
+                refused.append(template_index)
                 continue
+            refusals.update(f"{family.id} en {index}" for index in refused)
             return template_index, text
+        refusals[f"{family.id} en {NO_TEMPLATE}"] += 1
         return None
 
 

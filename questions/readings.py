@@ -31,6 +31,8 @@ from questions.functions import ExecutionError, format_answer
 from questions.scene_index import SceneIndex
 
 UNSAFE_FIELD = "unsafe_readings"
+#: The refusal key ("<family> <language> all") of a question no template could say with one reading.
+NO_TEMPLATE = "all"
 
 
 @dataclass(frozen=True)

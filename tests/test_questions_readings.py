@@ -142,11 +142,17 @@ def test_an_overlapping_or_is_never_read_exclusively(tmp_path, families):
     disjoint = question_on(family, apart, values)
     assert disjoint[UNSAFE_FIELD] == []
     assert any("либо" in text for text in russian_texts(realiser, disjoint))
-    # English: "either ... or" admits the exclusive reading; the engine skips those templates here.
-    maker = QuestionMaker({family.id: family}, Settings())
+    # English: "either ... or" admits the exclusive reading; the engine skips such a template here.
+    either_en = "How many things are either <Z> <C> <M> <S>s or <Z2> <C2> <M2> <S2>s?"
+    assert f"exclusive:{union}" in english_readings(either_en, family.params, structure_of(family))
+    with_either = replace(family, text={"en": (either_en, *family.text["en"])})
+    maker = QuestionMaker({family.id: with_either}, Settings())
+    refusals: Counter[str] = Counter()
     for seed in range(12):
-        index, _ = maker._readable_text(family, question["params"], question[UNSAFE_FIELD], RandomStream.for_unit(seed, 0, 0), Counter())
-        assert "either" not in family.text["en"][index]
+        index, text = maker._readable_text(with_either, question["params"], question[UNSAFE_FIELD], RandomStream.for_unit(seed, 0, 0), refusals)
+        assert index != 0 and "either" not in text
+    assert refusals[f"{family.id} en 0"] > 0
+    assert all("either" not in template for template in family.text["en"])  # the shipped templates say "or" only
 
 
 def test_other_is_said_only_where_the_object_could_be_the_anchor(families):

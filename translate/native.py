@@ -26,7 +26,7 @@ import yaml
 
 from assets.vocabulary import Vocabulary, load_vocabulary
 from questions.family import Family, TemplateNode
-from questions.readings import UNSAFE_FIELD, Structure, admitted, structure_of
+from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, Structure, admitted, structure_of
 from ruclevr.cli import UsageError
 from translate.morphology import (
     Lexicon,
@@ -314,7 +314,9 @@ class NativeRealiser:
         # depend on which other questions are realised with it, or in what order. Starting a
         # NumPy generator per question costs 10-30 µs, more than the whole realisation.
         self._key = np.random.SeedSequence([self.seed, _STAGE]).generate_state(8, dtype=np.uint32).tobytes()
-        self.refusals: Counter[str] = Counter()  # "family ru template": realisations the reading check refused
+        # "family ru template": realisations the reading check refused before another template was
+        # used; "family ru all": questions no template could say with one reading.
+        self.refusals: Counter[str] = Counter()
 
     @property
     def families(self) -> Mapping[str, RussianFamily]:
@@ -355,8 +357,9 @@ class NativeRealiser:
             index = (first + step) % count
             text = self._checked(family, index, words, unsafe)  # type: ignore[arg-type]
             if text is not None:
+                self.refusals.update(f"{family.family} ru {(first + k) % count}" for k in range(step))
                 return text
-            self.refusals[f"{family.family} ru {index}"] += 1
+        self.refusals[f"{family.family} ru {NO_TEMPLATE}"] += 1
         raise RealisationError(
             f"family {family.family}: every Russian template admits another reading with another answer "
             f"({', '.join(unsafe or [])})"  # type: ignore[arg-type]
