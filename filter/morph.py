@@ -6,8 +6,9 @@ write. Machine translation and template filling go wrong in a few recognisable w
 placeholder left in (``<Z>``, ``{color}``, ``[shape]``), an English word left in, a word that
 is not Russian, broken form (spacing, capital letter, question mark), an adjective that does
 not agree with its noun, a short form (сделан, какова) or ``который`` that does not agree with
-the noun it speaks of, a noun in the wrong form after a numeral or a preposition, a pronoun
-without its н after a preposition (от его). Each check returns reasons ``"category: detail"``;
+the noun it speaks of, a verb that does not agree in number with its subject (находятся куб),
+a compared phrase not in the nominative after «как»/«что и», a noun in the wrong form after a
+numeral or a preposition, a pronoun without its н after a preposition (от его). Each check returns reasons ``"category: detail"``;
 the category (before the colon) is what the filter's report counts.
 
 Every rule is written to be *lenient under ambiguity*: a word's analyses are all considered,
@@ -36,6 +37,7 @@ FORM = "form"
 AGREEMENT = "agreement"
 NUMERAL = "numeral"
 PREPOSITION = "preposition"
+COMPARISON = "comparison"
 
 # A leftover template slot in any of the syntaxes the pipeline uses (CLEVR <Z>, Python/Jinja
 # {x}, bracketed [x]), or a lone bracket that a half-substituted slot leaves behind.
@@ -106,6 +108,7 @@ class Form:
     number: str | None
     gender: str | None
     animacy: str | None
+    intransitive: bool = False  # a verb that takes no direct object (находится), so a phrase next to it is its subject
 
 
 @dataclass(frozen=True)
@@ -182,6 +185,8 @@ class MorphChecker:
             reasons += numeral_problems(words[position], phrase)
         reasons += [r for p in phrases if p.start not in governed for r in agreement_problems(p)]
         reasons += predicate_problems(words, phrases)
+        reasons += verb_problems(words, phrases)
+        reasons += comparison_problems(words, phrases)
         reasons += relative_pronoun_problems(words)
         reasons += preposition_problems(words, phrases)
         return reasons
@@ -215,6 +220,7 @@ def _form(parse: object) -> Form:
         number=_grammeme(tag.number),
         gender=_grammeme(tag.gender),
         animacy=_grammeme(tag.animacy),
+        intransitive=_grammeme(tag.transitivity) == "intr",
     )
 
 
@@ -331,6 +337,60 @@ def predicate_problems(words: Sequence[Word], phrases: Sequence[NounPhrase]) -> 
         coordinated = after < len(words) and words[after].lower in _COORDINATORS
         if subjects and not any(_predicate_agrees(s, n, coordinated) for s in word.forms for n in subjects):
             reasons.append(f"{AGREEMENT}: «{word.text}» does not agree with «{subject_text}»")
+    return reasons
+
+
+def verb_problems(words: Sequence[Word], phrases: Sequence[NounPhrase]) -> list[str]:
+    """An intransitive finite verb (находится, находятся, являются) agrees in number with its subject: the
+    nominative phrase right after it (after an optional ``ли``), else the one or the relative
+    «который» right before it. Coordinated subjects («куб и шар») take either number; a phrase
+    with no nominative reading (сколько кубов находится) is not a subject."""
+    starts = {p.start: p for p in phrases}
+    ends = {p.end: p for p in phrases}
+    reasons = []
+    for position, word in enumerate(words):
+        numbers = {f.number for f in word.forms}
+        if not word.forms or not all(f.pos == "VERB" and f.intransitive for f in word.forms) or len(numbers) != 1 or None in numbers:
+            continue
+        number = numbers.pop()
+        following = position + 1 + (position + 1 < len(words) and words[position + 1].lower == "ли")
+        subject = starts.get(following)
+        if subject is not None:
+            after = subject.end + 1
+            if after < len(words) and words[after].lower in _COORDINATORS:
+                continue
+            forms, text = subject.head.forms, subject.text
+        elif position > 0 and any(f.lemma == "который" for f in words[position - 1].forms):
+            forms, text = words[position - 1].forms, words[position - 1].text
+        elif position - 1 in ends and not (position >= 2 and words[ends[position - 1].start - 1].lower in _COORDINATORS):
+            forms, text = ends[position - 1].head.forms, ends[position - 1].text
+        else:
+            continue
+        nominative = [f for f in forms if f.case == "nomn"]
+        if nominative and not any(f.number == number for f in nominative):
+            reasons.append(f"{AGREEMENT}: the verb «{word.text}» does not agree in number with «{text}»")
+    return reasons
+
+
+def comparison_problems(words: Sequence[Word], phrases: Sequence[NounPhrase]) -> list[str]:
+    """After «, как», «, как и» and «, что и» (such as X, as Y) the compared phrase is nominative,
+    like the subject it is compared with; a preposition there (что и у Y) sets its own case."""
+    starts = {p.start: p for p in phrases}
+    reasons = []
+    for position, word in enumerate(words):
+        if word.lower not in ("как", "что") or position == 0 or words[position - 1].text != ",":
+            continue
+        following = position + 1
+        if following < len(words) and words[following].lower == "и":
+            following += 1
+        elif word.lower == "что":
+            continue  # «, что» alone opens a clause (Верно ли, что ...)
+        phrase = starts.get(following)
+        if phrase is None:
+            continue
+        nominative = [f for f in phrase.head.forms if f.pos == "NOUN" and f.case == "nomn"]
+        if not any(all(modifiers_agreeing(phrase.modifiers, f)) for f in nominative):
+            reasons.append(f"{COMPARISON}: «{phrase.text}» after «{word.text}» should be nominative, like what it is compared with")
     return reasons
 
 
