@@ -25,15 +25,15 @@ from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from filter.morph import MorphChecker
 from filter.report import reason_category
 from translate.morphology import CASES, NUMBERS, adjective_form, analyzer, default_lexicon, noun_phrase
+from native_fixtures import fixture_realiser
 from translate.native import NativeRealiser, RealisationError
 
-FIXTURES = Path(__file__).parent / "data" / "families_ru"
 
 
 @pytest.fixture(scope="module")
 def realisers() -> list[NativeRealiser]:
     """The shipped families, and the fixtures with what they cannot show (numerals)."""
-    return [NativeRealiser(seed=0), NativeRealiser(FIXTURES, seed=0)]
+    return [NativeRealiser(seed=0), fixture_realiser(seed=0)]
 
 
 @pytest.fixture(scope="module")

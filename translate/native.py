@@ -22,10 +22,12 @@ from types import MappingProxyType
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
-import yaml
 
 from assets.vocabulary import Vocabulary, load_vocabulary
-from questions.family import Family, TemplateNode
+from questions.families import FAMILIES_DIR
+from questions.families import load_families as load_engine_families
+from questions.family import Family
+from questions.validator import FamilyError
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, Structure, admitted, structure_of
 from ruclevr.cli import UsageError
 from translate.morphology import (
@@ -39,20 +41,15 @@ from translate.morphology import (
     pronoun_form,
 )
 from translate.templates import (
+    SENTENCE_START,
     Agreement,
     CompiledTemplate,
-    Group,
     NounPhrase,
-    Placeholder,
-    TemplateSyntaxError,
-    SENTENCE_START,
     compile_template,
     parameter_kinds,
-    parse_template,
 )
 
-DEFAULT_FAMILIES_DIR = Path(__file__).resolve().parents[1] / "questions" / "families"
-FAMILY_SUFFIXES = (".yaml", ".yml", ".json")
+DEFAULT_FAMILIES_DIR = FAMILIES_DIR
 
 #: Stage number mixed into the key, so this stage's choices differ from other stages' with the same seed.
 _STAGE = 0x72755F6E6174  # "ru_nat"
@@ -105,7 +102,7 @@ class RussianFamily:
     kinds: Mapping[str, str]
     slots: tuple[str, ...]  # parameter names in declared order: the order of the random draws
     templates: tuple[CompiledTemplate, ...]  # empty when the family has no Russian text
-    structure: Structure | None = None  # the program's phrases and other readings (None: no program)
+    structure: Structure | None = None  # the program's phrases and other readings
     sites: tuple[Sites, ...] = ()  # per template
     answer_kind: str = ""  # the attribute the answer names, if any (its words are then the gold lemmas)
     lemma_only: tuple[bool, ...] = ()  # per slot: named by its lemma only (the answer's attribute)
@@ -132,99 +129,55 @@ def validate_template(text: str, params: object) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Family files (the question engine's format: one family with ``id``, or ``families: [...]``)
+# Families: read and validated by the question engine (questions.families), compiled here
 
 
-def _read_family_file(path: Path) -> object:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle) if path.suffix == ".json" else yaml.safe_load(handle)
-    except (OSError, ValueError, yaml.YAMLError) as error:
-        lines = str(error).strip().splitlines()
-        raise TemplateError([f"{path}: cannot read the family file: {lines[0] if lines else type(error).__name__}"]) from None
-
-
-def _family_entries(path: Path, directory: Path, data: object) -> Iterable[tuple[str, int, Mapping]]:
-    """(family id, position in the file, entry) for each family of one file."""
-    if isinstance(data, Mapping) and isinstance(data.get("families"), list):
-        data = data["families"]
-    entries = data if isinstance(data, list) else [data]
-    relative = path.relative_to(directory).with_suffix("").as_posix()
-    for position, entry in enumerate(entries):
-        if not isinstance(entry, Mapping):
-            raise TemplateError([f"{path}: family {position}: expected a mapping with params and text, got {type(entry).__name__}"])
-        default_id = relative if len(entries) == 1 else f"{relative}/{position}"
-        yield str(entry.get("id") or entry.get("family") or default_id), position, entry
-
-
-def _russian_texts(path: Path, family: str, entry: Mapping) -> list[str]:
-    text = entry.get("text")
-    ru = text.get("ru") if isinstance(text, Mapping) else None
-    if ru is None:
-        return []
-    if isinstance(ru, str):
-        return [ru]
-    if not isinstance(ru, list) or not all(isinstance(t, str) for t in ru):
-        raise TemplateError([f"{path}: family {family}: text.ru must be a list of strings"])
-    return ru
-
-
-def _declared_params(entry: Mapping, texts: list[str]) -> object:
-    if "params" in entry:
-        return entry["params"]
-    # No declaration: the placeholders of the texts, typed by their letter.
-    names: dict[str, None] = {}
-    for text in texts:
-        try:
-            template = parse_template(text)
-        except TemplateSyntaxError:
-            continue
-        for part in template.parts:
-            tokens = part.tokens if isinstance(part, Group) else (part,) if isinstance(part, Placeholder) else ()
-            names.update((t.name, None) for t in tokens if isinstance(t, Placeholder))
-    return list(names)
-
-
-def compile_family(path: Path, family: str, entry: Mapping, lexicon: Lexicon) -> tuple[RussianFamily, list[str]]:
-    """Compile one family's Russian texts; problems are prefixed with file, family and template index."""
-    texts = _russian_texts(path, family, entry)
-    kinds, declaration_problems = parameter_kinds(_declared_params(entry, texts))
-    problems = [f"{path}: family {family}: {p}" for p in declaration_problems]
+def compile_family(family: Family, lexicon: Lexicon) -> tuple[RussianFamily, list[str]]:
+    """Compile one engine family's Russian texts; problems are prefixed with file, family and template index."""
+    kinds, declaration = parameter_kinds(family.params)
+    problems = [f"{family.source}: family {family.id}: {p}" for p in declaration]
     templates = []
-    for index, text in enumerate(texts):
+    for index, text in enumerate(family.text.get("ru", ())):
         compiled, template_problems = compile_template(text, kinds, lexicon)
-        problems += [f"{path}: family {family}: ru template {index}: {p}" for p in template_problems]
+        problems += [f"{family.source}: family {family.id}: ru template {index}: {p}" for p in template_problems]
         if compiled is not None:
             templates.append(compiled)
-    structure = _program_structure(family, entry, kinds)
+    structure = structure_of(family)
     slots = tuple(kinds)
     sites = tuple(template_sites(template, slots, structure) for template in templates)
-    answer = _answer_kind(entry)
-    return RussianFamily(family, str(path), MappingProxyType(kinds), slots, tuple(templates), structure, sites, answer), problems
+    answer = family.answer_type if family.answer_type in kinds.values() else ""
+    return RussianFamily(family.id, family.source, MappingProxyType(kinds), slots, tuple(templates), structure, sites, answer), problems
 
 
-def _program_structure(family: str, entry: Mapping, kinds: Mapping[str, str]) -> Structure | None:
-    """The reading structure of the family's program, or None where it has no readable program."""
-    program = entry.get("program")
-    if not isinstance(program, list):
-        return None
+def load_families(directory: Path, lexicon: Lexicon) -> tuple[dict[str, RussianFamily], dict[tuple[str, int], str]]:
+    """Every family under ``directory`` by id, and CLEVR's (template_filename, question_family_index) -> id.
+
+    The files are read and validated by the question engine's loader, which checks Russian
+    templates by the rules this module compiles them with; any problem raises TemplateError
+    listing each one with its file and line.
+    """
     try:
-        nodes = tuple(
-            TemplateNode(str(node["function"]), tuple(node.get("inputs", [])), tuple(node.get("value_inputs", [])), "?")
-            for node in program
-        )
-        return structure_of(Family(family, "", dict(kinds), nodes, frozenset(), frozenset(), (), {}, "", 0))
-    except (KeyError, TypeError, IndexError, AttributeError):
-        return None
+        engine_families = load_engine_families(directory)
+    except FamilyError as error:
+        raise TemplateError([str(problem) for problem in error.problems]) from None
+    return compile_families(engine_families.values(), lexicon)
 
 
-def _answer_kind(entry: Mapping) -> str:
-    program = entry.get("program")
-    if isinstance(program, list) and program and isinstance(program[-1], Mapping):
-        function = str(program[-1].get("function", ""))
-        if function.startswith("query_"):
-            return function[len("query_"):]
-    return ""
+def compile_families(
+    engine_families: Iterable[Family], lexicon: Lexicon
+) -> tuple[dict[str, RussianFamily], dict[tuple[str, int], str]]:
+    """Compile families the engine has built (read by :func:`load_families`, or made by a test)."""
+    families: dict[str, RussianFamily] = {}
+    by_position: dict[tuple[str, int], str] = {}
+    problems: list[str] = []
+    for family in engine_families:
+        compiled, family_problems = compile_family(family, lexicon)
+        problems += family_problems
+        families[family.id] = compiled
+        by_position[(family.source, family.position)] = family.id
+    if problems:
+        raise TemplateError(problems)
+    return families, by_position
 
 
 _OTHER_WORDS = frozenset({"другой", "ещё", "еще"})
@@ -265,31 +218,6 @@ def template_sites(template: CompiledTemplate, slots: tuple[str, ...], structure
     return Sites(tuple(sites), MappingProxyType(phrase_parts), needs_agreement, tuple(fixed), tuple(droppable))  # type: ignore[arg-type]
 
 
-def load_families(directory: Path, lexicon: Lexicon) -> tuple[dict[str, RussianFamily], dict[tuple[str, int], str]]:
-    """Every family under ``directory`` by id, and CLEVR's (template_filename, question_family_index) -> id.
-
-    Raises TemplateError listing every bad Russian template (file, family, template index, problem).
-    """
-    if not directory.is_dir():
-        raise TemplateError([f"families directory {directory} does not exist"])
-    families: dict[str, RussianFamily] = {}
-    by_position: dict[tuple[str, int], str] = {}
-    problems: list[str] = []
-    # Top-level files only, as the question engine reads them.
-    for path in sorted(p for p in directory.iterdir() if p.suffix in FAMILY_SUFFIXES and p.is_file()):
-        for family, position, entry in _family_entries(path, directory, _read_family_file(path)):
-            if family in families:
-                problems.append(f"{path}: family {family} is also defined in {families[family].source}")
-                continue
-            compiled, family_problems = compile_family(path, family, entry, lexicon)
-            problems += family_problems
-            families[family] = compiled
-            by_position[(path.name, position)] = family
-    if problems:
-        raise TemplateError(problems)
-    return families, by_position
-
-
 # ---------------------------------------------------------------------------------------------
 # The realiser
 
@@ -299,14 +227,19 @@ class NativeRealiser:
 
     name = "native"
 
-    def __init__(self, families_dir: Path | None = None, seed: int = 0):
+    def __init__(self, families_dir: Path | None = None, seed: int = 0, families: Iterable[Family] | None = None):
+        """Realise the families of ``families_dir`` (default: the shipped ones), read by the question
+        engine's loader, or the engine ``families`` given (for families the engine cannot read yet)."""
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
         self.families_dir = Path(families_dir) if families_dir is not None else DEFAULT_FAMILIES_DIR
         self.seed = int(seed)
         self._vocabulary: Vocabulary = load_vocabulary()
         self._lexicon = build_lexicon(self._vocabulary)
-        self._families, self._by_position = load_families(self.families_dir, self._lexicon)
+        if families is not None:
+            self._families, self._by_position = compile_families(families, self._lexicon)
+        else:
+            self._families, self._by_position = load_families(self.families_dir, self._lexicon)
         self._words = self._russian_words_by_kind()
         self._object_noun = str(self._vocabulary.object_noun["ru"]["lemma"])
         # Choices are a keyed hash of the question's identity, with the key drawn by NumPy from
