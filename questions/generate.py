@@ -222,7 +222,8 @@ class QuestionMaker:
         family, stream, index = plan.family, search.stream, state.next_index
         params = parameter_values(plan, candidate.choices)
         unsafe = unsafe_readings(family, params, search.scene, expand_family)
-        chosen = self._readable_text(family, params, unsafe, stream, state.refusals)
+        first = stream.below(len(family.text["en"]))
+        chosen = readable_english(family, params, unsafe, self.vocabulary, stream, first, state.refusals)
         if chosen is None:
             return None
         template_index, text = chosen
@@ -243,34 +244,40 @@ class QuestionMaker:
             UNSAFE_FIELD: unsafe,
         }
 
-    def _readable_text(
-        self, family: Family, params: Mapping[str, str], unsafe: list[str], stream: RandomStream, refusals: Counter[str]
-    ) -> tuple[int, str] | None:
-        """The English question from the first template, starting at a drawn one, whose text admits
-        no reading in ``unsafe``; "other"/"another" are dropped where the anchor cannot be the
-        described object. None when every template admits one (the question is not asked).
+def readable_english(
+    family: Family,
+    params: Mapping[str, str],
+    unsafe: Sequence[str],
+    vocabulary: Any,
+    stream: RandomStream,
+    first: int,
+    refusals: Counter[str],
+) -> tuple[int, str] | None:
+    """The English question from the first template, from ``first`` on, whose text admits no
+    reading in ``unsafe`` (:mod:`questions.readings`); "other"/"another" are dropped where the
+    anchor cannot be the described object. None when every template admits one.
 
-        ``refusals`` counts, per template, the refusals where another template was then used, and
-        under ``"<family> en all"`` the questions no template could say with one reading.
-        """
-        structure = structure_of(family)
-        templates = family.text["en"]
-        first = stream.below(len(templates))
-        refused = []
-        for step in range(len(templates)):
-            template_index = (first + step) % len(templates)
-            template = templates[template_index]
-            if structure.same_anchor and not any(f"self:{phrase}" in unsafe for phrase in structure.same_anchor):
-                template = without_other(template)
-            readings = list(english_readings(template, family.params, structure))
-            text = realise_english(template, params, family.params, self.vocabulary, stream, structure, readings)
-            if admitted(readings, unsafe):
-                refused.append(template_index)
-                continue
-            refusals.update(f"{family.id} en {index}" for index in refused)
-            return template_index, text
-        refusals[f"{family.id} en {NO_TEMPLATE}"] += 1
-        return None
+    ``refusals`` counts, per template ("<family> en <index>"), the refusals after which another
+    template was used, and under "<family> en all" the questions no template could say with one
+    reading.
+    """
+    structure = structure_of(family)
+    templates = family.text["en"]
+    refused = []
+    for step in range(len(templates)):
+        template_index = (first + step) % len(templates)
+        template = templates[template_index]
+        if structure.same_anchor and not any(f"self:{phrase}" in unsafe for phrase in structure.same_anchor):
+            template = without_other(template)
+        readings = list(english_readings(template, family.params, structure))
+        text = realise_english(template, params, family.params, vocabulary, stream, structure, readings)
+        if admitted(readings, unsafe):
+            refused.append(template_index)
+            continue
+        refusals.update(f"{family.id} en {index}" for index in refused)
+        return template_index, text
+    refusals[f"{family.id} en {NO_TEMPLATE}"] += 1
+    return None
 
 
 _PLANS: dict[tuple[str, tuple[Any, ...]], Plan] = {}
