@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 from collections import Counter
 
@@ -26,6 +27,7 @@ from questions.families import load_families
 from questions.generate import Settings, generate
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, structure_of
 from questions.text import english_readings, without_other
+from filter.morph import MorphChecker
 from translate.native import NativeRealiser, RealisationError
 
 
@@ -49,18 +51,21 @@ def main() -> None:
 
     realiser = NativeRealiser(seed=args.seed)
     russian_used: Counter[str] = Counter()
+    russian: list[tuple[dict, str]] = []
     unrealisable = 0
     started = time.perf_counter()
     for question in questions:
         before = sum(realiser.refusals.values())
         try:
-            realiser.realise_one(question)
+            text = realiser.realise_one(question)
         except RealisationError:
             unrealisable += 1
             continue
         refused_now = sum(realiser.refusals.values()) - before
         russian_used[_russian_template(realiser, question, refused_now)] += 1
+        russian.append((question, text))
     russian_seconds = time.perf_counter() - started
+    audit = _russian_audit(russian, families)
 
     rows = []
     unsayable: Counter[str] = Counter()
@@ -88,6 +93,7 @@ def main() -> None:
         "english_questions_dropped_no_template": sum(n for key, n in unsayable.items() if " en " in key),
         "templates_refused_over_limit": [row[0] for row in over],
         "largest_refused_share": max((row[3] for row in rows), default=0.0),
+        "russian_audit": audit,
         "english_seconds": round(english_seconds, 2),
         "russian_seconds": round(russian_seconds, 2),
     }
@@ -101,6 +107,25 @@ def _english_admits_unsafe(question: dict, family) -> bool:
     if structure.same_anchor and not any(f"self:{p}" in unsafe for p in structure.same_anchor):
         template = without_other(template)
     return bool(set(english_readings(template, family.params, structure)) & unsafe)
+
+
+def _russian_audit(russian: list[tuple[dict, str]], families) -> dict[str, int]:
+    """Read the Russian texts back: pronouns with two agreeing object nouns before them (the
+    ``morph`` checker's rule), «другой»/«ещё» where the anchor cannot be the described object,
+    «либо» where the exclusive reading changes the answer, «Посмотрите»."""
+    checker = MorphChecker()
+    counts = Counter()
+    for question, text in russian:
+        structure = structure_of(families[question["family"]])
+        unsafe = set(question[UNSAFE_FIELD])
+        counts["texts"] += 1
+        counts["pronoun_with_two_antecedents"] += any(r.startswith("pronoun:") for r in checker.problems(text))
+        cannot = structure.same_anchor and not any(f"self:{p}" in unsafe for p in structure.same_anchor)
+        counts["other_where_the_anchor_cannot_be_meant"] += bool(cannot and re.search(r"\b(друг|ещё|еще)", text.lower()))
+        exclusive = any(f"exclusive:{node}" in unsafe for node in structure.unions)
+        counts["libo_with_an_overlap"] += bool(exclusive and "либо" in text.lower())
+        counts["posmotrite"] += "Посмотрите" in text
+    return dict(counts)
 
 
 def _russian_template(realiser: NativeRealiser, question: dict, refused_now: int) -> str:

@@ -7,7 +7,8 @@ placeholder left in (``<Z>``, ``{color}``, ``[shape]``), an English word left in
 is not Russian, broken form (spacing, capital letter, question mark), an adjective that does
 not agree with its noun, a short form (сделан, какова) or ``который`` that does not agree with
 the noun it speaks of, a verb that does not agree in number with its subject (находятся куб),
-a compared phrase not in the nominative after «как»/«что и», a noun in the wrong form after a
+a compared phrase not in the nominative after «как»/«что и», a pronoun with two earlier object
+nouns it could stand for, a noun in the wrong form after a
 numeral or a preposition, a pronoun without its н after a preposition (от его). Each check returns reasons ``"category: detail"``;
 the category (before the colon) is what the filter's report counts.
 
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from filter.base import Verdict
-from translate.morphology import CASE_NAMES, CASES, analyzer, numeral_government
+from translate.morphology import CASE_NAMES, CASES, analyzer, default_lexicon, numeral_government
 
 # Reason categories (the part of a reason before the colon).
 PLACEHOLDER = "placeholder"
@@ -38,6 +39,7 @@ AGREEMENT = "agreement"
 NUMERAL = "numeral"
 PREPOSITION = "preposition"
 COMPARISON = "comparison"
+PRONOUN = "pronoun"
 
 # A leftover template slot in any of the syntaxes the pipeline uses (CLEVR <Z>, Python/Jinja
 # {x}, bracketed [x]), or a lone bracket that a half-substituted slot leaves behind.
@@ -188,6 +190,7 @@ class MorphChecker:
         reasons += verb_problems(words, phrases)
         reasons += comparison_problems(words, phrases)
         reasons += relative_pronoun_problems(words)
+        reasons += pronoun_antecedent_problems(words)
         reasons += preposition_problems(words, phrases)
         return reasons
 
@@ -392,6 +395,38 @@ def comparison_problems(words: Sequence[Word], phrases: Sequence[NounPhrase]) ->
         if not any(all(modifiers_agreeing(phrase.modifiers, f)) for f in nominative):
             reasons.append(f"{COMPARISON}: «{phrase.text}» after «{word.text}» should be nominative, like what it is compared with")
     return reasons
+
+
+def pronoun_antecedent_problems(words: Sequence[Word]) -> list[str]:
+    """A personal pronoun (он, неё, ним ...) needs exactly one earlier object noun of its gender and
+    number; with two («Посмотри на куб за цилиндром. Что слева от него?») it has two readings.
+    Object nouns are the vocabulary's (куб, сфера, предмет ...); a noun counts only when every
+    reading of it agrees, so an ambiguous form never raises a false alarm."""
+    object_nouns = _object_nouns()
+    reasons = []
+    for position, word in enumerate(words):
+        pronouns = [f for f in word.forms if f.pos == "NPRO" and f.lemma in _PERSONAL_PRONOUNS]
+        if not pronouns or len(word.forms) != len(pronouns):
+            continue
+        earlier_nouns = [w for w in words[:position] if w.is_noun() and w.forms[0].lemma in object_nouns]
+        # Under each reading of the pronoun (ним: him, or dative them) that some noun fits, the
+        # nouns it could stand for; the pronoun is ambiguous when even the narrowest has two.
+        readings = [[w.text for w in earlier_nouns if all(_refers(pronoun, noun) for noun in w.forms)] for pronoun in pronouns]
+        agreeing = min((r for r in readings if r), key=len, default=[])
+        if len(agreeing) > 1:
+            reasons.append(f"{PRONOUN}: «{word.text}» could stand for {' or '.join(f'«{t}»' for t in agreeing)}")
+    return reasons
+
+
+@lru_cache(maxsize=1)
+def _object_nouns() -> frozenset[str]:
+    return frozenset(default_lexicon().nouns)
+
+
+def _refers(pronoun: Form, noun: Form) -> bool:
+    if pronoun.number == "plur" or noun.number == "plur":
+        return pronoun.number == noun.number
+    return pronoun.gender == noun.gender
 
 
 def _is_personal_pronoun(word: Word) -> bool:
