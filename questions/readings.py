@@ -186,8 +186,19 @@ def _with_anchor(output: int, args: tuple[Any, ...]) -> int:
     return output | (1 << args[0])
 
 
+_EDITED: dict[tuple[object, ...], Family | None] = {}
+
+
 def _edited(family: Family, structure: Structure, kind: str, relation: str, name: str) -> Family | None:
-    """The family with relation ``relation`` re-anchored on, or re-attached to, phrase ``name``."""
+    """The family with relation ``relation`` re-anchored on, or re-attached to, phrase ``name``
+    (None where that makes a cycle); made once per family program and reading."""
+    key = (family.id, family.program, kind, relation, name)
+    if key not in _EDITED:
+        _EDITED[key] = _edit(family, structure, kind, relation, name)
+    return _EDITED[key]
+
+
+def _edit(family: Family, structure: Structure, kind: str, relation: str, name: str) -> Family | None:
     nodes = list(family.program)
     relate = next(i for i, node in enumerate(nodes) if node.function == "relate" and node.value_inputs[:1] == (relation,))
     phrase = structure.phrases[name]
