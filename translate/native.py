@@ -90,9 +90,11 @@ class Sites:
 
     sites: tuple[Site, ...]
     phrase_parts: Mapping[str, NounPhrase]  # phrase name -> its noun phrase part
+    heads: tuple[tuple[str, int | None, str | None, str, int | None], ...]  # per phrase: name, head slot, noun, number, count slot
     needs_agreement: bool  # pronouns, «который» or chained relations: readings depend on the words' gender and number
     fixed_readings: tuple[str, ...]  # readings admitted whatever the words («либо»; a same-attribute phrase without «другой»)
     droppable: tuple[str, ...]  # same-attribute phrases said with «другой»/«ещё», dropped where the anchor cannot be them
+    agreement_cache: dict = field(default_factory=dict, compare=False, repr=False)  # phrases' (gender, number) -> readings
 
 
 @dataclass(frozen=True)
@@ -108,9 +110,15 @@ class RussianFamily:
     lemma_only: tuple[bool, ...] = ()  # per slot: named by its lemma only (the answer's attribute)
     special: dict = field(default_factory=dict, compare=False, repr=False)  # templates with pronouns repeated or «другой» dropped
 
+    same_kind: tuple[tuple[int, ...], ...] = ()  # slots of one attribute or relation kind, where a value may repeat
+
     def __post_init__(self) -> None:
         if not self.lemma_only:
             object.__setattr__(self, "lemma_only", tuple(kind == self.answer_kind for kind in self.kinds.values()))
+        if not self.same_kind:
+            kinds = list(self.kinds.values())
+            groups = [tuple(i for i, k in enumerate(kinds) if k == kind) for kind in dict.fromkeys(kinds) if kind != "integer"]
+            object.__setattr__(self, "same_kind", tuple(group for group in groups if len(group) > 1))
 
 
 def validate_template(text: str, params: object) -> list[str]:
@@ -207,6 +215,10 @@ def template_sites(template: CompiledTemplate, slots: tuple[str, ...], structure
             sites.append(Site(index, phrase, relation, role, bool(sites) and not gap.strip()))
         gap = ""
     phrase_parts = {site.phrase: template.parts[site.part] for site in sites if site.role == "phrase"}
+    heads = tuple(
+        (name, part.head_slot, part.head_noun, part.number, next((v for k, v in part.modifiers if k == "count"), None))  # type: ignore[misc]
+        for name, part in phrase_parts.items()
+    )
     needs_agreement = any(site.role in ("pronoun", "which") or (site.relation is not None and site.chained) for site in sites)
     fixed: list[str] = []
     droppable: list[str] = []
@@ -215,7 +227,44 @@ def template_sites(template: CompiledTemplate, slots: tuple[str, ...], structure
             fixed += [f"exclusive:{node}" for node in structure.unions]
         for phrase in structure.same_anchor:
             (droppable if phrase in marked else fixed).append(phrase if phrase in marked else f"self:{phrase}")
-    return Sites(tuple(sites), MappingProxyType(phrase_parts), needs_agreement, tuple(fixed), tuple(droppable))  # type: ignore[arg-type]
+    return Sites(tuple(sites), MappingProxyType(phrase_parts), heads, needs_agreement, tuple(fixed), tuple(droppable))  # type: ignore[arg-type]
+
+
+def _agreeing_readings(
+    sites: Sites, structure: Structure, features: tuple[tuple[str, str], ...]
+) -> tuple[list[str], tuple[int, ...], list[tuple[Site, list[str]]]]:
+    """For phrases of these (gender, number): the readings «который» and chained relation phrases
+    admit, the pronouns to repeat as their phrase, and for each of those the phrases said before it."""
+    by_name = {head[0]: feature for head, feature in zip(sites.heads, features)}
+    readings: list[str] = []
+    repeat: list[int] = []
+    repeated: list[tuple[Site, list[str]]] = []
+    said: list[tuple[str, tuple[str, str]]] = []  # earlier phrases: (name, (gender, number))
+    chain: list[str] = []
+    for site in sites.sites:
+        agreement = by_name.get(site.phrase)
+        if agreement is None:
+            continue
+        if not site.chained:
+            chain = []
+        if site.relation is not None and site.chained:
+            target = structure.relation_target.get(site.relation)
+            readings += [f"attach:{site.relation}:{name}" for name in chain if name != target]
+        if site.role == "pronoun":
+            if [name for name, other in said if other == agreement] != [site.phrase]:
+                repeat.append(site.part)
+                repeated.append((site, [name for name, _ in said]))
+        elif site.role == "which":
+            others = [name for name, other in said if other == agreement and name != site.phrase]
+            if site.relation is not None:
+                readings += [f"anchor:{site.relation}:{name}" for name in others]
+            else:
+                relations = [r for r, target in structure.relation_target.items() if target == site.phrase]
+                readings += [f"attach:{r}:{name}" for r in relations for name in others]
+        if site.role == "phrase":
+            said.append((site.phrase, agreement))
+        chain.append(site.phrase)
+    return readings, tuple(repeat), repeated
 
 
 # ---------------------------------------------------------------------------------------------
@@ -242,6 +291,8 @@ class NativeRealiser:
             self._families, self._by_position = load_families(self.families_dir, self._lexicon)
         self._words = self._russian_words_by_kind()
         self._object_noun = str(self._vocabulary.object_noun["ru"]["lemma"])
+        self._genders = {lemma: noun.gender for lemma, noun in self._lexicon.nouns.items()}
+        self._slot_tables: dict[str, list[Mapping[object, tuple[str, ...]]]] = {}
         # Choices are a keyed hash of the question's identity, with the key drawn by NumPy from
         # (seed, stage): a counter-based generator like Philox, so a question's words do not
         # depend on which other questions are realised with it, or in what order. Starting a
@@ -269,28 +320,31 @@ class NativeRealiser:
         count = len(family.templates)
         first = choices % count
         choices //= count
-        words = []
-        chosen: dict[object, str] = {}  # one word per value within a question (values of different kinds differ)
         params = question.get("params")
-        slots, lemma_only = family.slots, family.lemma_only
-        for position, options in enumerate(self._options(family, params)):
-            if len(options) == 1 or lemma_only[position]:
-                words.append(options[0])  # the answer's attribute is named by the gold word's lemma
-                continue
-            value = params[slots[position]]  # type: ignore[index]
-            word = chosen.get(value)
-            if word is None:
-                if choices < _LOW_WATER:
-                    choices = self._extend(choices)
-                word = chosen[value] = options[choices % len(options)]
-                choices //= len(options)
-            words.append(word)
+        try:
+            values = [params[slot] for slot in family.slots]  # type: ignore[index]
+            all_options = [table[value] for table, value in zip(self._tables(family), values)]
+        except (KeyError, TypeError):
+            all_options = self._options(family, params)  # names what is wrong
+            values = [params[slot] for slot in family.slots]  # type: ignore[index]
+        words = []
+        for options in all_options:
+            if choices < _LOW_WATER:
+                choices = self._extend(choices)
+            words.append(options[choices % len(options)])
+            choices //= len(options)
+        # One word per value within a question: a value said again takes the word said first.
+        for group in family.same_kind:
+            word_of: dict[object, str] = {}
+            for slot in group:
+                words[slot] = word_of.setdefault(values[slot], words[slot])
         unsafe = question.get(UNSAFE_FIELD)
         for step in range(count):
             index = (first + step) % count
             text = self._checked(family, index, words, unsafe)  # type: ignore[arg-type]
             if text is not None:
-                self.refusals.update(f"{family.family} ru {(first + k) % count}" for k in range(step))
+                if step:
+                    self.refusals.update(f"{family.family} ru {(first + k) % count}" for k in range(step))
                 return text
         self.refusals[f"{family.family} ru {NO_TEMPLATE}"] += 1
         raise RealisationError(
@@ -335,44 +389,32 @@ class NativeRealiser:
         self, template: CompiledTemplate, sites: Sites, structure: Structure, words: list[str]
     ) -> tuple[list[str], tuple[int, ...]] | None:
         """Readings that depend on which phrases agree (gender, number) with the words chosen, and
-        the pronouns to replace by their phrase; None where a repeated phrase reads like another."""
-        readings: list[str] = []
-        repeat: list[int] = []
-        said: list[tuple[str, tuple[str, str]]] = []  # earlier phrases: (name, (gender, number))
-        chain: list[str] = []
+        the pronouns to replace by their phrase; None where a repeated phrase reads like another.
+
+        Which phrases agree depends only on each phrase's gender and number, so that part is
+        worked out once per combination and kept with the template."""
+        genders, object_noun = self._genders, self._object_noun
+        features = tuple(
+            (genders[words[slot] if slot is not None else noun or object_noun],
+             number if count is None else count_number(int(words[count])))
+            for _, slot, noun, number, count in sites.heads
+        )
+        known = sites.agreement_cache.get(features)
+        if known is None:
+            known = sites.agreement_cache[features] = _agreeing_readings(sites, structure, features)
+        readings, repeat, said_before = known
+        if not repeat:
+            return readings, ()
+        readings = list(readings)
         phrase_parts = sites.phrase_parts
-        for site in sites.sites:
-            phrase = phrase_parts.get(site.phrase)
-            if phrase is None:
-                continue
-            noun, number = self._head(phrase, words)
-            agreement = (noun.gender, number)
-            if not site.chained:
-                chain = []
-            if site.relation is not None and site.chained:
-                target = structure.relation_target.get(site.relation)
-                readings += [f"attach:{site.relation}:{name}" for name in chain if name != target]
-            if site.role == "pronoun":
-                agreeing = [name for name, features in said if features == agreement]
-                if agreeing != [site.phrase]:
-                    repeat.append(site.part)
-                    # The repeated phrase must not read like another earlier one ("слева от предмета").
-                    look = self._signature(phrase, words)
-                    alike = [name for name, _ in said if name != site.phrase and self._signature(phrase_parts[name], words) == look]
-                    if alike and site.relation is None:
-                        return None
-                    readings += [f"anchor:{site.relation}:{name}" for name in alike]
-            elif site.role == "which":
-                others = [name for name, features in said if features == agreement and name != site.phrase]
-                if site.relation is not None:
-                    readings += [f"anchor:{site.relation}:{name}" for name in others]
-                else:
-                    relations = [r for r, target in structure.relation_target.items() if target == site.phrase]
-                    readings += [f"attach:{r}:{name}" for r in relations for name in others]
-            if site.role == "phrase":
-                said.append((site.phrase, agreement))
-            chain.append(site.phrase)
-        return readings, tuple(repeat)
+        for site, earlier in said_before:
+            # The repeated phrase must not read like another earlier one ("слева от предмета").
+            look = self._signature(phrase_parts[site.phrase], words)
+            alike = [name for name in earlier if name != site.phrase and self._signature(phrase_parts[name], words) == look]
+            if alike and site.relation is None:
+                return None
+            readings += [f"anchor:{site.relation}:{name}" for name in alike]
+        return readings, repeat
 
     def _signature(self, phrase: NounPhrase, words: list[str]) -> tuple[tuple[str, ...], str]:
         """What a phrase says: its attribute words and its noun."""
@@ -462,6 +504,16 @@ class NativeRealiser:
         words["relation"] = {name: tuple(entry["ru"]["synonyms"]) for name, entry in vocabulary.relations.items()}  # type: ignore[arg-type]
         words["integer"] = {}
         return words
+
+    def _tables(self, family: RussianFamily) -> list[Mapping[object, tuple[str, ...]]]:
+        """Per slot, value -> the words it may take; the answer's attribute only by its gold lemma."""
+        tables = self._slot_tables.get(family.family)
+        if tables is None:
+            tables = self._slot_tables[family.family] = [
+                {value: words[:1] for value, words in self._words[kind].items()} if lemma_only else self._words[kind]
+                for kind, lemma_only in zip(family.kinds.values(), family.lemma_only)
+            ]
+        return tables
 
     def _options(self, family: RussianFamily, params: object) -> list[tuple[str, ...]]:
         """The Russian words each parameter of ``family`` may take for the values in ``params``."""
