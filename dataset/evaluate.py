@@ -125,7 +125,7 @@ def read_predictions(path: str | Path) -> dict[int, str]:
     except FileNotFoundError:
         raise UsageError(f"predictions file {path} does not exist") from None
     with handle:
-        for line_number, line in enumerate(handle, start=1):
+        for line_number, line in enumerate(_lines(handle, path), start=1):
             if not line.strip():
                 continue
             record = _parse_prediction_line(line, f"{path} line {line_number}")
@@ -133,6 +133,20 @@ def read_predictions(path: str | Path) -> dict[int, str]:
                 raise UsageError(f"{path} line {line_number}: id {record[0]} appears twice")
             predictions[record[0]] = record[1]
     return predictions
+
+
+def _lines(handle, path: str | Path):
+    """The file's lines; a byte that is not UTF-8 is a UsageError naming the line."""
+    line_number = 0
+    while True:
+        try:
+            line = handle.readline()
+        except UnicodeDecodeError as error:
+            raise UsageError(f"{path} line {line_number + 1} is not UTF-8 text ({error.reason})") from None
+        if not line:
+            return
+        line_number += 1
+        yield line
 
 
 def _parse_prediction_line(line: str, where: str) -> tuple[int, str]:
