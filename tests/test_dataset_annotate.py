@@ -58,10 +58,13 @@ def test_human_baseline_per_type_counts_ties_as_wrong_and_skips_unanswered_items
     winners = {1: majority(["да", "да", "нет"]), 2: majority(["да", "нет"]), 3: majority(["3"]),
                4: majority(["1", "1", "2"])}  # item 5: nobody answered
     result = human_baseline(items, winners)
-    assert result["overall"] == {"exact_match": 0.5, "correct": 2, "total": 4}
-    assert result["question_types"]["binary"] == {"exact_match": 0.5, "correct": 1, "total": 2}
-    assert result["question_types"]["count"] == {"exact_match": 0.5, "correct": 1, "total": 2}
+    assert result["overall"] == {"exact_match": 0.5, "correct": 2, "total": 4, "wrong_synonyms": 0}
+    assert result["question_types"]["binary"] == {"exact_match": 0.5, "correct": 1, "total": 2, "wrong_synonyms": 0}
+    assert result["question_types"]["count"] == {"exact_match": 0.5, "correct": 1, "total": 2, "wrong_synonyms": 0}
     assert "colors" not in result["question_types"] and result["ties"] == 1
+    # A majority naming the value by another word («шар» for «сфера») stays wrong and is counted as a synonym.
+    shapes = human_baseline([item(6, "shapes", "сфера")], {6: majority(["шар", "шар", "сфера"])})
+    assert shapes["overall"] == {"exact_match": 0.0, "correct": 0, "total": 1, "wrong_synonyms": 1}
 
 
 def test_alpha_on_a_table_worked_by_hand() -> None:

@@ -23,7 +23,7 @@ ERROR_RATES = (0.0, 0.05, 0.1, 0.2, 0.3)
 PLANTED = 3
 WRONG_POOL = {"binary": ["да", "нет"], "count": [str(n) for n in range(11)],
               "colors": ["серый", "красный", "синий", "зеленый", "коричневый", "фиолетовый", "голубой", "желтый"],
-              "materials": ["резина", "металл"], "shapes": ["куб", "шар", "цилиндр"], "size": ["большой", "маленький"]}
+              "materials": ["резина", "металл"], "shapes": ["куб", "сфера", "цилиндр"], "size": ["большой", "маленький"]}
 
 
 def other_answer(gold: str, kind: str, rng: np.random.Generator) -> str:
