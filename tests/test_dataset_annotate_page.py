@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 
 import pytest
 
@@ -38,6 +39,8 @@ def test_page_keeps_typed_answers_across_a_reload_and_saves_json_that_imports(tm
         assert SCRIPT_QUESTION in questions and len(questions) == n
         assert page.evaluate("typeof window.injected") == "undefined" and page.evaluate("document.scripts.length") == 1
         assert page.evaluate(PROGRESS) == f"Вопрос 1 из {n}; отвечено 0 из {n}"
+        words = page.evaluate("document.getElementById('words').textContent")
+        assert {"да", "нет", "куб", "сфера", "цилиндр", "металл", "резина"} <= set(re.split("[;,] ", words))
         page.evaluate("document.getElementById('name').focus()")
         page.type_text("Тестер")
         page.evaluate("document.getElementById('answer').focus()")

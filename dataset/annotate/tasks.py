@@ -214,8 +214,21 @@ def label_studio_tasks(tasks: Sequence[Task]) -> list[dict[str, Any]]:
             for task in tasks]
 
 
+def answer_words() -> str:
+    """The gold answer words people must use (all but numbers), as the dataset card lists them."""
+    from dataset.card import answer_vocabulary
+
+    vocabulary = answer_vocabulary()
+    return "; ".join(", ".join(vocabulary[kind]["gold"]) for kind in vocabulary if kind != "count")
+
+
+def sandbox() -> SandboxedEnvironment:
+    return SandboxedEnvironment(undefined=StrictUndefined, autoescape=True, trim_blocks=True, lstrip_blocks=True)
+
+
 def label_studio_config() -> str:
-    return (TEMPLATES / "label_studio_config.xml").read_text(encoding="utf-8")
+    template = sandbox().from_string((TEMPLATES / "label_studio_config.xml.j2").read_text(encoding="utf-8"))
+    return template.render(words=answer_words())
 
 
 def crowd_rows(tasks: Sequence[Task], prefix: str) -> Iterator[list[str]]:
@@ -251,9 +264,9 @@ def page_key(tasks: Sequence[Task], settings: ExportSettings) -> str:
 def write_page(target: Path, root: Path, tasks: Sequence[Task], assignments: Sequence[tuple[str, Sequence[int]]],
                key: str) -> None:
     """Render the page in a Jinja sandbox with autoescaping, streaming (one image in memory at a time)."""
-    environment = SandboxedEnvironment(undefined=StrictUndefined, autoescape=True, trim_blocks=True, lstrip_blocks=True)
-    template = environment.from_string((TEMPLATES / "annotate.html.j2").read_text(encoding="utf-8"))
+    template = sandbox().from_string((TEMPLATES / "annotate.html.j2").read_text(encoding="utf-8"))
     context = {
+        "words": answer_words(),
         "version": __version__,
         "format": PAGE_FORMAT,
         "key": key,
