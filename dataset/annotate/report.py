@@ -22,11 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from jinja2 import StrictUndefined
-from jinja2.sandbox import SandboxedEnvironment
-
 from dataset.annotate.agreement import (Answer, Majority, annotator_records, human_baseline, krippendorff_alpha,
                                         majority, normalise)
+from dataset.annotate.tasks import TEMPLATES, sandbox
 from dataset.document import SPLITS, MeraDocument
 from dataset.export import SAMPLES_DIR, write_export
 from dataset.gallery import url_from
@@ -35,7 +33,6 @@ from ruclevr.cli import UsageError
 from ruclevr.io import atomic_write_json, atomic_write_text
 from translate.spelling import DEFAULT_YO_POLICY, YO_POLICIES
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 TIE_RULE = "a tie for the most frequent answer gives no majority: the item counts as wrong and is disputed"
 
 
@@ -182,11 +179,6 @@ def analyse(document: MeraDocument, answers: Sequence[Answer], settings: ImportS
 
 
 # -- the card section, the page and the filtered export ------------------------------------------
-
-
-def sandbox(autoescape: bool) -> SandboxedEnvironment:
-    return SandboxedEnvironment(undefined=StrictUndefined, autoescape=autoescape, trim_blocks=True, lstrip_blocks=True,
-                                keep_trailing_newline=True)
 
 
 def review_summary(report: Mapping[str, Any]) -> dict[str, Any]:

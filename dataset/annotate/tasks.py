@@ -222,8 +222,10 @@ def answer_words() -> str:
     return "; ".join(", ".join(vocabulary[kind]["gold"]) for kind in vocabulary if kind != "count")
 
 
-def sandbox() -> SandboxedEnvironment:
-    return SandboxedEnvironment(undefined=StrictUndefined, autoescape=True, trim_blocks=True, lstrip_blocks=True)
+def sandbox(autoescape: bool = True) -> SandboxedEnvironment:
+    """The Jinja sandbox every annotation template renders in (HTML and XML autoescaped)."""
+    return SandboxedEnvironment(undefined=StrictUndefined, autoescape=autoescape, trim_blocks=True, lstrip_blocks=True,
+                                keep_trailing_newline=True)
 
 
 def label_studio_config() -> str:
