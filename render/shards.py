@@ -141,3 +141,29 @@ def layout_for(root: Path, prefix: str, shard: Shard | None, start_index: int, n
     if shard is None:
         return OutputLayout(root, prefix)
     return ShardLayout(root, prefix, shard, start_index, n)
+
+
+# -- the text stages' shards: one output file per shard beside the whole run's -------------------------
+
+def sharded_path(path: Path, shard: Shard) -> Path:
+    """``DIR/questions.json`` -> ``DIR/questions.shard-I-of-N.json``: where shard I of N writes that file."""
+    return path.with_name(f"{path.stem}.{shard.name}{path.suffix}")
+
+
+def shard_outputs(path: Path) -> list[Path]:
+    """The shard files of ``path`` (``sharded_path`` of shards 0..N-1), in order; UsageError unless all N of one N are there."""
+    pattern = re.compile(re.escape(path.stem) + r"\.shard-(\d+)-of-(\d+)" + re.escape(path.suffix) + "$")
+    found: dict[int, dict[int, Path]] = {}
+    for candidate in sorted(path.parent.glob(f"{path.stem}.shard-*-of-*{path.suffix}")):
+        match = pattern.match(candidate.name)
+        if match:
+            found.setdefault(int(match.group(2)), {})[int(match.group(1))] = candidate
+    if not found:
+        raise UsageError(f"no shard files {path.stem}.shard-I-of-N{path.suffix} in {path.parent}")
+    if len(found) > 1:
+        raise UsageError(f"{path.parent} holds shards of {sorted(found)} shard runs of {path.name}; keep one")
+    count, files = next(iter(found.items()))
+    missing = [index for index in range(count) if index not in files]
+    if missing:
+        raise UsageError(f"shards {', '.join(map(str, missing))} of {count} of {path.name} are not finished")
+    return [files[index] for index in range(count)]
