@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from render.outputs import OutputLayout
 from ruclevr.cli import UsageError
@@ -167,3 +167,15 @@ def shard_outputs(path: Path) -> list[Path]:
     if missing:
         raise UsageError(f"shards {', '.join(map(str, missing))} of {count} of {path.name} are not finished")
     return [files[index] for index in range(count)]
+
+
+def scene_block_positions(shard: Shard, scene_starts: Sequence[int], count: int) -> range:
+    """A shard's items of a list grouped by scene (questions): those of its contiguous block of the scenes.
+
+    ``scene_starts`` holds the position of each scene's first item, in file order; ``count`` is the
+    number of items.
+    """
+    scenes = shard.indices(0, len(scene_starts))
+    start = scene_starts[scenes.start] if scenes.start < len(scene_starts) else count
+    stop = scene_starts[scenes.stop] if scenes.stop < len(scene_starts) else count
+    return range(start, stop)

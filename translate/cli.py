@@ -1,8 +1,9 @@
 """``python -m translate``: add Russian questions and answers to a questions.json.
 
-Questions are realised in chunks of ``--batch-size``; each finished chunk is saved at once as its
-own file in ``OUT.parts/``, so a killed run loses at most one chunk and a rerun of the same
-command continues where it stopped. The final file is written atomically. Questions a backend
+Questions are read, realised and written one chunk of ``--batch-size`` at a time; each finished
+chunk is appended at once to the run's progress in ``OUT.parts/``, so a killed run loses at most
+one chunk and a rerun of the same command continues where it stopped. The final file is written
+atomically. Questions a backend
 failed on are reported by index and left out of the output, which then says ``complete: false``;
 the run exits with status 1 and a rerun retries only them.
 """
@@ -11,11 +12,15 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import heapq
 import json
+import os
 import shutil
 import sys
+from array import array
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from tqdm import tqdm
 
@@ -29,7 +34,8 @@ from ruclevr.cli import (
     positive_int,
     run_cli,
 )
-from ruclevr.io import atomic_write_json, read_json, remove_stale_temporaries
+from render.shards import SHARD_SPEC_HELP, parse_shard, scene_block_positions, shard_outputs, sharded_path
+from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_info, checked_items
 from translate.answers import answer_to_russian
 from translate.base import Backend
 from translate.spelling import DEFAULT_YO_POLICY, YO_POLICIES, apply_yo_policy
@@ -43,6 +49,9 @@ EXIT_FAILURES = 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["merge"]:
+        return run_cli(merge_command, argv[1:], prog=f"python -m {PROG} merge")
     return run_cli(translate_questions, argv, prog=f"python -m {PROG}")
 
 
@@ -107,6 +116,12 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--seed", type=non_negative_int, default=0, help="native: seed for synonym choices (default 0)")
     parser.add_argument("--families", type=Path, help="native: folder of family files (default: the packaged ones)")
     parser.add_argument(
+        "--shard", default=None, metavar="SPEC",
+        help=f"translate only one shard of the scenes: {SHARD_SPEC_HELP}; writes OUT.shard-I-of-N.json, and "
+        "'python -m translate merge --out OUT' then writes OUT, the same bytes as one run",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
         "--overwrite", action="store_true", help="replace an --out made from other input or settings, and its progress"
     )
     return parser
@@ -115,53 +130,102 @@ def build_parser() -> ArgumentParser:
 def translate_questions(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     check_backend_options(args)
-    document, source_sha256 = load_questions(args.questions, needs_english=args.backend != "native")
-    questions = document["questions"]
-    answers_ru = russian_answers(questions, args.yo)
+    source = check_questions(args.questions, needs_english=args.backend != "native", yo_policy=args.yo)
     translator = translator_name(args)
-    fingerprint = run_fingerprint(source_sha256, translator, args)
-    parts = Parts(args.out, fingerprint)
-    if output_is_up_to_date(args.out, fingerprint, overwrite=args.overwrite):
-        parts.remove()
-        print(f"{PROG}: {args.out} is up to date", file=sys.stderr)
+    fingerprint = run_fingerprint(source.sha256, translator, args)
+    shard = parse_shard(args.shard, os.environ) if args.shard is not None else None
+    out = sharded_path(args.out, shard) if shard else args.out
+    selected = scene_block_positions(shard, source.scene_starts, source.count) if shard else range(source.count)
+    progress_log = Progress(out, fingerprint)
+    if output_is_up_to_date(out, fingerprint, overwrite=args.overwrite):
+        progress_log.remove()
+        print(f"{PROG}: {out} is up to date", file=sys.stderr)
         return 0
-    done = {} if args.overwrite else parts.load()
-    pending = [index for index in range(len(questions)) if index not in done]
+    done = bytearray(source.count) if args.overwrite else progress_log.load(source.count)
+    pending = any(not done[index] for index in selected)
     backend = make_backend(args) if pending else None
     if args.overwrite:
-        parts.remove()  # only now: a backend that cannot start leaves the old progress alone
-    failed = realise_pending(backend, questions, pending, done, parts, args)
-    settings = run_settings(args, translator, fingerprint, source_sha256, backend, failed)
-    atomic_write_json(args.out, build_output(document, done, answers_ru, translator, settings))
+        progress_log.remove()  # only now: a backend that cannot start leaves the old progress alone
+    failed: dict[int, str] = {}
+    try:
+        with DocumentWriter(out, "questions") as writer:
+            for item in translated_items(backend, source.document, selected, done, progress_log, failed, translator, args):
+                writer.write(item)
+            settings = run_settings(args, translator, fingerprint, source.sha256, backend, failed)
+            if shard:
+                settings["shard"] = {"index": shard.index, "count": shard.count, "first": selected.start, "stop": selected.stop}
+            writer.finish({**source.info, "translate": settings})
+    finally:
+        progress_log.close()
     if failed:
-        report_failures(failed, questions, args.out)
+        report_failures(failed, len(selected), out)
         return EXIT_FAILURES
-    parts.remove()
+    progress_log.remove()
     return 0
 
 
-def realise_pending(
+def translated_items(
     backend: Backend | None,
-    questions: Sequence[Mapping[str, Any]],
-    pending: Sequence[int],
-    done: dict[int, str],
-    parts: "Parts",
+    document: JsonDocument,
+    selected: range,
+    done: bytearray,
+    progress_log: "Progress",
+    failed: dict[int, str],
+    translator: str,
     args: argparse.Namespace,
-) -> dict[int, str]:
-    """Realise the questions at ``pending`` chunk by chunk into ``done``, saving each chunk as it
-    finishes; return the failures (index -> reason)."""
-    failed: dict[int, str] = {}
-    with tqdm(total=len(questions), initial=len(done), desc=f"{PROG} ({args.backend})", unit="q") as progress:
-        for start in range(0, len(pending), args.batch_size):
-            chunk = pending[start : start + args.batch_size]
-            texts, reasons = realise_chunk(backend, [questions[index] for index in chunk])
-            finished = {index: apply_yo_policy(text, args.yo) for index, text in zip(chunk, texts) if text is not None}
-            failed.update({chunk[position]: reason for position, reason in reasons.items()})
-            if finished:
-                parts.save(finished)
-            done.update(finished)
-            progress.update(len(chunk))
-    return failed
+) -> Iterator[dict[str, Any]]:
+    """The output items of ``selected`` in order: texts saved by an earlier run are reused, the
+    rest realised chunk by chunk (each chunk saved as it finishes); failures go into ``failed``."""
+    saved = progress_log.saved_texts()
+    window: list[tuple[int, dict[str, Any]]] = []
+    with tqdm(total=len(selected), desc=f"{PROG} ({args.backend})", unit="q", disable=args.quiet) as bar:
+        for index, question in enumerate(document.items()):
+            if index < selected.start:
+                continue
+            if index >= selected.stop:
+                break
+            window.append((index, question))
+            if len(window) == args.batch_size:
+                yield from finish_window(backend, window, done, saved, progress_log, failed, translator, args)
+                bar.update(len(window))
+                window = []
+        yield from finish_window(backend, window, done, saved, progress_log, failed, translator, args)
+        bar.update(len(window))
+
+
+def finish_window(
+    backend: Backend | None,
+    window: Sequence[tuple[int, dict[str, Any]]],
+    done: bytearray,
+    saved: Iterator[tuple[int, str]],
+    progress_log: "Progress",
+    failed: dict[int, str],
+    translator: str,
+    args: argparse.Namespace,
+) -> Iterator[dict[str, Any]]:
+    """Realise a window's unsaved questions (saving them at once), then yield its output items."""
+    pending = [(index, question) for index, question in window if not done[index]]
+    texts: dict[int, str] = {}
+    if pending:
+        realised, reasons = realise_chunk(backend, [question for _, question in pending])
+        texts = {index: apply_yo_policy(text, args.yo) for (index, _), text in zip(pending, realised) if text is not None}
+        failed.update({pending[position][0]: reason for position, reason in reasons.items()})
+        if texts:
+            progress_log.save(texts)
+    for index, question in window:
+        text = texts.get(index)
+        if text is None and done[index]:
+            text = next_saved(saved, index)
+        if text is not None:
+            yield {**question, "question_ru": text, "answer_ru": answer_to_russian(question["answer"], args.yo), "translator": translator}
+
+
+def next_saved(saved: Iterator[tuple[int, str]], index: int) -> str:
+    """The saved text of ``index`` from the index-ordered stream of saved texts."""
+    for saved_index, text in saved:
+        if saved_index == index:
+            return text
+    raise RuntimeError(f"the saved progress lost question {index}")
 
 
 def check_backend_options(args: argparse.Namespace) -> None:
@@ -175,23 +239,49 @@ def check_backend_options(args: argparse.Namespace) -> None:
         raise UsageError(f"--families {args.families}: no such folder")
 
 
-def load_questions(path: Path, *, needs_english: bool) -> tuple[dict[str, Any], str]:
-    """Read and check questions.json; return it and the SHA-256 of its bytes."""
+@dataclass(frozen=True)
+class Source:
+    """A checked questions.json: its items are read again, one at a time, when needed."""
+
+    document: JsonDocument
+    info: dict[str, Any]
+    count: int
+    sha256: str
+    scene_starts: array  # position of each scene's first question (scenes in file order)
+
+
+
+def check_questions(path: Path, *, needs_english: bool, yo_policy: str) -> Source:
+    """Check every question of questions.json (one at a time, before any work is done)."""
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as handle:
+            sha256 = hashlib.file_digest(handle, "sha256").hexdigest()
     except FileNotFoundError:
         raise UsageError(f"--questions {path}: no such file") from None
     except OSError as error:
         raise UsageError(f"--questions {path}: cannot read it ({error.strerror})") from None
+    document = JsonDocument(path, "questions")
+    scene_starts = array("q")
+    scene = None
+    count = 0
     try:
-        document = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        for index, question in enumerate(document.items()):
+            check_question(path, index, question, needs_english=needs_english)
+            try:
+                answer_to_russian(question["answer"], yo_policy)
+            except ValueError as error:
+                raise UsageError(f"question {index}: {error}") from None
+            here = (question.get("split"), question.get("image_index"))
+            if here != scene:
+                scene_starts.append(index)
+                scene = here
+            count = index + 1
+        info = document.info()
+    except (DocumentError, UnicodeDecodeError) as error:
+        if "no 'questions' list" in str(error) or "not a JSON object" in str(error):
+            raise UsageError(f"--questions {path}: expected an object with a \"questions\" list") from None
         raise UsageError(f"--questions {path}: not valid JSON ({error})") from None
-    if not isinstance(document, dict) or not isinstance(document.get("questions"), list):
-        raise UsageError(f"--questions {path}: expected an object with a \"questions\" list")
-    for index, question in enumerate(document["questions"]):
-        check_question(path, index, question, needs_english=needs_english)
-    return document, hashlib.sha256(raw).hexdigest()
+    return Source(document, info, count, sha256, scene_starts)
 
 
 def check_question(path: Path, index: int, question: object, *, needs_english: bool) -> None:
@@ -201,17 +291,6 @@ def check_question(path: Path, index: int, question: object, *, needs_english: b
     for key in required:
         if not isinstance(question.get(key), str):
             raise UsageError(f"--questions {path}: question {index} has no {key!r} string")
-
-
-def russian_answers(questions: Sequence[Mapping[str, Any]], yo_policy: str) -> list[str]:
-    """Every answer in MERA's Russian convention, checked before any work is done."""
-    answers = []
-    for index, question in enumerate(questions):
-        try:
-            answers.append(answer_to_russian(question["answer"], yo_policy))
-        except ValueError as error:
-            raise UsageError(f"question {index}: {error}") from None
-    return answers
 
 
 def translator_name(args: argparse.Namespace) -> str:
@@ -235,7 +314,7 @@ def output_is_up_to_date(out: Path, fingerprint: str, *, overwrite: bool) -> boo
     if overwrite or not out.exists():
         return False
     try:
-        recorded = read_json(out)["info"]["translate"]
+        recorded = JsonDocument(out, "questions").info()["translate"]
         same_run = recorded["fingerprint"] == fingerprint
     except (OSError, ValueError, KeyError, TypeError):
         same_run = False
@@ -348,72 +427,115 @@ def run_settings(
     }
 
 
-def build_output(
-    document: Mapping[str, Any],
-    done: Mapping[int, str],
-    answers_ru: Sequence[str],
-    translator: str,
-    settings: Mapping[str, Any],
-) -> dict[str, Any]:
-    info = dict(document.get("info") or {})
-    info["translate"] = dict(settings)
-    items = [
-        {**question, "question_ru": done[index], "answer_ru": answers_ru[index], "translator": translator}
-        for index, question in enumerate(document["questions"])
-        if index in done
-    ]
-    return {"info": info, "questions": items}
-
-
-def report_failures(failed: Mapping[int, str], questions: Sequence[Mapping[str, Any]], out: Path) -> None:
+def report_failures(failed: Mapping[int, str], total: int, out: Path) -> None:
     for index in sorted(failed)[:FAILURES_SHOWN]:
         print(f"{PROG}: question {index} failed: {failed[index]}", file=sys.stderr)
     if len(failed) > FAILURES_SHOWN:
         print(f"{PROG}: ... and {len(failed) - FAILURES_SHOWN} more", file=sys.stderr)
     print(
-        f"{PROG}: {len(failed)} of {len(questions)} questions failed; "
-        f"{out} holds the {len(questions) - len(failed)} that succeeded "
+        f"{PROG}: {len(failed)} of {total} questions failed; "
+        f"{out} holds the {total - len(failed)} that succeeded "
         "(info.translate.failed lists all); rerun the same command to retry the failed ones",
         file=sys.stderr,
     )
 
 
-class Parts:
-    """Finished chunks of a run, each saved atomically as ``OUT.parts/part_NNNNNN.json``.
+class Progress:
+    """Finished chunks of a run, appended to ``OUT.parts/pass_NNNNNN.jsonl``: one line per chunk.
 
-    Every part records the run's fingerprint; parts of another run are refused, not mixed in.
-    Parts are numbered, never named by their first question, so a retry of failed questions
-    never overwrites a part that holds others.
+    Each run that has work appends to a new pass file, whose first line records the run's
+    fingerprint: a pass of another run is refused, not mixed in. Within a pass the indices only
+    grow and passes never share one, so the saved texts are read back in index order by merging
+    the passes. A killed run may leave half a line at the end of its pass: that chunk is simply
+    done again. Saving a chunk costs the same however many were saved before it.
     """
 
     def __init__(self, out: Path, fingerprint: str) -> None:
         self.folder = out.with_name(out.name + ".parts")
         self.fingerprint = fingerprint
+        self._handle: Any = None
 
-    def load(self) -> dict[int, str]:
-        remove_stale_temporaries(self.folder)
-        done: dict[int, str] = {}
-        for path in self._files():
-            part = read_json(path)
-            if part.get("fingerprint") != self.fingerprint:
-                raise UsageError(
-                    f"{self.folder} holds progress of a run with other input or settings; "
-                    "pass --overwrite to start afresh"
-                )
-            done.update({int(index): text for index, text in part["questions_ru"].items()})
+    def load(self, count: int) -> bytearray:
+        """Which of ``count`` questions have a saved text (1) and which not (0)."""
+        done = bytearray(count)
+        for path in self._passes():
+            for index, _ in self._entries(path):
+                done[index] = 1
         return done
 
+    def saved_texts(self) -> Iterator[tuple[int, str]]:
+        """(index, text) of every saved question, in index order."""
+        return heapq.merge(*(self._entries(path) for path in self._passes()), key=lambda entry: entry[0])
+
     def save(self, finished: Mapping[int, str]) -> None:
-        files = self._files()
-        number = int(files[-1].stem.removeprefix("part_")) + 1 if files else 0
-        atomic_write_json(
-            self.folder / f"part_{number:06d}.json",
-            {"fingerprint": self.fingerprint, "questions_ru": {str(index): text for index, text in finished.items()}},
-            indent=None,
-        )
+        if self._handle is None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            number = len(self._passes())
+            self._handle = open(self.folder / f"pass_{number:06d}.jsonl", "a", encoding="utf-8")
+            self._handle.write(json.dumps({"fingerprint": self.fingerprint}) + "\n")
+        line = json.dumps({str(index): text for index, text in finished.items()}, ensure_ascii=False)
+        self._handle.write(line + "\n")
+        self._handle.flush()
 
     def remove(self) -> None:
+        self.close()
         shutil.rmtree(self.folder, ignore_errors=True)
 
-    def _files(self) -> list[Path]:
-        return sorted(self.folder.glob("part_[0-9][0-9][0-9][0-9][0-9][0-9].json")) if self.folder.is_dir() else []
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def _entries(self, path: Path) -> Iterator[tuple[int, str]]:
+        with open(path, encoding="utf-8") as handle:
+            header = handle.readline()
+            try:
+                fingerprint = json.loads(header).get("fingerprint")
+            except ValueError:
+                return  # a pass killed while writing its first line
+            if fingerprint != self.fingerprint:
+                raise UsageError(
+                    f"{self.folder} holds progress of a run with other input or settings; pass --overwrite to start afresh"
+                )
+            for line in handle:
+                if not line.endswith("\n"):
+                    return  # the chunk a killed run was writing: done again
+                for index, text in json.loads(line).items():
+                    yield int(index), text
+
+    def _passes(self) -> list[Path]:
+        return sorted(self.folder.glob("pass_[0-9][0-9][0-9][0-9][0-9][0-9].jsonl")) if self.folder.is_dir() else []
+
+
+SHARDED_KEYS = ("shard", "complete", "failed")
+
+
+def merge_command(argv: Sequence[str] | None) -> int:
+    parser = ArgumentParser(
+        prog=f"python -m {PROG} merge",
+        description="Combine OUT.shard-I-of-N.json written by python -m translate --shard I/N into OUT: the same bytes as one run.",
+    )
+    parser.add_argument("--out", required=True, type=Path, help="the whole run's output; its shard files lie beside it")
+    args = parser.parse_args(argv)
+    files = shard_outputs(args.out)
+    infos = [checked_info(JsonDocument(path, "questions"), str(path)) for path in files]
+    common = {key: value for key, value in infos[0].items() if key != "translate"}
+    settings = {key: value for key, value in (infos[0].get("translate") or {}).items() if key not in SHARDED_KEYS}
+    failed: list[Any] = []
+    stop = 0
+    for path, info in zip(files, infos):
+        own = dict(info.get("translate") or {})
+        same_run = {k: v for k, v in own.items() if k not in SHARDED_KEYS} == settings
+        same_input = {k: v for k, v in info.items() if k != "translate"} == common
+        if not (same_run and same_input and own.get("shard", {}).get("first") == stop):
+            raise UsageError(f"{path} is not the next shard of the run of {files[0]}")
+        failed += own.get("failed", [])
+        stop = own["shard"]["stop"]
+    settings.update(complete=not failed, failed=failed)
+    with DocumentWriter(args.out, "questions") as writer:
+        for path in files:
+            for item in checked_items(JsonDocument(path, "questions"), str(path)):
+                writer.write(item)
+        writer.finish({**common, "translate": settings})
+    print(f"{PROG}: merged {len(files)} shards: {writer.count} questions in {args.out}", file=sys.stderr)
+    return EXIT_FAILURES if failed else 0
