@@ -63,7 +63,7 @@ class JsonDocument:
                 try:
                     yield from value
                 except ijson.JSONError as error:
-                    raise DocumentError(f"is not valid JSON ({error})") from None
+                    raise DocumentError(f"is not valid JSON ({_first_line(error)})") from None
         if not found:
             raise DocumentError(f"has no {self.key!r} list")
 
@@ -121,7 +121,7 @@ class JsonDocument:
                     else:
                         yield name, _incremental_value(events, name)
             except ijson.JSONError as error:
-                raise DocumentError(f"is not valid JSON ({error})") from None
+                raise DocumentError(f"is not valid JSON ({_first_line(error)})") from None
             raise DocumentError("ends before its closing brace (a truncated file?)")
 
 
@@ -194,6 +194,10 @@ def _build(events: Iterator[tuple[str, str, Any]], event: str, value: Any) -> An
             if depth == 0:
                 return builder.value
     raise DocumentError("ends inside a value (a truncated file?)")
+
+
+def _first_line(error: Exception) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0].strip()
 
 
 def _loads(text: str) -> Any:

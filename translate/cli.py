@@ -280,7 +280,7 @@ def check_questions(path: Path, *, needs_english: bool, yo_policy: str) -> Sourc
     except (DocumentError, UnicodeDecodeError) as error:
         if "no 'questions' list" in str(error) or "not a JSON object" in str(error):
             raise UsageError(f"--questions {path}: expected an object with a \"questions\" list") from None
-        raise UsageError(f"--questions {path}: not valid JSON ({error})") from None
+        raise UsageError(f"--questions {path}: {error}") from None
     return Source(document, info, count, sha256, scene_starts)
 
 
