@@ -15,7 +15,6 @@ input). With a shard, every name gets ``.shard-I-of-N`` (``NAME.shard-0-of-4.jso
 
 from __future__ import annotations
 
-import glob
 import json
 import sys
 from array import array
@@ -31,7 +30,7 @@ from filter.report import Summary
 from filter.score_cache import ScoreCache
 from render.shards import Shard, scene_block_positions, shard_outputs, sharded_path
 from ruclevr.cli import UsageError
-from ruclevr.io import TMP_SUFFIX, atomic_open, atomic_write_json
+from ruclevr.io import atomic_open, atomic_write_json, remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_info, checked_items, input_document
 
 MISSING = "missing"
@@ -312,11 +311,9 @@ SHARDED_INFO = ("shard", "counts")
 
 
 def remove_own_temporaries(paths: OutputPaths) -> None:
-    """Delete what a killed run of this filter left half-written. Only its own: another stage
-    may be writing into the same folder right now."""
+    """Delete what a killed run of this filter left half-written (its own files' temporaries only)."""
     for target in (paths.kept, paths.rejected, paths.report):
-        for stale in target.parent.glob(f".{glob.escape(target.name)}.*{TMP_SUFFIX}"):
-            stale.unlink(missing_ok=True)
+        remove_temporaries_of(target)
 
 
 def _verdict(item: Mapping[str, Any], verdicts: Mapping[str, Verdict]) -> Verdict | None:

@@ -12,7 +12,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from ruclevr import __version__
 from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, run_cli
-from ruclevr.io import remove_stale_temporaries
+from ruclevr.io import remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_info, checked_items
 from render.shards import SHARD_SPEC_HELP, Shard, parse_shard, shard_outputs, sharded_path
 
@@ -103,7 +103,7 @@ def generate_command(argv: Sequence[str]) -> int:
         raise UsageError(f"{out} exists and was made with other settings or inputs; pass --overwrite to replace it")
     if args.overwrite and checkpoints.exists():
         shutil.rmtree(checkpoints)
-    remove_stale_temporaries(out.parent)
+    remove_temporaries_of(out)  # only its own: shards of the run may be writing beside it
     chunks = generate_chunks(
         checked_items(JsonDocument(args.scenes, "scenes"), f"--scenes: {args.scenes}"), families, settings,
         positions=positions, run_record=file_record, checkpoint_dir=checkpoints, chunk_scenes=args.checkpoint_every,

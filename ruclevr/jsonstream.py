@@ -7,7 +7,7 @@ Reading: files in the layout :func:`json.dumps` writes with ``indent=2`` (every 
 writes) are split into items line by line, each parsed with the standard library's C decoder:
 JSON escapes newlines inside strings, so a line indented by exactly four spaces that opens or
 closes an item can only be that. Any other layout (compact JSON from another tool) is read with
-ijson, a maintained incremental parser. Items are parsed and encoded with orjson where it gives
+ijson, a maintained incremental parser (its C backend refuses integers beyond 64 bits). Items are parsed and encoded with orjson where it gives
 exactly the standard library's result (see :func:`encode_item`).
 
 Writing: :class:`DocumentWriter` appends items to a temporary file beside the target and, once
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -76,17 +75,16 @@ class JsonDocument:
         """(name, value) of each top-level member; the list's value is an iterator of its items."""
         with open(self.path, "rb") as probe:
             head = probe.read(64)
-        if head.startswith(b'{\n  "') or head.startswith(b'{\r\n  "'):
+        if head.startswith(b'{\n  "'):
             yield from self._indented_members(stop_at_list)
         else:
             yield from self._incremental_members(stop_at_list)
 
     def _indented_members(self, stop_at_list: bool) -> Iterator[tuple[str, Any]]:
-        with open(self.path, encoding="utf-8") as handle:
-            lines = iter(handle)
-            next(lines)  # "{"
-            for line in lines:
-                line = line.rstrip("\r\n")
+        with open(self.path, encoding="utf-8", newline="") as handle:
+            reader = _TextReader(handle)
+            reader.readline()  # "{"
+            while (line := reader.readline()) is not None:
                 if line == "}":
                     return
                 if not line.startswith(_MEMBER_INDENT + '"'):
@@ -96,9 +94,9 @@ class JsonDocument:
                 if name == self.key and rest == "[":
                     if stop_at_list:
                         return
-                    yield name, _indented_items(lines)
+                    yield name, _indented_items(reader)
                     continue
-                yield name, _loads(_member_text(rest, lines))
+                yield name, _loads(_member_text(rest, reader))
             raise DocumentError("ends before its closing brace (a truncated file?)")
 
     def _incremental_members(self, stop_at_list: bool) -> Iterator[tuple[str, Any]]:
@@ -125,13 +123,58 @@ class JsonDocument:
             raise DocumentError("ends before its closing brace (a truncated file?)")
 
 
-def _member_text(rest: str, lines: Iterator[str]) -> str:
+class _TextReader:
+    """Lines of a text file, and stretches up to a marker, from one read-ahead buffer (few Python steps per item)."""
+
+    def __init__(self, handle: IO[str]) -> None:
+        self.handle = handle
+        self.buffer = ""
+        self.pos = 0
+
+    def _fill(self) -> bool:
+        more = self.handle.read(_READ_SIZE)
+        if not more:
+            return False
+        self.buffer = self.buffer[self.pos:] + more
+        self.pos = 0
+        return True
+
+    def readline(self) -> str | None:
+        """The next line without its newline; None at the end."""
+        while (end := self.buffer.find("\n", self.pos)) < 0:
+            if not self._fill():
+                if self.pos == len(self.buffer):
+                    return None
+                line, self.pos = self.buffer[self.pos:], len(self.buffer)
+                return line
+        line, self.pos = self.buffer[self.pos:end], end + 1
+        return line
+
+    def startswith(self, text: str) -> bool:
+        while len(self.buffer) - self.pos < len(text) and self._fill():
+            pass
+        return self.buffer.startswith(text, self.pos)
+
+    def through(self, marker: str) -> str | None:
+        """The text from here through the next ``marker``; None if the file ends first."""
+        searched = 0  # characters after self.pos known to hold no marker start
+        while (end := self.buffer.find(marker, self.pos + searched)) < 0:
+            searched = max(0, len(self.buffer) - self.pos - len(marker) + 1)
+            if not self._fill():
+                return None
+        text, self.pos = self.buffer[self.pos:end + len(marker)], end + len(marker)
+        return text
+
+
+_READ_SIZE = 1 << 20
+
+
+def _member_text(rest: str, reader: _TextReader) -> str:
     """The text of a member value that starts with ``rest`` on the member's line."""
     if rest not in ("{", "["):
         return rest.removesuffix(",")
     parts = [rest]
-    for line in lines:
-        line = line.rstrip("\r\n")
+    while (line := reader.readline()) is not None:
         if line.startswith(_MEMBER_INDENT + "}") or line.startswith(_MEMBER_INDENT + "]"):
             parts.append(line.removesuffix(","))
             return "\n".join(parts)
@@ -139,28 +182,29 @@ def _member_text(rest: str, lines: Iterator[str]) -> str:
     raise DocumentError("ends inside a value (a truncated file?)")
 
 
-def _indented_items(lines: Iterator[str]) -> Iterator[Any]:
-    parts: list[str] = []
-    for line in lines:
-        line = line.rstrip("\r\n")
-        if line in ("  ]", "  ],"):
-            if parts:
-                raise DocumentError("ends inside an item (a truncated file?)")
+def _indented_items(reader: _TextReader) -> Iterator[Any]:
+    """Items at indent 4: an object or list item ends at the first line that is its indent and a
+    closing bracket (deeper lines are indented more, and strings hold no raw newline)."""
+    while True:
+        if reader.startswith(_MEMBER_INDENT + "]"):
+            reader.readline()
             return
-        if parts:
-            parts.append(line)
-            if line.startswith(_ITEM_INDENT + "}") or line.startswith(_ITEM_INDENT + "]"):
-                parts[-1] = line.removesuffix(",")
-                yield _loads("\n".join(parts))
-                parts = []
+        opening = reader.startswith(_ITEM_INDENT + "{") or reader.startswith(_ITEM_INDENT + "[")
+        if opening and not (reader.startswith(_ITEM_INDENT + "{}") or reader.startswith(_ITEM_INDENT + "[]")):
+            closer = "\n" + _ITEM_INDENT + ("}" if reader.startswith(_ITEM_INDENT + "{") else "]")
+            text = reader.through(closer)
+            after = reader.readline()
+            if text is None or after not in ("", ","):
+                raise DocumentError("ends inside an item (a truncated file?)" if text is None or after is None
+                                    else f"unexpected text after an item: {after[:60]!r}")
+            yield _loads_item(text)
             continue
-        if not line.startswith(_ITEM_INDENT) or line[len(_ITEM_INDENT)] == " ":
+        line = reader.readline()
+        if line is None:
+            raise DocumentError("ends inside its list (a truncated file?)")
+        if not line.startswith(_ITEM_INDENT) or line[len(_ITEM_INDENT):][:1] in (" ", ""):
             raise DocumentError(f"unexpected line {line[:60]!r}")
-        if line.endswith("{") or line.endswith("["):
-            parts = [line]
-        else:
-            yield _loads(line.removesuffix(","))
-    raise DocumentError("ends inside its list (a truncated file?)")
+        yield _loads(line.removesuffix(","))
 
 
 def _incremental_items(events: Iterator[tuple[str, str, Any]], name: str) -> Iterator[Any]:
@@ -200,11 +244,21 @@ def _first_line(error: Exception) -> str:
     return (str(error).strip().splitlines() or [type(error).__name__])[0].strip()
 
 
-def _loads(text: str) -> Any:
+def _loads_item(text: str) -> Any:
+    """An object or list item of an indent-2 list, parsed by orjson when that is exactly right.
+
+    orjson reads an integer beyond 64 bits as a float, silently; so its result is kept only when
+    it encodes back to the very text it came from (the file was written as this module writes),
+    which also holds for every item this project writes. Otherwise the standard library parses it.
+    """
     try:
-        return orjson.loads(text)
+        value = orjson.loads(text)
     except orjson.JSONDecodeError:
-        pass  # not JSON, or an integer beyond 64 bits, which the standard library reads
+        return _loads(text)
+    return value if encode_item(value) == text else _loads(text)
+
+
+def _loads(text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
@@ -242,19 +296,17 @@ def encode_item(item: Any) -> str:
     """One item as it appears inside an indent-2 document's list (without the leading indent).
 
     orjson writes what ``json.dumps(item, ensure_ascii=False, indent=2)`` writes, several times
-    faster, except for numbers in exponent form (``1e-5`` against ``1e-05``) and integers beyond
-    64 bits: an item where either may occur is encoded by the standard library instead.
+    faster, except for floats below 1e-4 in size (``0.00002`` or ``2e-9`` against ``2e-05`` and
+    ``2e-09``) and integers beyond 64 bits: an item whose orjson text shows such a float (or a
+    string that looks like one) is encoded by the standard library instead.
     """
     try:
         text = orjson.dumps(item, option=orjson.OPT_INDENT_2).decode()
     except TypeError:
         text = None
-    if text is None or _EXPONENT.search(text):
+    if text is None or "e-" in text or "0.0000" in text:
         text = json.dumps(item, ensure_ascii=False, indent=2)
     return text.replace("\n", "\n" + _ITEM_INDENT)
-
-
-_EXPONENT = re.compile(r"\d[eE][-+]?\d")
 
 
 class DocumentWriter:
@@ -273,20 +325,22 @@ class DocumentWriter:
         self._spool_name = ""
 
     def __enter__(self) -> "DocumentWriter":
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.items.", suffix=TMP_SUFFIX, dir=self.path.parent)
-        self._spool = os.fdopen(fd, "w+", encoding="utf-8")
-        self._spool_name = name
         return self
 
+    def _open_spool(self) -> IO[str]:
+        """The temporary file, made at the first item (bad input found before it leaves no trace)."""
+        if self._spool is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, self._spool_name = tempfile.mkstemp(prefix=f".{self.path.name}.items.", suffix=TMP_SUFFIX, dir=self.path.parent)
+            self._spool = os.fdopen(fd, "w+", encoding="utf-8")
+        return self._spool
+
     def write(self, item: Any) -> None:
-        assert self._spool is not None, "use DocumentWriter as a context manager"
-        self._spool.write(("\n" if self.count == 0 else ",\n") + _ITEM_INDENT + encode_item(item))
+        self._open_spool().write(("\n" if self.count == 0 else ",\n") + _ITEM_INDENT + encode_item(item))
         self.count += 1
 
     def finish(self, info: Any) -> None:
-        assert self._spool is not None
-        spool = self._spool
+        spool = self._open_spool()
         spool.flush()
         spool.seek(0)
         with atomic_open(self.path) as handle:

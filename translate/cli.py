@@ -35,6 +35,7 @@ from ruclevr.cli import (
     run_cli,
 )
 from render.shards import SHARD_SPEC_HELP, parse_shard, scene_block_positions, shard_outputs, sharded_path
+from ruclevr.io import remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_info, checked_items
 from translate.answers import answer_to_russian
 from translate.base import Backend
@@ -130,94 +131,149 @@ def build_parser() -> ArgumentParser:
 def translate_questions(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     check_backend_options(args)
-    source = check_questions(args.questions, needs_english=args.backend != "native", yo_policy=args.yo)
+    sha256 = input_sha256(args.questions)
     translator = translator_name(args)
-    fingerprint = run_fingerprint(source.sha256, translator, args)
+    fingerprint = run_fingerprint(sha256, translator, args)
     shard = parse_shard(args.shard, os.environ) if args.shard is not None else None
     out = sharded_path(args.out, shard) if shard else args.out
-    selected = scene_block_positions(shard, source.scene_starts, source.count) if shard else range(source.count)
+    if shard:  # a shard needs the scenes' positions first: one pass that also checks every question
+        source = check_questions(args.questions, needs_english=args.backend != "native", yo_policy=args.yo)
+        selected = scene_block_positions(shard, source.scene_starts, source.count)
+    else:  # one pass: each question is checked as it is read, and bad input still writes no output
+        selected = range(sys.maxsize)
     progress_log = Progress(out, fingerprint)
     if output_is_up_to_date(out, fingerprint, overwrite=args.overwrite):
         progress_log.remove()
         print(f"{PROG}: {out} is up to date", file=sys.stderr)
         return 0
-    done = bytearray(source.count) if args.overwrite else progress_log.load(source.count)
-    pending = any(not done[index] for index in selected)
-    backend = make_backend(args) if pending else None
-    if args.overwrite:
-        progress_log.remove()  # only now: a backend that cannot start leaves the old progress alone
-    failed: dict[int, str] = {}
+    remove_temporaries_of(out)
+    run = TranslationRun(args, translator, progress_log)
+    document = JsonDocument(args.questions, "questions")
+    info = questions_info(document)
     try:
         with DocumentWriter(out, "questions") as writer:
-            for item in translated_items(backend, source.document, selected, done, progress_log, failed, translator, args):
+            for item in run.items(document, selected):
                 writer.write(item)
-            settings = run_settings(args, translator, fingerprint, source.sha256, backend, failed)
+            settings = run_settings(args, translator, fingerprint, sha256, run.backend, run.failed)
             if shard:
                 settings["shard"] = {"index": shard.index, "count": shard.count, "first": selected.start, "stop": selected.stop}
-            writer.finish({**source.info, "translate": settings})
+            writer.finish({**info, "translate": settings})
     finally:
         progress_log.close()
-    if failed:
-        report_failures(failed, len(selected), out)
+    if run.failed:
+        report_failures(run.failed, run.seen, out)
         return EXIT_FAILURES
     progress_log.remove()
     return 0
 
 
-def translated_items(
-    backend: Backend | None,
-    document: JsonDocument,
-    selected: range,
-    done: bytearray,
-    progress_log: "Progress",
-    failed: dict[int, str],
-    translator: str,
-    args: argparse.Namespace,
-) -> Iterator[dict[str, Any]]:
-    """The output items of ``selected`` in order: texts saved by an earlier run are reused, the
-    rest realised chunk by chunk (each chunk saved as it finishes); failures go into ``failed``."""
-    saved = progress_log.saved_texts()
-    window: list[tuple[int, dict[str, Any]]] = []
-    with tqdm(total=len(selected), desc=f"{PROG} ({args.backend})", unit="q", disable=args.quiet) as bar:
-        for index, question in enumerate(document.items()):
-            if index < selected.start:
-                continue
-            if index >= selected.stop:
-                break
-            window.append((index, question))
-            if len(window) == args.batch_size:
-                yield from finish_window(backend, window, done, saved, progress_log, failed, translator, args)
-                bar.update(len(window))
-                window = []
-        yield from finish_window(backend, window, done, saved, progress_log, failed, translator, args)
-        bar.update(len(window))
+class TranslationRun:
+    """Reads, checks, realises and yields the output items of one run, a window of ``--batch-size`` at a time.
+
+    Texts saved by an earlier run are reused; the rest are realised (each window saved as it
+    finishes) by a backend made when the first one is needed (a rerun with nothing left to do
+    never starts one); failures are kept by index in ``failed``.
+    """
+
+    def __init__(self, args: argparse.Namespace, translator: str, progress_log: "Progress") -> None:
+        self.args = args
+        self.translator = translator
+        self.progress_log = progress_log
+        self.done = bytearray() if args.overwrite else progress_log.load()
+        self.saved = iter(()) if args.overwrite else progress_log.saved_texts()
+        self.backend: Backend | None = None
+        self.failed: dict[int, str] = {}
+        self.seen = 0
+
+    def items(self, document: JsonDocument, selected: range) -> Iterator[dict[str, Any]]:
+        args = self.args
+        path = args.questions
+        window: list[tuple[int, dict[str, Any]]] = []
+        total = None if selected.stop == sys.maxsize else len(selected)
+        # The bar shows after a second: bad input is reported alone on stderr.
+        with tqdm(total=total, desc=f"{PROG} ({args.backend})", unit="q", disable=args.quiet, delay=1) as bar:
+            for index, question in enumerate(checked_questions(document, path)):
+                if index < selected.start:
+                    continue
+                if index >= selected.stop:
+                    break
+                check_question(path, index, question, needs_english=args.backend != "native")
+                window.append((index, question))
+                if len(window) == args.batch_size:
+                    yield from self.finish_window(window)
+                    bar.update(len(window))
+                    window = []
+            yield from self.finish_window(window)
+            bar.update(len(window))
+
+    def finish_window(self, window: Sequence[tuple[int, dict[str, Any]]]) -> Iterator[dict[str, Any]]:
+        """Realise a window's unsaved questions (saving them at once), then yield its output items."""
+        args = self.args
+        answers = [russian_answer(index, question, args.yo) for index, question in window]
+        pending = [(index, question) for index, question in window if not self.is_done(index)]
+        texts: dict[int, str] = {}
+        if pending:
+            realised, reasons = realise_chunk(self.started_backend(), [question for _, question in pending])
+            texts = {index: apply_yo_policy(text, args.yo) for (index, _), text in zip(pending, realised) if text is not None}
+            self.failed.update({pending[position][0]: reason for position, reason in reasons.items()})
+            if texts:
+                self.progress_log.save(texts)
+        self.seen += len(window)
+        for (index, question), answer in zip(window, answers):
+            text = texts.get(index)
+            if text is None and self.is_done(index):
+                text = next_saved(self.saved, index)
+            if text is not None:
+                yield {**question, "question_ru": text, "answer_ru": answer, "translator": self.translator}
+
+    def is_done(self, index: int) -> bool:
+        return index < len(self.done) and bool(self.done[index])
+
+    def started_backend(self) -> Backend:
+        if self.backend is None:
+            self.backend = make_backend(self.args)
+            if self.args.overwrite:
+                self.progress_log.remove()  # only now: a backend that cannot start leaves the old progress alone
+        return self.backend
 
 
-def finish_window(
-    backend: Backend | None,
-    window: Sequence[tuple[int, dict[str, Any]]],
-    done: bytearray,
-    saved: Iterator[tuple[int, str]],
-    progress_log: "Progress",
-    failed: dict[int, str],
-    translator: str,
-    args: argparse.Namespace,
-) -> Iterator[dict[str, Any]]:
-    """Realise a window's unsaved questions (saving them at once), then yield its output items."""
-    pending = [(index, question) for index, question in window if not done[index]]
-    texts: dict[int, str] = {}
-    if pending:
-        realised, reasons = realise_chunk(backend, [question for _, question in pending])
-        texts = {index: apply_yo_policy(text, args.yo) for (index, _), text in zip(pending, realised) if text is not None}
-        failed.update({pending[position][0]: reason for position, reason in reasons.items()})
-        if texts:
-            progress_log.save(texts)
-    for index, question in window:
-        text = texts.get(index)
-        if text is None and done[index]:
-            text = next_saved(saved, index)
-        if text is not None:
-            yield {**question, "question_ru": text, "answer_ru": answer_to_russian(question["answer"], args.yo), "translator": translator}
+def russian_answer(index: int, question: Mapping[str, Any], yo_policy: str) -> str:
+    try:
+        return answer_to_russian(question["answer"], yo_policy)
+    except ValueError as error:
+        raise UsageError(f"question {index}: {error}") from None
+
+
+def input_sha256(path: Path) -> str:
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except FileNotFoundError:
+        raise UsageError(f"--questions {path}: no such file") from None
+    except OSError as error:
+        raise UsageError(f"--questions {path}: cannot read it ({error.strerror})") from None
+
+
+def checked_questions(document: JsonDocument, path: Path) -> Iterator[Any]:
+    """The items of questions.json; a file that is not one is a UsageError."""
+    try:
+        yield from document.items()
+    except (DocumentError, UnicodeDecodeError) as error:
+        raise questions_file_error(path, error) from None
+
+
+def questions_info(document: JsonDocument) -> dict[str, Any]:
+    try:
+        info = document.info()
+    except (DocumentError, UnicodeDecodeError) as error:
+        raise questions_file_error(document.path, error) from None
+    return dict(info or {})
+
+
+def questions_file_error(path: Path, error: Exception) -> UsageError:
+    if "no 'questions' list" in str(error) or "not a JSON object" in str(error):
+        return UsageError(f"--questions {path}: expected an object with a \"questions\" list")
+    return UsageError(f"--questions {path}: {error}")
 
 
 def next_saved(saved: Iterator[tuple[int, str]], index: int) -> str:
@@ -241,47 +297,28 @@ def check_backend_options(args: argparse.Namespace) -> None:
 
 @dataclass(frozen=True)
 class Source:
-    """A checked questions.json: its items are read again, one at a time, when needed."""
+    """What a shard needs to know of a checked questions.json before it starts."""
 
-    document: JsonDocument
-    info: dict[str, Any]
     count: int
-    sha256: str
     scene_starts: array  # position of each scene's first question (scenes in file order)
 
 
 
 def check_questions(path: Path, *, needs_english: bool, yo_policy: str) -> Source:
-    """Check every question of questions.json (one at a time, before any work is done)."""
-    try:
-        with open(path, "rb") as handle:
-            sha256 = hashlib.file_digest(handle, "sha256").hexdigest()
-    except FileNotFoundError:
-        raise UsageError(f"--questions {path}: no such file") from None
-    except OSError as error:
-        raise UsageError(f"--questions {path}: cannot read it ({error.strerror})") from None
+    """Check every question of questions.json, one at a time, and find where each scene's begin."""
     document = JsonDocument(path, "questions")
     scene_starts = array("q")
     scene = None
     count = 0
-    try:
-        for index, question in enumerate(document.items()):
-            check_question(path, index, question, needs_english=needs_english)
-            try:
-                answer_to_russian(question["answer"], yo_policy)
-            except ValueError as error:
-                raise UsageError(f"question {index}: {error}") from None
-            here = (question.get("split"), question.get("image_index"))
-            if here != scene:
-                scene_starts.append(index)
-                scene = here
-            count = index + 1
-        info = document.info()
-    except (DocumentError, UnicodeDecodeError) as error:
-        if "no 'questions' list" in str(error) or "not a JSON object" in str(error):
-            raise UsageError(f"--questions {path}: expected an object with a \"questions\" list") from None
-        raise UsageError(f"--questions {path}: {error}") from None
-    return Source(document, info, count, sha256, scene_starts)
+    for index, question in enumerate(checked_questions(document, path)):
+        check_question(path, index, question, needs_english=needs_english)
+        russian_answer(index, question, yo_policy)
+        here = (question.get("split"), question.get("image_index"))
+        if here != scene:
+            scene_starts.append(index)
+            scene = here
+        count = index + 1
+    return Source(count, scene_starts)
 
 
 def check_question(path: Path, index: int, question: object, *, needs_english: bool) -> None:
@@ -455,11 +492,13 @@ class Progress:
         self.fingerprint = fingerprint
         self._handle: Any = None
 
-    def load(self, count: int) -> bytearray:
-        """Which of ``count`` questions have a saved text (1) and which not (0)."""
-        done = bytearray(count)
+    def load(self) -> bytearray:
+        """Which questions have a saved text (1 at their index) and which not (0, or beyond the end)."""
+        done = bytearray()
         for path in self._passes():
             for index, _ in self._entries(path):
+                if index >= len(done):
+                    done.extend(bytes(index + 1 - len(done)))
                 done[index] = 1
         return done
 
