@@ -197,7 +197,7 @@ def _indented_items(reader: _TextReader) -> Iterator[Any]:
             if text is None or after not in ("", ","):
                 raise DocumentError("ends inside an item (a truncated file?)" if text is None or after is None
                                     else f"unexpected text after an item: {after[:60]!r}")
-            yield _loads_item(text)
+            yield _loads_item(text[len(_ITEM_INDENT):])
             continue
         line = reader.readline()
         if line is None:
@@ -245,7 +245,7 @@ def _first_line(error: Exception) -> str:
 
 
 def _loads_item(text: str) -> Any:
-    """An object or list item of an indent-2 list, parsed by orjson when that is exactly right.
+    """An object or list item of an indent-2 list (from its opening bracket), parsed by orjson when that is exactly right.
 
     orjson reads an integer beyond 64 bits as a float, silently; so its result is kept only when
     it encodes back to the very text it came from (the file was written as this module writes),
