@@ -7,7 +7,8 @@ each text stage runs through its command line, as a user runs it, in its own pro
 - translate: ``python -m translate`` (native realiser);
 - filter: ``python -m filter --backend morph``.
 
-Each process's CPU time (user + system) and peak resident memory come from ``os.wait4``; wall
+The largest size's graphs are sampled once; each smaller size takes its first scenes (scene i
+depends on (seed, i) only, so that is what ``--n`` would sample). Each process's CPU time (user + system) and peak resident memory come from ``os.wait4``; wall
 time is measured around it. Per stage: CPU and wall ms per question (questions: per scene too),
 questions/s, peak RSS; the last size's time per question is compared with the first's.
 
@@ -58,18 +59,39 @@ def count_questions(path: Path) -> int:
     return JsonDocument(path, "questions").count()
 
 
-def measure_size(scenes: int, folder: Path) -> dict[str, object]:
+def sample_graphs(scenes: int, folder: Path) -> dict[str, float]:
+    """The largest size's scene graphs, sampled once; smaller sizes take their first scenes."""
+    return run_stage(["render", "--graphs-only", "--n", str(scenes), "--out", str(folder), "--quiet", "--overwrite"])
+
+
+def first_scenes(source: Path, scenes: int, target: Path) -> None:
+    """A scenes.json holding the first ``scenes`` scenes of ``source`` (what --n scenes would sample: scene i
+    depends on (seed, i) only)."""
+    sys.path.insert(0, str(ROOT))
+    from ruclevr.jsonstream import DocumentWriter, JsonDocument
+
+    document = JsonDocument(source, "scenes")
+    with DocumentWriter(target, "scenes") as writer:
+        for scene in document.items():
+            if writer.count == scenes:
+                break
+            writer.write(scene)
+        writer.finish(document.info())
+
+
+def measure_size(scenes: int, graphs: Path, folder: Path) -> dict[str, object]:
     folder.mkdir(parents=True, exist_ok=True)
-    graphs = run_stage(["render", "--graphs-only", "--n", str(scenes), "--out", str(folder / "graphs"), "--quiet", "--overwrite"])
+    scenes_file = folder / "scenes.json"
+    first_scenes(graphs, scenes, scenes_file)
     stages = {
-        "questions": ["questions", "--scenes", str(folder / "graphs" / "scenes.json"), "--out", str(folder / "questions.json"),
+        "questions": ["questions", "--scenes", str(scenes_file), "--out", str(folder / "questions.json"),
                       "--quiet", "--overwrite"],
         "translate": ["translate", "--questions", str(folder / "questions.json"), "--out", str(folder / "questions_ru.json"),
                       "--quiet", "--overwrite"],
         "filter": ["filter", "--in", str(folder / "questions_ru.json"), "--out", str(folder / "kept.json"), "--backend", "morph",
                    "--quiet", "--overwrite"],
     }
-    figures: dict[str, object] = {"scenes": scenes, "graphs_only_render": graphs}
+    figures: dict[str, object] = {"scenes": scenes}
     for name, argv in stages.items():
         measured = run_stage(argv)
         print(f"  {scenes} scenes: {name} {measured['wall_s']:.1f} s wall, {measured['peak_rss_bytes'] / 1e9:.2f} GB", file=sys.stderr)
@@ -119,15 +141,18 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True, help="scratch folder (several GB at 100,000 scenes)")
     parser.add_argument("--keep", action="store_true", help="keep each size's files (default: removed after measuring)")
     args = parser.parse_args()
+    graphs = sample_graphs(max(args.sizes), args.out / "graphs")
+    print(f"  {max(args.sizes)} scene graphs: {graphs['wall_s']:.1f} s wall, {graphs['cpu_s']:.1f} s CPU", file=sys.stderr)
     results = []
-    for scenes in args.sizes:
+    for scenes in sorted(args.sizes):
         folder = args.out / f"n{scenes}"
-        results.append(measure_size(scenes, folder))
+        results.append(measure_size(scenes, args.out / "graphs" / "scenes.json", folder))
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
-    report = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version()}, "results": results,
-              "verdicts": verdicts(results)}
-    (args.out / "scale_bench.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        report = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load_average": os.getloadavg()},
+                  "graphs_only_render": {"scenes": max(args.sizes), **graphs}, "results": results, "verdicts": verdicts(results)}
+        (args.out / "scale_bench.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        print(table(results[-1:]), file=sys.stderr)
     print(table(results))
     print()
     print("\n".join(report["verdicts"]))
