@@ -10,6 +10,7 @@ from typing import Sequence
 from filter.backends import BACKENDS, make_scorer
 from filter.pipeline import BatchFailures, FilterJob, merge_shards, run_filter
 from filter.rucola import DEFAULT_MAX_LENGTH, DEFAULT_MODEL, DEVICES, RucolaOptions
+from render.farm import add_text_farm_arguments, run_text_stage
 from render.shards import SHARD_SPEC_HELP, parse_shard
 from ruclevr.cli import ArgumentParser, positive_int, probability, run_cli
 
@@ -44,6 +45,7 @@ def build_parser() -> ArgumentParser:
                         help=f"filter only one shard of the scenes: {SHARD_SPEC_HELP}; writes OUT.shard-I-of-N.json and its "
                              "files, and 'python -m filter merge --out OUT' then writes OUT's files, the same bytes as one run")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_text_farm_arguments(parser)
     rucola = parser.add_argument_group("rucola backend")
     rucola.add_argument("--model", default=DEFAULT_MODEL,
                         help=f"hub id or local folder of a sequence classifier (default: {DEFAULT_MODEL})")
@@ -68,6 +70,9 @@ def build_parser() -> ArgumentParser:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    on_ray = run_text_stage(args, argv or [], "filter", PROG)
+    if on_ray is not None:
+        return on_ray
     options = RucolaOptions(
         model=args.model,
         revision=args.revision,

@@ -14,6 +14,7 @@ from ruclevr import __version__
 from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, run_cli
 from ruclevr.io import remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_info, checked_items
+from render.farm import add_text_farm_arguments, run_text_stage
 from render.shards import SHARD_SPEC_HELP, Shard, parse_shard, shard_outputs, sharded_path
 
 from questions.families import families_digest, family_files, load_families
@@ -78,12 +79,16 @@ def generation_parser() -> ArgumentParser:
         "writes OUT.shard-I-of-N.json; 'python -m questions merge --out OUT' then writes OUT, the same bytes as one run.",
     )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output (and any stopped run's checkpoints).")
+    add_text_farm_arguments(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar.")
     return parser
 
 
 def generate_command(argv: Sequence[str]) -> int:
     args = generation_parser().parse_args(argv)
+    on_ray = run_text_stage(args, argv, "questions", PROG)
+    if on_ray is not None:
+        return on_ray
     families = _load_families(args.families)
     scene_count, scenes_info = check_scenes(args.scenes)
     settings = Settings(seed=args.seed, per_image=args.per_image, budget=args.budget, split_repeats=args.split_repeats,

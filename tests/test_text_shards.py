@@ -143,3 +143,14 @@ def test_killed_streaming_filter_run_resumes_to_identical_files(single, tmp_path
     assert filter_main(argv) == 0
     for name in FILES:
         assert (tmp_path / name).read_bytes() == (single / "f" / name).read_bytes(), name
+
+
+def test_ray_runs_the_shards_and_merges_them_into_the_bytes_of_one_run(single, tmp_path, capsys):
+    pytest.importorskip("ray")
+    out = tmp_path / "ru.json"
+    assert translate_main(["--questions", str(single / "q.json"), "--out", str(out), "--quiet",
+                           "--executor", "ray", "--shards", "3"]) == 0
+    assert sorted(path.name for path in tmp_path.glob("ru.shard-*.json")) == [f"ru.shard-{i}-of-3.json" for i in range(3)]
+    assert out.read_bytes() == (single / "ru.json").read_bytes()  # the same input path, so the same bytes
+    assert translate_main(["--questions", str(single / "q.json"), "--out", str(out), "--shards", "3"]) == 2
+    assert "--address and --shards need --executor ray" in capsys.readouterr().err

@@ -34,6 +34,7 @@ from ruclevr.cli import (
     positive_int,
     run_cli,
 )
+from render.farm import add_text_farm_arguments, run_text_stage
 from render.shards import SHARD_SPEC_HELP, parse_shard, scene_block_positions, shard_outputs, sharded_path
 from ruclevr.io import remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_info, checked_items
@@ -125,12 +126,16 @@ def build_parser() -> ArgumentParser:
     parser.add_argument(
         "--overwrite", action="store_true", help="replace an --out made from other input or settings, and its progress"
     )
+    add_text_farm_arguments(parser)
     return parser
 
 
 def translate_questions(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     check_backend_options(args)
+    on_ray = run_text_stage(args, argv or [], "translate", PROG)
+    if on_ray is not None:
+        return on_ray
     sha256 = input_sha256(args.questions)
     translator = translator_name(args)
     fingerprint = run_fingerprint(sha256, translator, args)
