@@ -305,6 +305,14 @@ class MemoryWatch:
         self.peak = max(self.peak, total)
 
 
+def one_step(name: str, run: Callable[[], str]) -> str:
+    """A stage done in one step, with its own progress line."""
+    with tqdm(total=1, desc=name, unit="step", dynamic_ncols=True) as bar:
+        status = run()
+        bar.update(1)
+    return status
+
+
 class StageFailed(Exception):
     def __init__(self, stage: str, status: int, detail: str = "") -> None:
         self.stage = stage
@@ -421,10 +429,7 @@ class Build:
         return "ran"
 
     def export(self) -> str:
-        with tqdm(total=1, desc="export", unit="step", dynamic_ncols=True) as bar:
-            status = self._export()
-            bar.update(1)
-        return status
+        return one_step("export", self._export)
 
     def _export(self) -> str:
         settings = ExportSettings(self.settings.shots, self.settings.seed, InstructionTemplate.from_file(self.settings.prompt))
@@ -441,10 +446,7 @@ class Build:
         return "ran"
 
     def hf_copy(self) -> str:
-        with tqdm(total=1, desc="hf", unit="step", dynamic_ncols=True) as bar:
-            status = self._hf_copy()
-            bar.update(1)
-        return status
+        return one_step("hf", self._hf_copy)
 
     def _hf_copy(self) -> str:
         fresh = is_fresh(self.paths.card, [self.paths.mera]) and is_fresh(self.paths.stats, [self.paths.mera])

@@ -11,7 +11,7 @@ from filter.backends import BACKENDS, make_scorer
 from filter.pipeline import BatchFailures, FilterJob, merge_shards, run_filter
 from filter.rucola import DEFAULT_MAX_LENGTH, DEFAULT_MODEL, DEVICES, RucolaOptions
 from render.farm import add_text_farm_arguments, run_text_stage
-from render.shards import SHARD_SPEC_HELP, parse_shard
+from render.shards import SHARD_SPEC_HELP, merge_target, parse_shard
 from ruclevr.cli import ArgumentParser, positive_int, probability, run_cli
 
 PROG = "python -m filter"
@@ -108,13 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def merge_main(argv: Sequence[str] | None) -> int:
-    parser = ArgumentParser(
-        prog=f"{PROG} merge",
-        description="Combine the files of python -m filter --shard I/N (OUT.shard-I-of-N.json, .rejected.jsonl, .report.json) "
-        "into OUT's: the same bytes as one run.",
-    )
-    parser.add_argument("--out", required=True, type=Path, help="the whole run's kept file; its shard files lie beside it")
-    args = parser.parse_args(argv)
-    result = merge_shards(args.out)
+    out = merge_target(argv, f"{PROG} merge", "of python -m filter --shard I/N (OUT.shard-I-of-N.json, .rejected.jsonl, .report.json)")
+    result = merge_shards(out)
     print(f"{PROG}: merged shards: kept {result.kept} of {result.total} questions -> {result.paths.kept}", file=sys.stderr)
     return 0

@@ -28,10 +28,10 @@ import ruclevr
 from filter.base import Scorer, Verdict
 from filter.report import Summary
 from filter.score_cache import ScoreCache
-from render.shards import Shard, scene_block_positions, shard_outputs, sharded_path
+from render.shards import Shard, consecutive_shards, scene_block_positions, sharded_path
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_open, atomic_write_json, remove_temporaries_of
-from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_info, checked_items, input_document
+from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items, input_document
 
 MISSING = "missing"
 LOW_SCORE = "low_score"
@@ -278,14 +278,9 @@ def item_windows(document: JsonDocument, selected: range) -> Iterator[list[dict[
 def merge_shards(output: Path) -> FilterResult:
     """Write ``output``'s kept, rejected and report files from its shards' (see :func:`run_filter`)."""
     paths = OutputPaths.beside(output)
-    files = shard_outputs(paths.kept)
-    infos = [checked_info(JsonDocument(path, "questions"), str(path)) for path in files]
+    files, infos, _ = consecutive_shards(
+        paths.kept, "questions", lambda info: ({k: v for k, v in info.items() if k not in SHARDED_INFO}, info.get("shard", {})))
     common = {key: value for key, value in infos[0].items() if key not in SHARDED_INFO}
-    stop = 0
-    for path, info in zip(files, infos):
-        if {key: value for key, value in info.items() if key not in SHARDED_INFO} != common or info["shard"]["first"] != stop:
-            raise UsageError(f"{path} is not the next shard of the run of {files[0]}")
-        stop = info["shard"]["stop"]
     remove_own_temporaries(paths)
     summary = Summary(is_kept)
     with DocumentWriter(paths.kept, "questions") as kept:

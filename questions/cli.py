@@ -13,9 +13,9 @@ from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from ruclevr import __version__
 from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, run_cli
 from ruclevr.io import remove_temporaries_of
-from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_info, checked_items
+from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items
 from render.farm import add_text_farm_arguments, run_text_stage
-from render.shards import SHARD_SPEC_HELP, Shard, parse_shard, shard_outputs, sharded_path
+from render.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path
 
 from questions.families import families_digest, family_files, load_families
 from questions.generate import CHUNK_SCENES, ResumeMismatch, SceneFailed, Settings, SplitWideUnique, generate_chunks
@@ -162,27 +162,14 @@ def write_shard(out: Path, record: Mapping[str, Any], chunks: Iterable[list[dict
 
 
 def merge_command(argv: Sequence[str]) -> int:
-    parser = ArgumentParser(
-        prog=f"python -m {PROG} merge",
-        description="Combine the shard files OUT.shard-I-of-N.json written by python -m questions --shard I/N into OUT: "
-        "the same bytes as one run over all scenes.",
-    )
-    parser.add_argument("--out", required=True, type=Path, help="questions.json of the whole run; its shard files lie beside it")
-    args = parser.parse_args(argv)
-    files = shard_outputs(args.out)
-    infos = [checked_info(JsonDocument(path, "questions"), str(path)) for path in files]
+    out = merge_target(argv, f"python -m {PROG} merge", "OUT.shard-I-of-N.json written by python -m questions --shard I/N")
+    files, infos, stop = consecutive_shards(
+        out, "questions", lambda info: ({k: v for k, v in info.items() if k not in SHARD_KEYS}, info.get("shard", {})))
     record = {key: value for key, value in infos[0].items() if key not in SHARD_KEYS}
-    stop = 0
-    for path, info in zip(files, infos):
-        if {key: value for key, value in info.items() if key not in SHARD_KEYS} != record:
-            raise UsageError(f"{path} was made with other settings or scenes than {files[0]}")
-        if info.get("shard", {}).get("first") != stop:
-            raise UsageError(f"{path} does not start where the shard before it stopped (scene {stop})")
-        stop = info["shard"]["stop"]
     settings = Settings(**{name: record[name] for name in ("seed", "per_image", "budget", "family_steps", "tries", "split_repeats", "balance_block")})
     questions = (question for path in files for question in checked_items(JsonDocument(path, "questions"), str(path)))
-    info = write_questions(args.out, record, settings, questions, stop)
-    print(f"{PROG}: merged {len(files)} shards: {info['question_count']} questions for {stop} scenes in {args.out}", file=sys.stderr)
+    info = write_questions(out, record, settings, questions, stop)
+    print(f"{PROG}: merged {len(files)} shards: {info['question_count']} questions for {stop} scenes in {out}", file=sys.stderr)
     return 0
 
 

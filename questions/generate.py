@@ -244,23 +244,10 @@ class ResumeMismatch(ValueError):
         super().__init__(f"{folder} holds a stopped run made with other settings; pass --overwrite to start over")
 
 
-def generate(
-    scenes: Sequence[Mapping[str, Any]],
-    families: Mapping[str, Family],
-    settings: Settings,
-    *,
-    run_record: Mapping[str, Any] | None = None,
-    checkpoint_dir: Path | None = None,
-    chunk_scenes: int = CHUNK_SCENES,
-    on_chunk: Callable[[int], None] | None = None,
-    on_scene: Callable[[int, list[dict[str, Any]]], None] | None = None,
-    progress: bool = True,
-) -> list[dict[str, Any]]:
-    """Questions for all scenes, in scene order, as a list (for small runs and tests; see :func:`generate_chunks`)."""
-    chunks = generate_chunks(
-        scenes, families, settings, positions=range(len(scenes)), run_record=run_record, checkpoint_dir=checkpoint_dir,
-        chunk_scenes=chunk_scenes, on_chunk=on_chunk, on_scene=on_scene, progress=progress,
-    )
+def generate(scenes: Sequence[Mapping[str, Any]], families: Mapping[str, Family], settings: Settings, **options: Any) -> list[dict[str, Any]]:
+    """Questions for all scenes, in scene order, numbered, as a list (for small runs and tests);
+    ``options`` are :func:`generate_chunks`'s keyword arguments but ``positions``."""
+    chunks = generate_chunks(scenes, families, settings, positions=range(len(scenes)), **options)
     return list(SplitWideUnique(settings).questions(question for chunk in chunks for question in chunk))
 
 

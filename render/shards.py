@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from render.outputs import OutputLayout
 from ruclevr.cli import UsageError
@@ -179,3 +179,32 @@ def scene_block_positions(shard: Shard, scene_starts: Sequence[int], count: int)
     start = scene_starts[scenes.start] if scenes.start < len(scene_starts) else count
     stop = scene_starts[scenes.stop] if scenes.stop < len(scene_starts) else count
     return range(start, stop)
+
+
+def merge_target(argv: Sequence[str] | None, prog: str, what: str) -> Path:
+    """``--out`` of a text stage's ``merge`` subcommand (``what``: the stage's shard files, for the help)."""
+    from ruclevr.cli import ArgumentParser
+
+    parser = ArgumentParser(prog=prog, description=f"Combine the shard files {what} into OUT: the same bytes as one run.")
+    parser.add_argument("--out", required=True, type=Path, help="the whole run's output; its shard files lie beside it")
+    return parser.parse_args(argv).out
+
+
+def consecutive_shards(out: Path, key: str, split_info: Callable[[dict], tuple[dict, dict]]) -> tuple[list[Path], list[dict], int]:
+    """The shard files of ``out``, their ``info``, and the end of the last one, checked to be shards
+    0 … N−1 of one run, each starting where the one before stopped. ``split_info(info)`` gives
+    (what every shard of the run shares, the shard's own ``{"first", "stop"}``)."""
+    from ruclevr.jsonstream import JsonDocument, checked_info
+
+    files = shard_outputs(out)
+    infos = [checked_info(JsonDocument(path, key), str(path)) for path in files]
+    common = split_info(infos[0])[0]
+    stop = 0
+    for path, info in zip(files, infos):
+        shared, own = split_info(info)
+        if shared != common:
+            raise UsageError(f"{path} was made with other settings or input than {files[0]}")
+        if own.get("first") != stop:
+            raise UsageError(f"{path} does not start where the shard before it stopped (at {stop})")
+        stop = own["stop"]
+    return files, infos, stop

@@ -35,9 +35,9 @@ from ruclevr.cli import (
     run_cli,
 )
 from render.farm import add_text_farm_arguments, run_text_stage
-from render.shards import SHARD_SPEC_HELP, parse_shard, scene_block_positions, shard_outputs, sharded_path
+from render.shards import SHARD_SPEC_HELP, consecutive_shards, merge_target, parse_shard, scene_block_positions, sharded_path
 from ruclevr.io import remove_temporaries_of
-from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_info, checked_items
+from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items
 from translate.answers import answer_to_russian
 from translate.base import Backend
 from translate.spelling import DEFAULT_YO_POLICY, YO_POLICIES, apply_yo_policy
@@ -555,31 +555,20 @@ SHARDED_KEYS = ("shard", "complete", "failed")
 
 
 def merge_command(argv: Sequence[str] | None) -> int:
-    parser = ArgumentParser(
-        prog=f"python -m {PROG} merge",
-        description="Combine OUT.shard-I-of-N.json written by python -m translate --shard I/N into OUT: the same bytes as one run.",
-    )
-    parser.add_argument("--out", required=True, type=Path, help="the whole run's output; its shard files lie beside it")
-    args = parser.parse_args(argv)
-    files = shard_outputs(args.out)
-    infos = [checked_info(JsonDocument(path, "questions"), str(path)) for path in files]
-    common = {key: value for key, value in infos[0].items() if key != "translate"}
-    settings = {key: value for key, value in (infos[0].get("translate") or {}).items() if key not in SHARDED_KEYS}
-    failed: list[Any] = []
-    stop = 0
-    for path, info in zip(files, infos):
+    out = merge_target(argv, f"python -m {PROG} merge", "OUT.shard-I-of-N.json written by python -m translate --shard I/N")
+
+    def split_info(info: dict) -> tuple[dict, dict]:
         own = dict(info.get("translate") or {})
-        same_run = {k: v for k, v in own.items() if k not in SHARDED_KEYS} == settings
-        same_input = {k: v for k, v in info.items() if k != "translate"} == common
-        if not (same_run and same_input and own.get("shard", {}).get("first") == stop):
-            raise UsageError(f"{path} is not the next shard of the run of {files[0]}")
-        failed += own.get("failed", [])
-        stop = own["shard"]["stop"]
-    settings.update(complete=not failed, failed=failed)
-    with DocumentWriter(args.out, "questions") as writer:
+        shared = {**info, "translate": {k: v for k, v in own.items() if k not in SHARDED_KEYS}}
+        return shared, own.get("shard", {})
+
+    files, infos, _ = consecutive_shards(out, "questions", split_info)
+    failed = [failure for info in infos for failure in info["translate"].get("failed", [])]
+    settings = {**split_info(infos[0])[0]["translate"], "complete": not failed, "failed": failed}
+    with DocumentWriter(out, "questions") as writer:
         for path in files:
             for item in checked_items(JsonDocument(path, "questions"), str(path)):
                 writer.write(item)
-        writer.finish({**common, "translate": settings})
-    print(f"{PROG}: merged {len(files)} shards: {writer.count} questions in {args.out}", file=sys.stderr)
+        writer.finish({**infos[0], "translate": settings})
+    print(f"{PROG}: merged {len(files)} shards: {writer.count} questions in {out}", file=sys.stderr)
     return EXIT_FAILURES if failed else 0
