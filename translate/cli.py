@@ -157,7 +157,7 @@ def translate_questions(argv: Sequence[str] | None) -> int:
     info = questions_info(document)
     try:
         with DocumentWriter(out, "questions") as writer:
-            for item in run.items(document, selected):
+            for item in run.items(document, selected, expected_count(info, selected)):
                 writer.write(item)
             settings = run_settings(args, translator, fingerprint, sha256, run.backend, run.failed)
             if shard:
@@ -190,11 +190,11 @@ class TranslationRun:
         self.failed: dict[int, str] = {}
         self.seen = 0
 
-    def items(self, document: JsonDocument, selected: range) -> Iterator[dict[str, Any]]:
+    def items(self, document: JsonDocument, selected: range, total: int | None) -> Iterator[dict[str, Any]]:
+        """The output items of ``selected`` (``total`` of them, when known: for the progress bar's ETA)."""
         args = self.args
         path = args.questions
         window: list[tuple[int, dict[str, Any]]] = []
-        total = None if selected.stop == sys.maxsize else len(selected)
         # The bar shows after a second: bad input is reported alone on stderr.
         with tqdm(total=total, desc=f"{PROG} ({args.backend})", unit="q", disable=args.quiet, delay=1) as bar:
             for index, question in enumerate(checked_questions(document, path)):
@@ -240,6 +240,15 @@ class TranslationRun:
             if self.args.overwrite:
                 self.progress_log.remove()  # only now: a backend that cannot start leaves the old progress alone
         return self.backend
+
+
+def expected_count(info: Mapping[str, Any], selected: range) -> int | None:
+    """How many questions the run will read: a shard's own count, else what the questions stage
+    recorded in ``info`` (for the progress bar only; None when unknown)."""
+    if selected.stop != sys.maxsize:
+        return len(selected)
+    recorded = info.get("question_count")
+    return recorded if isinstance(recorded, int) and not isinstance(recorded, bool) else None
 
 
 def russian_answer(index: int, question: Mapping[str, Any], yo_policy: str) -> str:
