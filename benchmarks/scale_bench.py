@@ -149,7 +149,8 @@ def verdicts(results: list[dict[str, object]]) -> list[str]:
                      f"(target <= {GROWTH_TARGET}); peak RSS {rss:.2f} GB (target <= {RSS_TARGET_GB})")
     lines.append(f"questions: {last['questions']['cpu_ms_per_scene']:.2f} CPU ms per scene at {last['scenes']:,} scenes "
                  f"(target <= {QUESTIONS_TARGET_MS_PER_SCENE})")
-    lines.append(f"translate: {last['translate']['questions_per_s']:,.0f} questions/s end to end (wall) at {last['scenes']:,} scenes "
+    lines.append(f"translate: {last['translate']['questions_per_s']:,.0f} questions/s end to end (wall), "
+                 f"{1000 / last['translate']['cpu_ms_per_question']:,.0f} per CPU-second, at {last['scenes']:,} scenes "
                  f"(target >= {TRANSLATE_TARGET_PER_S:,})")
     return lines
 
