@@ -61,8 +61,9 @@ def generation_parser() -> ArgumentParser:
     )
     parser.add_argument(
         "--split-repeats", type=non_negative_int, default=Settings.split_repeats,
-        help="how many images of one split may get the same question (same program or same normalised text); 0 = no limit "
-        f"(default {Settings.split_repeats}: every question of a split is different).",
+        help="how many images of one split may get the same question (same program or same normalised text), within a "
+        "balance block (across blocks too with --unique-across-blocks); 0 = no limit "
+        f"(default {Settings.split_repeats}: every question of a block is different).",
     )
     parser.add_argument(
         "--checkpoint-every", type=positive_int, default=CHUNK_SCENES,
@@ -70,8 +71,13 @@ def generation_parser() -> ArgumentParser:
     )
     parser.add_argument(
         "--balance-block", type=positive_int, default=Settings.balance_block,
-        help="scenes whose answers are balanced together; each block is made on its own, and repeats across blocks are "
-        f"dropped when the file is written (default {Settings.balance_block}).",
+        help="scenes whose answers are balanced together and within which --split-repeats holds; each block is made on its own "
+        f"(default {Settings.balance_block}).",
+    )
+    parser.add_argument(
+        "--unique-across-blocks", action="store_true",
+        help="hold --split-repeats across balance blocks too: a question an earlier block asked is dropped when the file is "
+        "written (fewer questions, since a block cannot ask another instead).",
     )
     parser.add_argument(
         "--shard", default=None, metavar="SPEC",
@@ -92,7 +98,7 @@ def generate_command(argv: Sequence[str]) -> int:
     families = _load_families(args.families)
     scene_count, scenes_info = check_scenes(args.scenes)
     settings = Settings(seed=args.seed, per_image=args.per_image, budget=args.budget, split_repeats=args.split_repeats,
-                        balance_block=args.balance_block)
+                        balance_block=args.balance_block, unique_across_blocks=args.unique_across_blocks)
     record = run_record(args, settings, families, scenes_info)
     shard = parse_shard(args.shard, os.environ) if args.shard is not None else None
     positions = shard_positions(shard, scene_count, settings.balance_block) if shard else range(scene_count)
@@ -166,7 +172,7 @@ def merge_command(argv: Sequence[str]) -> int:
     files, infos, stop = consecutive_shards(
         out, "questions", lambda info: ({k: v for k, v in info.items() if k not in SHARD_KEYS}, info.get("shard", {})))
     record = {key: value for key, value in infos[0].items() if key not in SHARD_KEYS}
-    settings = Settings(**{name: record[name] for name in ("seed", "per_image", "budget", "family_steps", "tries", "split_repeats", "balance_block")})
+    settings = Settings(**{name: record[name] for name in ("seed", "per_image", "budget", "family_steps", "tries", "split_repeats", "balance_block", "unique_across_blocks")})
     questions = (question for path in files for question in checked_items(JsonDocument(path, "questions"), str(path)))
     info = write_questions(out, record, settings, questions, stop)
     print(f"{PROG}: merged {len(files)} shards: {info['question_count']} questions for {stop} scenes in {out}", file=sys.stderr)
@@ -196,6 +202,7 @@ def run_record(args: Any, settings: Settings, families: dict, scenes_info: Any) 
         "tries": settings.tries,
         "split_repeats": settings.split_repeats,
         "balance_block": settings.balance_block,
+        "unique_across_blocks": settings.unique_across_blocks,
         "families": "builtin" if args.families is None else str(args.families),
         "families_digest": families_digest(args.families),
         "family_count": len(families),

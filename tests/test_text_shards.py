@@ -14,6 +14,7 @@ from render.cli import main as render_main
 from translate.cli import main as translate_main
 
 SCENES = 23  # 3, 4 and 5 shards do not divide it, nor the balance blocks of 4
+BLOCKS = ("--balance-block", "4", "--unique-across-blocks")  # blocks of 4 scenes, no question asked twice across them
 FILES = ("kept.json", "kept.rejected.jsonl", "kept.report.json")
 
 
@@ -31,7 +32,7 @@ def scenes(tmp_path_factory):
 def single(scenes, tmp_path_factory):
     """One unsharded run of each stage; the filter's input has a few broken questions so that it rejects some."""
     folder = tmp_path_factory.mktemp("single")
-    assert questions_main(["--scenes", str(scenes), "--out", str(folder / "q.json"), "--balance-block", "4", "--quiet"]) == 0
+    assert questions_main(["--scenes", str(scenes), "--out", str(folder / "q.json"), *BLOCKS, "--quiet"]) == 0
     assert translate_main(["--questions", str(folder / "q.json"), "--out", str(folder / "ru.json"), "--quiet"]) == 0
     document = json.loads((folder / "ru.json").read_text(encoding="utf-8"))
     for item in document["questions"][::17]:
@@ -42,10 +43,17 @@ def single(scenes, tmp_path_factory):
     return folder
 
 
-def test_a_small_block_run_drops_repeats_across_blocks_and_numbers_from_zero(single):
+def test_blocks_hold_split_repeats_within_themselves_or_across_them_and_number_from_zero(scenes, single, tmp_path):
+    assert questions_main(["--scenes", str(scenes), "--out", str(tmp_path / "q.json"), "--balance-block", "4", "--quiet"]) == 0
+    within = json.loads((tmp_path / "q.json").read_text(encoding="utf-8"))
+    assert within["info"]["question_count"] == 10 * SCENES and within["info"]["repeats_dropped"] == 0
+    assert [q["question_index"] for q in within["questions"]] == list(range(10 * SCENES))
+    for block in range(0, SCENES, 4):
+        texts = [q["question"] for q in within["questions"] if block <= q["image_index"] < block + 4]
+        assert len(set(texts)) == len(texts) == 10 * min(4, SCENES - block)
     document = json.loads((single / "q.json").read_text(encoding="utf-8"))
     info, items = document["info"], document["questions"]
-    assert info["balance_block"] == 4 and info["scene_count"] == SCENES
+    assert info["balance_block"] == 4 and info["scene_count"] == SCENES and info["unique_across_blocks"] is True
     assert [q["question_index"] for q in items] == list(range(len(items))) == list(range(info["question_count"]))
     assert len({q["question"] for q in items}) == len(items)  # split_repeats 1: every question of the split differs
     assert info["question_count"] + info["repeats_dropped"] <= 10 * SCENES
@@ -55,7 +63,7 @@ def test_a_small_block_run_drops_repeats_across_blocks_and_numbers_from_zero(sin
 def test_sharded_stages_merge_to_the_bytes_of_one_run(scenes, single, tmp_path, count):
     out = tmp_path / "q.json"
     for index in range(count):
-        assert questions_main(["--scenes", str(scenes), "--out", str(out), "--balance-block", "4", "--quiet",
+        assert questions_main(["--scenes", str(scenes), "--out", str(out), *BLOCKS, "--quiet",
                                "--shard", f"{index}/{count}"]) == 0
     assert questions_main(["merge", "--out", str(out)]) == 0
     assert out.read_bytes() == (single / "q.json").read_bytes()
@@ -114,7 +122,7 @@ def test_killed_streaming_questions_run_resumes_to_identical_file(scenes, single
         return saved(*args, **kwargs)
 
     monkeypatch.setattr(questions.generate, "_save_chunk", killed_on_the_third_chunk)
-    argv = ["--scenes", str(scenes), "--out", str(out), "--balance-block", "4", "--checkpoint-every", "3", "--quiet"]
+    argv = ["--scenes", str(scenes), "--out", str(out), *BLOCKS, "--checkpoint-every", "3", "--quiet"]
     assert questions_main(argv) == 130
     assert not out.exists() and not list(tmp_path.glob(".*.tmp"))
     assert len(list((tmp_path / "q.json.partial").glob("scenes_*.json"))) == 2
