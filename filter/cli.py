@@ -13,6 +13,7 @@ from filter.rucola import DEFAULT_MAX_LENGTH, DEFAULT_MODEL, DEVICES, RucolaOpti
 from render.farm import add_text_farm_arguments, run_text_stage
 from render.shards import SHARD_SPEC_HELP, merge_target, parse_shard
 from ruclevr.cli import ArgumentParser, positive_int, probability, run_cli
+from ruclevr.paths import check_output_location
 
 PROG = "python -m filter"
 
@@ -70,6 +71,7 @@ def build_parser() -> ArgumentParser:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    check_output_location(args.out, "file", "--out")
     on_ray = run_text_stage(args, argv or [], "filter", PROG)
     if on_ray is not None:
         return on_ray

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 import os
 import shutil
 import sys
@@ -16,6 +17,7 @@ from ruclevr.io import remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items
 from render.farm import add_text_farm_arguments, run_text_stage
 from render.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path
+from ruclevr.paths import check_output_location
 
 from questions.families import families_digest, family_files, load_families
 from questions.generate import CHUNK_SCENES, ResumeMismatch, SceneFailed, Settings, SplitWideUnique, generate_chunks
@@ -92,6 +94,7 @@ def generation_parser() -> ArgumentParser:
 
 def generate_command(argv: Sequence[str]) -> int:
     args = generation_parser().parse_args(argv)
+    check_output_location(args.out, "file", "--out")
     on_ray = run_text_stage(args, argv, "questions", PROG)
     if on_ray is not None:
         return on_ray
@@ -115,16 +118,18 @@ def generate_command(argv: Sequence[str]) -> int:
     if args.overwrite and checkpoints.exists():
         shutil.rmtree(checkpoints)
     remove_temporaries_of(out)  # only its own: shards of the run may be writing beside it
+    refusals: Counter[str] = Counter()
     chunks = generate_chunks(
         checked_items(JsonDocument(args.scenes, "scenes"), f"--scenes: {args.scenes}"), families, settings,
         positions=positions, run_record=file_record, checkpoint_dir=checkpoints, chunk_scenes=args.checkpoint_every,
-        progress=not args.quiet,
+        progress=not args.quiet, refusals=refusals,
     )
     try:
         if shard:
-            info = write_shard(out, file_record, chunks, len(positions))
+            info = write_shard(out, file_record, chunks, len(positions), refusals)
         else:
-            info = write_questions(out, record, settings, (question for chunk in chunks for question in chunk), scene_count)
+            questions = (question for chunk in chunks for question in chunk)
+            info = write_questions(out, record, settings, questions, scene_count, refusals)
     except ResumeMismatch as error:
         raise UsageError(str(error)) from None
     except SceneFailed as error:
@@ -144,25 +149,33 @@ def shard_positions(shard: Shard, scene_count: int, balance_block: int) -> range
     return range(min(blocks.start * balance_block, scene_count), min(blocks.stop * balance_block, scene_count))
 
 
-def write_questions(out: Path, record: Mapping[str, Any], settings: Settings, questions: Iterable[dict[str, Any]], scene_count: int) -> dict[str, Any]:
-    """questions.json from the run's questions in scene order (one run's, or its shards' one after another); return its info."""
+def write_questions(
+    out: Path, record: Mapping[str, Any], settings: Settings, questions: Iterable[dict[str, Any]], scene_count: int,
+    refusals: Counter[str],
+) -> dict[str, Any]:
+    """questions.json from the run's questions in scene order (one run's, or its shards' one after
+    another), and ``refusals`` (complete once ``questions`` is); return its info."""
     unique = SplitWideUnique(settings)
     with DocumentWriter(out, "questions") as writer:
         for question in unique.questions(questions):
             writer.write(question)
         info = {**record, "scene_count": scene_count, "question_count": unique.kept,
-                "scenes_with_fewer_questions": scene_count - unique.full_scenes, "repeats_dropped": unique.dropped}
+                "scenes_with_fewer_questions": scene_count - unique.full_scenes,
+                "refused_realisations": dict(sorted(refusals.items())), "repeats_dropped": unique.dropped}
         writer.finish(info)
     return info
 
 
-def write_shard(out: Path, record: Mapping[str, Any], chunks: Iterable[list[dict[str, Any]]], scene_count: int) -> dict[str, Any]:
+def write_shard(
+    out: Path, record: Mapping[str, Any], chunks: Iterable[list[dict[str, Any]]], scene_count: int, refusals: Counter[str]
+) -> dict[str, Any]:
     """A shard's questions as made (numbered within each balance block, repeats across blocks not yet dropped)."""
     with DocumentWriter(out, "questions") as writer:
         for chunk in chunks:
             for question in chunk:
                 writer.write(question)
-        info = {**record, "scene_count": scene_count, "question_count": writer.count}
+        info = {**record, "scene_count": scene_count, "question_count": writer.count,
+                "refused_realisations": dict(sorted(refusals.items()))}
         writer.finish(info)
     return info
 
@@ -174,13 +187,14 @@ def merge_command(argv: Sequence[str]) -> int:
     record = {key: value for key, value in infos[0].items() if key not in SHARD_KEYS}
     settings = Settings(**{name: record[name] for name in ("seed", "per_image", "budget", "family_steps", "tries", "split_repeats", "balance_block", "unique_across_blocks")})
     questions = (question for path in files for question in checked_items(JsonDocument(path, "questions"), str(path)))
-    info = write_questions(out, record, settings, questions, stop)
+    refusals = sum((Counter(info.get("refused_realisations", {})) for info in infos), Counter())
+    info = write_questions(out, record, settings, questions, stop, refusals)
     print(f"{PROG}: merged {len(files)} shards: {info['question_count']} questions for {stop} scenes in {out}", file=sys.stderr)
     return 0
 
 
 #: What a shard's info has beyond the run's record.
-SHARD_KEYS = ("shard", "scene_count", "question_count")
+SHARD_KEYS = ("shard", "scene_count", "question_count", "refused_realisations")
 
 
 def _load_families(directory: Path | None) -> dict:
@@ -222,7 +236,7 @@ def _existing_record(path: Path) -> dict[str, Any] | None:
         info = JsonDocument(path, "questions").info()
     except (OSError, ValueError):
         return None
-    keys = ("scene_count", "question_count", "scenes_with_fewer_questions", "repeats_dropped")
+    keys = ("scene_count", "question_count", "scenes_with_fewer_questions", "refused_realisations", "repeats_dropped")
     return {key: value for key, value in info.items() if key not in keys}
 
 

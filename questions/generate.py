@@ -29,8 +29,9 @@ from questions.family import Family
 from questions.functions import BOOL, INTEGER
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
-from questions.search import Candidate, Plan, SceneSearch, expand_program, parameter_values
-from questions.text import normalise_text, realise_english
+from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, admitted, structure_of, unsafe_readings
+from questions.search import Candidate, Plan, SceneSearch, choices_of, expand_program, expand_program_positions, parameter_values
+from questions.text import english_readings, normalise_text, realise_english, without_other
 
 #: Mixed into each scene's seed so the question stage never shares random numbers with rendering.
 STAGE = 3
@@ -86,9 +87,12 @@ def text_key(question: str) -> bytes:
 class RunState:
     """What earlier scenes decided that later ones must know."""
 
-    def __init__(self) -> None:
+    def __init__(self, refusals: Counter[str] | None = None) -> None:
         self.family_uses: Counter[str] = Counter()
         self.family_misses: Counter[str] = Counter()  # scenes where a family was tried and gave nothing
+        # "family en template": realisations refused by the reading check; counted over the run
+        # (one Counter shared by every block's state), they decide nothing
+        self.refusals: Counter[str] = Counter() if refusals is None else refusals
         self.answers: dict[str, Counter[str]] = defaultdict(Counter)
         self.split_programs: dict[str, Counter[bytes]] = defaultdict(Counter)
         self.split_texts: dict[str, Counter[bytes]] = defaultdict(Counter)
@@ -162,7 +166,9 @@ class QuestionMaker:
         if answer is None:
             return None
         candidate, program, key = options[answer]
-        question = self._question(scene, plan, candidate, program, state.next_index, stream)
+        question = self._question(scene, plan, candidate, program, state, search)
+        if question is None:
+            return None
         words = text_key(question["question"])
         if words in seen_here or self._repeated(state.split_texts[split], words):
             return None
@@ -203,12 +209,18 @@ class QuestionMaker:
     def _repeated(self, counts: Counter[bytes], key: bytes) -> bool:
         return self.settings.split_repeats > 0 and counts[key] >= self.settings.split_repeats
 
-    def _question(self, scene: Mapping[str, Any], plan: Plan, candidate: Candidate, program: list, index: int, stream: RandomStream) -> dict[str, Any]:
-        family = plan.family
+    def _question(
+        self, scene: Mapping[str, Any], plan: Plan, candidate: Candidate, program: list, state: RunState, search: SceneSearch
+    ) -> dict[str, Any] | None:
+        """The question record, or None when every English template admits a reading with another answer."""
+        family, stream, index = plan.family, search.stream, state.next_index
         params = parameter_values(plan, candidate.choices)
-        templates = family.text["en"]
-        template_index = stream.below(len(templates))
-        text = realise_english(templates[template_index], params, family.params, self.vocabulary, stream)
+        unsafe = unsafe_readings(family, params, search.scene, expand_family)
+        first = stream.below(len(family.text["en"]))
+        chosen = readable_english(family, params, unsafe, self.vocabulary, stream, first, state.refusals)
+        if chosen is None:
+            return None
+        template_index, text = chosen
         return {
             "split": scene["split"],
             "image_index": scene["image_index"],
@@ -223,7 +235,55 @@ class QuestionMaker:
             "question_type": plan.question_type,
             "template_index": template_index,
             "params": params,
+            UNSAFE_FIELD: unsafe,
         }
+
+def readable_english(
+    family: Family,
+    params: Mapping[str, str],
+    unsafe: Sequence[str],
+    vocabulary: Any,
+    stream: RandomStream,
+    first: int,
+    refusals: Counter[str],
+) -> tuple[int, str] | None:
+    """The English question from the first template, from ``first`` on, whose text admits no
+    reading in ``unsafe`` (:mod:`questions.readings`); "other"/"another" are dropped where the
+    anchor cannot be the described object. None when every template admits one.
+
+    ``refusals`` counts, per template ("<family> en <index>"), the refusals after which another
+    template was used, and under "<family> en all" the questions no template could say with one
+    reading.
+    """
+    structure = structure_of(family)
+    templates = family.text["en"]
+    refused = []
+    for step in range(len(templates)):
+        template_index = (first + step) % len(templates)
+        template = templates[template_index]
+        if structure.same_anchor and not any(f"self:{phrase}" in unsafe for phrase in structure.same_anchor):
+            template = without_other(template)
+        readings = list(english_readings(template, family.params, structure))
+        text = realise_english(template, params, family.params, vocabulary, stream, structure, readings)
+        if admitted(readings, unsafe):
+            refused.append(template_index)
+            continue
+        refusals.update(f"{family.id} en {index}" for index in refused)
+        return template_index, text
+    refusals[f"{family.id} en {NO_TEMPLATE}"] += 1
+    return None
+
+
+_PLANS: dict[tuple[str, tuple[Any, ...]], Plan] = {}
+
+
+def expand_family(family: Family, params: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[int]]:
+    """The release-form program of ``family`` (its program possibly edited) with ``params``."""
+    key = (family.id, family.program)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS[key] = Plan.of(family)
+    return expand_program_positions(plan, choices_of(plan, params))
 
 
 # -- a run over many scenes, with checkpoints --------------------------------------------------
@@ -264,6 +324,7 @@ def generate_chunks(
     on_chunk: Callable[[int], None] | None = None,
     on_scene: Callable[[int, list[dict[str, Any]]], None] | None = None,
     progress: bool = True,
+    refusals: Counter[str] | None = None,
 ) -> Iterator[list[dict[str, Any]]]:
     """The questions of the scenes at ``positions`` (of the ``scenes`` stream), one chunk of scenes at a time.
 
@@ -277,12 +338,15 @@ def generate_chunks(
     with the same ``run_record`` yields the saved chunks (read back one at a time) and continues
     after the last one. ``on_chunk(scenes_done)`` is called after each chunk is saved,
     ``on_scene(position, questions)`` after each scene (the benchmark times scenes with it).
+    ``refusals`` receives the English realisations the reading check refused, by "family en
+    template", over all blocks (saved with each chunk, so a resumed run counts them all too).
     """
     maker = QuestionMaker(families, settings)
     start = positions.start
-    state = RunState()
+    run_refusals: Counter[str] = Counter()  # shared by every block's state: counted over the run
+    state = RunState(run_refusals)
     if checkpoint_dir is not None:
-        start, state = yield from _saved_chunks(checkpoint_dir, run_record or {}, positions, settings.balance_block)
+        start, state = yield from _saved_chunks(checkpoint_dir, run_record or {}, positions, settings.balance_block, run_refusals)
     pending: list[dict[str, Any]] = []
     chunk_start = start
     _settle_long_lived_objects()
@@ -294,7 +358,7 @@ def generate_chunks(
                 if position >= positions.stop:
                     break
                 if position % settings.balance_block == 0:
-                    state = RunState()
+                    state = RunState(run_refusals)
                 try:
                     made = maker.questions_for_scene(scene, state)
                 except Exception as error:  # a bug, not bad input (scenes are checked before the run)
@@ -318,6 +382,8 @@ def generate_chunks(
         gc.unfreeze()
     if pending:
         yield pending
+    if refusals is not None:
+        refusals.update(run_refusals)
 
 
 def _settle_long_lived_objects() -> None:
@@ -332,15 +398,19 @@ def _settle_long_lived_objects() -> None:
 
 
 def _save_chunk(folder: Path, start: int, end: int, questions: list[dict[str, Any]], state: RunState) -> None:
-    chunk = {"start": start, "end": end, "family_misses": dict(sorted(state.family_misses.items())), "questions": questions}
+    chunk = {
+        "start": start, "end": end, "family_misses": dict(sorted(state.family_misses.items())),
+        "refusals": dict(sorted(state.refusals.items())), "questions": questions,
+    }
     atomic_write_json(folder / f"scenes_{start:08d}_{end:08d}.json", chunk, indent=None)
 
 
 def _saved_chunks(
-    folder: Path, run_record: Mapping[str, Any], positions: range, balance_block: int
+    folder: Path, run_record: Mapping[str, Any], positions: range, balance_block: int, refusals: Counter[str]
 ) -> Generator[list[dict[str, Any]], None, tuple[int, RunState]]:
     """Yield the saved chunks' questions in order; return the position to continue from and the
-    run state of its block, rebuilt from the saved chunks of that block."""
+    run state of its block, rebuilt from the saved chunks of that block (``refusals``: the run's
+    counts so far, restored)."""
     folder.mkdir(parents=True, exist_ok=True)
     run_file = folder / RUN_FILE
     if run_file.exists():
@@ -349,20 +419,22 @@ def _saved_chunks(
     else:
         atomic_write_json(run_file, dict(run_record))
     position = positions.start
-    state = RunState()
+    state = RunState(refusals)
     for chunk_file in sorted(folder.glob("scenes_*.json")):
         chunk = read_json(chunk_file)
         if chunk["start"] != position:
             break  # atomic writes leave no gaps; stop at one rather than guess
         if chunk["start"] % balance_block == 0:
-            state = RunState()
+            state = RunState(refusals)
         for question in chunk["questions"]:
             state.record(question)
         state.family_misses = Counter(chunk["family_misses"])
+        refusals.clear()
+        refusals.update(chunk.get("refusals", {}))
         position = chunk["end"]
         yield chunk["questions"]
     if position % balance_block == 0:
-        state = RunState()
+        state = RunState(refusals)
     return position, state
 
 

@@ -18,6 +18,7 @@ import os
 import shutil
 import sys
 from array import array
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
@@ -38,6 +39,7 @@ from render.farm import add_text_farm_arguments, run_text_stage
 from render.shards import SHARD_SPEC_HELP, consecutive_shards, merge_target, parse_shard, scene_block_positions, sharded_path
 from ruclevr.io import remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items
+from ruclevr.paths import check_output_location
 from translate.answers import answer_to_russian
 from translate.base import Backend
 from translate.spelling import DEFAULT_YO_POLICY, YO_POLICIES, apply_yo_policy
@@ -132,6 +134,7 @@ def build_parser() -> ArgumentParser:
 
 def translate_questions(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    check_output_location(args.out, "file", "--out")
     check_backend_options(args)
     on_ray = run_text_stage(args, argv or [], "translate", PROG)
     if on_ray is not None:
@@ -472,6 +475,8 @@ def run_settings(
         "seed": args.seed,
         "batch_size": args.batch_size,
         "backend_settings": backend.settings() if backend is not None and hasattr(backend, "settings") else None,
+        # native: reading-check refusals by "family ru template" among this run's realisations
+        "refused_realisations": dict(sorted(getattr(backend, "refusals", {}).items())),
         "fingerprint": fingerprint,
         "complete": not failed,
         "failed": [{"index": index, "reason": failed[index]} for index in sorted(failed)],
@@ -560,7 +565,8 @@ class Progress:
         return sorted(self.folder.glob("pass_[0-9][0-9][0-9][0-9][0-9][0-9].jsonl")) if self.folder.is_dir() else []
 
 
-SHARDED_KEYS = ("shard", "complete", "failed")
+#: What each shard's info.translate has of its own; merge drops the first and sums the others.
+SHARDED_KEYS = ("shard", "complete", "failed", "refused_realisations")
 
 
 def merge_command(argv: Sequence[str] | None) -> int:
@@ -573,7 +579,9 @@ def merge_command(argv: Sequence[str] | None) -> int:
 
     files, infos, _ = consecutive_shards(out, "questions", split_info)
     failed = [failure for info in infos for failure in info["translate"].get("failed", [])]
-    settings = {**split_info(infos[0])[0]["translate"], "complete": not failed, "failed": failed}
+    refusals = sum((Counter(info["translate"].get("refused_realisations", {})) for info in infos), Counter())
+    summed = {"complete": not failed, "failed": failed, "refused_realisations": dict(sorted(refusals.items()))}
+    settings = {key: summed.get(key, value) for key, value in infos[0]["translate"].items() if key != "shard"}
     with DocumentWriter(out, "questions") as writer:
         for path in files:
             for item in checked_items(JsonDocument(path, "questions"), str(path)):
