@@ -7,7 +7,7 @@ Each stage reads the previous stage's file and writes its own under ``DATA/``::
     DATA/questions.json              questions
     DATA/questions_ru.json           translate
     DATA/questions_ru_kept.json      filter (+ .rejected.jsonl, .report.json)
-    DATA/mera/ruclevr.json, samples/ export: MERA items
+    DATA/mera/                       export: shots.json, test.json, provenance.json, samples/
     DATA/hf/README.md, data/*.parquet the Hugging Face copy and its card
     DATA/hf/plots/*.png              answer, objects-per-scene and score plots (linked from the card)
     DATA/stats.json                  statistics
@@ -34,7 +34,7 @@ from typing import Any, Callable, Mapping, Sequence
 import yaml
 from tqdm import tqdm
 
-from dataset.document import load_document
+from dataset.document import PROVENANCE_NAME, load_document
 from dataset.export import ExportSettings, export_dataset
 from dataset.hf import write_hf_copy
 from dataset.layout import QuestionStageFiles
@@ -68,7 +68,8 @@ class BuildPaths(QuestionStageFiles):
 
     @property
     def mera(self) -> Path:
-        return self.mera_dir / "ruclevr.json"
+        """The export's last-written file: it exists only for a complete export."""
+        return self.mera_dir / PROVENANCE_NAME
 
     @property
     def hf_dir(self) -> Path:
@@ -418,7 +419,7 @@ class Build:
         plots = self.write_plots(document)
         write_hf_copy(document, self.paths.hf_dir, self.settings.license, plots=plots)
         atomic_write_json(self.paths.stats, {"info": {"stage": "dataset.stats", "version": __version__,
-                                                      "data": "mera/ruclevr.json"},
+                                                      "data": "mera"},
                                              "statistics": compute_statistics(document)})
         self.finish("hf", "ran", started)
 
@@ -445,7 +446,7 @@ def format_summary(paths: BuildPaths, report: BuildReport) -> str:
     counts = report.counts
     lines += [
         "scenes {scenes}, questions {questions}, in Russian {questions_ru}, kept by the filter {kept}".format(**counts),
-        f"MERA items: {counts['shots']} shots + {counts['test']} test in {paths.mera}",
+        f"MERA items: {counts['shots']} shots + {counts['test']} test in {paths.mera_dir}",
         f"Hugging Face copy: {paths.hf_dir} (datasets.load_dataset({str(paths.hf_dir)!r}))",
         f"statistics: {paths.stats}",
     ]

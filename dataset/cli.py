@@ -65,8 +65,8 @@ def add_build_parser(commands: argparse._SubParsersAction) -> None:
 def add_export_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "export", help="filtered Russian questions → MERA ruCLEVR items (shots and test)",
-        description="Write OUT/ruclevr.json (MERA items in data.shots and data.test, with provenance) and "
-                    "OUT/samples/*.png (the images they use).")
+        description="Write MERA's layout: OUT/shots.json and OUT/test.json ({\"data\": [items]}), "
+                    "OUT/samples/*.png (the images they use) and OUT/provenance.json (how each item was made).")
     parser.add_argument("--questions", type=Path, required=True,
                         help="Russian questions, normally the filter stage's output (questions_ru_kept.json)")
     parser.add_argument("--scenes", type=Path, required=True, help="the render stage's scenes.json")
@@ -77,14 +77,14 @@ def add_export_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--provenance", action="append", default=[], metavar="NAME=FILE",
                         help="another stage's output whose info record goes into the export (and the card); "
                              "repeatable, e.g. --provenance translate=questions_ru.json")
-    parser.add_argument("--overwrite", action="store_true", help="export again even if OUT/ruclevr.json exists")
+    parser.add_argument("--overwrite", action="store_true", help="export again even if OUT/provenance.json exists")
 
 
 def add_hf_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "hf", help="MERA items → Hugging Face parquet copy with a generated README card",
         description="Write OUT/data/{shots,test}-00000-of-00001.parquet (images embedded) and OUT/README.md.")
-    parser.add_argument("--mera", type=Path, required=True, help="the export's ruclevr.json, or its folder")
+    parser.add_argument("--mera", type=Path, required=True, help="the export folder (MERA's shots.json/test.json), a build folder, or a legacy ruclevr.json")
     parser.add_argument("--out", type=Path, required=True, help="folder for the copy (created)")
     parser.add_argument("--license", default="cc-by-4.0", help="licence id written in the card; default cc-by-4.0")
     parser.add_argument("--rejected", type=Path, default=None,
@@ -96,7 +96,7 @@ def add_stats_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "stats", help="answer distributions per question type and family, objects per scene",
         description="Print statistics of an exported dataset; with --out also write them as JSON.")
-    parser.add_argument("--mera", type=Path, required=True, help="the export's ruclevr.json, or its folder")
+    parser.add_argument("--mera", type=Path, required=True, help="the export folder (MERA's shots.json/test.json), a build folder, or a legacy ruclevr.json")
     parser.add_argument("--out", type=Path, default=None, help="write the statistics to this JSON file")
 
 
@@ -106,7 +106,7 @@ def add_evaluate_parser(commands: argparse._SubParsersAction) -> None:
         description="Score predictions with lm-eval's exact_match (ignore_case, ignore_punctuation) overall and per "
                     "question type, next to blind baselines (majority answer per question type and per family).")
     parser.add_argument("--data", type=Path, required=True,
-                        help="build folder, export folder, or ruclevr.json")
+                        help="build folder, export folder, or a legacy ruclevr.json")
     parser.add_argument("--predictions", type=Path, default=None,
                         help='JSON lines {"id": <meta.id>, "prediction": "<answer>"}; without it only the '
                              "baselines are shown")
@@ -174,7 +174,7 @@ def add_gallery_parser(commands: argparse._SubParsersAction) -> None:
                     "answers, question type, family and acceptability score, filterable by type and family; plus "
                     "the answer, objects-per-scene and score plots. Every piece of text is escaped.")
     parser.add_argument("--data", type=Path, required=True,
-                        help="a build folder, an export folder or its ruclevr.json, or a questions file with "
+                        help="a build folder, an export folder (or a legacy ruclevr.json), or a questions file with "
                              "question_ru (e.g. augment's questions_ru_kept.json)")
     parser.add_argument("--images", type=Path, default=None,
                         help="for a questions file: folder of its images; default images/ beside it, or "
@@ -236,20 +236,20 @@ def command_build(args: argparse.Namespace) -> int:
 
 
 def command_export(args: argparse.Namespace) -> int:
-    from dataset.document import DOCUMENT_NAME
+    from dataset.document import PROVENANCE_NAME
     from dataset.export import ExportSettings, export_dataset
     from dataset.prompt import InstructionTemplate
 
     template = InstructionTemplate.from_file(args.prompt)
     provenance = parse_provenance(args.provenance)
-    target = args.out / DOCUMENT_NAME
+    target = args.out / PROVENANCE_NAME
     if target.exists() and not args.overwrite:
         print(f"{PROG} export: {target} exists; nothing to do (pass --overwrite to export again)", file=sys.stderr)
         return 0
     document = export_dataset(args.questions, args.scenes, args.out, ExportSettings(args.shots, args.seed, template),
                               images_dir=args.images, provenance_files=provenance)
     counts = document["info"]["counts"]
-    print(f"{target}: {counts['shots']} shots, {counts['test']} test "
+    print(f"{args.out}: {counts['shots']} shots, {counts['test']} test "
           f"(from {counts['input_questions']} questions; dropped {counts['dropped_duplicates']} duplicates, "
           f"{counts['dropped_sharing_shot_image']} on shot images, "
           f"{counts['dropped_sharing_shot_question']} repeating a shot question)")

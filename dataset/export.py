@@ -1,12 +1,14 @@
 """Filtered Russian questions and rendered scenes to MERA ruCLEVR items (``shots`` and ``test``).
 
-Output folder::
+Output folder, MERA's layout for a task (:mod:`dataset.document` reads it)::
 
-    OUT/ruclevr.json          {"info", "data": {"shots": [...], "test": [...]}, "provenance": [...]}
+    OUT/shots.json            {"data": [MERA item, ...]}
+    OUT/test.json             {"data": [MERA item, ...]}
+    OUT/provenance.json       {"info": {...}, "provenance": [...]}: what MERA has no field for
     OUT/samples/<image>.png   the images the items use; ``inputs.image`` is "samples/<image>.png"
 
-Everything is checked before anything is written, images are placed first and ``ruclevr.json``
-last, so an existing ``ruclevr.json`` means a complete export.
+Everything is checked before anything is written, images are placed first and
+``provenance.json`` last, so an existing ``provenance.json`` means a complete export.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import jsonschema
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
-from dataset.document import DOCUMENT_NAME
+from dataset.document import LEGACY_DOCUMENT_NAME, PROVENANCE_NAME, SPLITS, split_path
 from dataset.prompt import InstructionTemplate
 from dataset.splits import Split, split_shots_and_test
 from ruclevr import __version__
@@ -221,7 +223,7 @@ def export_dataset(
     images_dir: Path | None = None,
     provenance_files: Mapping[str, Path] | None = None,
 ) -> dict[str, Any]:
-    """Write ``out_dir/ruclevr.json`` and ``out_dir/samples/``; return the written document."""
+    """Write MERA's files and ``samples/`` into ``out_dir``; return the export as one object."""
     images_dir = images_dir if images_dir is not None else scenes_path.parent / "images"
     template = settings.template()
     questions_info, questions = read_stage_file(questions_path, "questions", "questions")
@@ -270,5 +272,9 @@ def write_export(document: Mapping[str, Any], images_dir: Path, out_dir: Path) -
             if filename not in used:
                 place_image(images_dir / filename, samples_dir / filename)
                 used.add(filename)
-    atomic_write_json(out_dir / DOCUMENT_NAME, document)
+    for split in SPLITS:
+        atomic_write_json(split_path(out_dir, split), {"data": document["data"][split]})
+    atomic_write_json(out_dir / PROVENANCE_NAME, {"info": document["info"], "provenance": document["provenance"]})
     remove_unused_samples(samples_dir, used)
+    with contextlib.suppress(FileNotFoundError):  # an export of the earlier single-file layout
+        (out_dir / LEGACY_DOCUMENT_NAME).unlink()

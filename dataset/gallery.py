@@ -1,7 +1,7 @@
 """A static HTML gallery: each image with its questions, answers and scores, and the dataset's plots.
 
 ``write_gallery(DATA, OUT.html)`` reads either an export (a build folder, an export folder or
-``ruclevr.json``) or a stage file of Russian questions (``questions_ru_kept.json`` of the filter
+its files, or a legacy ``ruclevr.json``) or a stage file of Russian questions (``questions_ru_kept.json`` of the filter
 or of ``dataset augment``), and writes::
 
     OUT.html                 the page (one file; filters and paging in a few lines of plain JavaScript)
@@ -86,7 +86,7 @@ class GallerySource:
 
 
 def read_source(data: Path, images_dir: Path | None = None) -> GallerySource:
-    """An export (folder or ruclevr.json), or a stage file of Russian questions."""
+    """An export (folder, one of its files, or a legacy ruclevr.json), or a stage file of Russian questions."""
     if data.suffix == ".json" and data.is_file():
         raw = read_json_input(data, str(data))
         if isinstance(raw, dict) and isinstance(raw.get("questions"), list):

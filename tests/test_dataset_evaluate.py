@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from dataset.document import read_export
 from dataset.cli import main
 from dataset.evaluate import blind_baselines, exact_match, normalise_answer, score_predictions
 from dataset.testing import write_sample_stage_outputs
@@ -95,7 +96,7 @@ def exported(tmp_path: Path) -> Path:
     out = tmp_path / "DATA" / "mera"
     assert main(["export", "--questions", str(inputs["questions"]), "--scenes", str(inputs["scenes"]),
                  "--out", str(out), "--shots", "2"]) == 0
-    return out / "ruclevr.json"
+    return out
 
 
 def write_predictions(path: Path, records: list[dict]) -> Path:
@@ -104,13 +105,13 @@ def write_predictions(path: Path, records: list[dict]) -> Path:
 
 
 def test_cli_scores_gold_answers_as_one_and_writes_results(exported, tmp_path, capsys) -> None:
-    document = read_json(exported)
+    document = read_export(exported)
     records = [{"id": i["meta"]["id"], "prediction": i["outputs"].capitalize() + "."}
                for split in ("shots", "test") for i in document["data"][split]]
     predictions = write_predictions(tmp_path / "p.jsonl", records)
     results_path = tmp_path / "results.json"
-    # --data accepts the build folder (DATA, holding mera/ruclevr.json)
-    assert main(["evaluate", "--data", str(exported.parent.parent), "--predictions", str(predictions),
+    # --data accepts the build folder (DATA, holding mera/)
+    assert main(["evaluate", "--data", str(exported.parent), "--predictions", str(predictions),
                  "--out", str(results_path)]) == 0
     printed = capsys.readouterr().out
     assert "overall" in printed and "majority/type" in printed
