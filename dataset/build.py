@@ -39,7 +39,7 @@ from dataset.export import ExportSettings, export_dataset
 from dataset.hf import write_hf_copy
 from dataset.layout import QuestionStageFiles
 from dataset.plots import CARD_PLOTS_DIR, PLOT_FILES, write_card_plots
-from dataset.prompt import InstructionTemplate
+from dataset.prompt import PromptSet
 from dataset.stats import compute_statistics
 from ruclevr import __version__
 from ruclevr.cli import UsageError
@@ -109,7 +109,7 @@ class BuildSettings:
     backend: str = "native"
     filter_backend: str = "morph"
     shots: int = 10
-    prompt: Path | None = None
+    prompt: tuple[Path, ...] = ()
     license: str = "cc-by-4.0"
     render_args: tuple[str, ...] = ()
     questions_args: tuple[str, ...] = ()
@@ -118,7 +118,7 @@ class BuildSettings:
 
     def by_stage(self) -> dict[str, dict[str, Any]]:
         """Settings grouped by the first stage they affect (for comparing with an earlier run)."""
-        prompt = InstructionTemplate.from_file(self.prompt)
+        prompt = PromptSet.from_paths(self.prompt)
         return {
             "render": {"n": self.n, "seed": self.seed, "width": self.width, "height": self.height,
                        "samples": self.samples, "args": list(self.render_args)},
@@ -198,7 +198,7 @@ def export_is_current(path: Path, settings: ExportSettings) -> bool:
     """Whether an existing export was made with these shots, seed and prompt."""
     info = read_json(path).get("info", {})
     recorded = (info.get("settings", {}).get("shots"), info.get("seed"), info.get("settings", {}).get("prompt", {}).get("sha256"))
-    return recorded == (settings.shots, settings.seed, settings.template().sha256)
+    return recorded == (settings.shots, settings.seed, settings.prompts().sha256)
 
 
 def card_license(card: Path) -> str | None:
@@ -393,7 +393,7 @@ class Build:
     def export(self) -> None:
         started = time.monotonic()
         self.step("export")
-        settings = ExportSettings(self.settings.shots, self.settings.seed, InstructionTemplate.from_file(self.settings.prompt))
+        settings = ExportSettings(self.settings.shots, self.settings.seed, PromptSet.from_paths(self.settings.prompt))
         fresh = is_fresh(self.paths.mera, [self.paths.kept, self.paths.scenes])
         if not self.overwrite and fresh and export_is_current(self.paths.mera, settings):
             self.finish("export", "skipped", started)

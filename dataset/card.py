@@ -69,6 +69,13 @@ def provenance_summary(document: MeraDocument, field: str, describe: Any) -> lis
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
+def prompt_files(record: Mapping[str, Any]) -> list[str]:
+    """The template files an export's instructions came from (one ``file`` in exports before prompt sets)."""
+    if "templates" in record:
+        return [str(template.get("file", "?")) for template in record["templates"]]
+    return [str(record["file"])] if "file" in record else []
+
+
 def describe_acceptability(acceptability: Any) -> str:
     if not isinstance(acceptability, Mapping):
         return "not recorded"
@@ -92,6 +99,7 @@ def card_context(
         "version": info.get("version", "unknown"),
         "seed": info.get("seed"),
         "settings": info.get("settings", {}),
+        "prompt_files": prompt_files(info.get("settings", {}).get("prompt", {})),
         "counts": info.get("counts", {}),
         "splits": {split["name"]: split for split in dataset_info["splits"]},
         "n_items": n_items,

@@ -27,10 +27,12 @@ def add_export_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=non_negative_int, default=0,
                         help="seed for every random choice (the shot draw here; rendering and questions in build); "
                              "default 0")
-    parser.add_argument("--prompt", type=Path, default=None,
-                        help="Jinja instruction template (rendered in a sandbox; variables question_type and split; "
-                             "must produce <image> and the literal {question}); default: the ruCLEVR card's "
-                             "Russian prompt, dataset/prompts/default.j2")
+    parser.add_argument("--prompt", type=Path, action="append", default=None, metavar="FILE|DIR",
+                        help="Jinja instruction template, or a folder of *.j2 templates; repeatable. Rendered in a "
+                             "sandbox with the variables question_type and split; each must produce <image> and the "
+                             "literal {question} and no other str.format field. Templates share the items evenly "
+                             "within every question type. Default: the shipped set, dataset/prompts/instructions/ "
+                             "(the card's single prompt is dataset/prompts/card.j2)")
 
 
 def add_build_parser(commands: argparse._SubParsersAction) -> None:
@@ -219,7 +221,7 @@ def command_build(args: argparse.Namespace) -> int:
     settings = BuildSettings(
         n=args.n, seed=args.seed, width=args.width, height=args.height, samples=args.samples,
         per_image=args.per_image, backend=args.backend, filter_backend=args.filter_backend, shots=args.shots,
-        prompt=args.prompt, license=check_license(args.license),
+        prompt=tuple(args.prompt or ()), license=check_license(args.license),
         render_args=split_extra_args(args.render_args, "--render-args"),
         questions_args=split_extra_args(args.questions_args, "--questions-args"),
         translate_args=split_extra_args(args.translate_args, "--translate-args"),
@@ -238,15 +240,15 @@ def command_build(args: argparse.Namespace) -> int:
 def command_export(args: argparse.Namespace) -> int:
     from dataset.document import PROVENANCE_NAME
     from dataset.export import ExportSettings, export_dataset
-    from dataset.prompt import InstructionTemplate
+    from dataset.prompt import PromptSet
 
-    template = InstructionTemplate.from_file(args.prompt)
+    prompts = PromptSet.from_paths(args.prompt)
     provenance = parse_provenance(args.provenance)
     target = args.out / PROVENANCE_NAME
     if target.exists() and not args.overwrite:
         print(f"{PROG} export: {target} exists; nothing to do (pass --overwrite to export again)", file=sys.stderr)
         return 0
-    document = export_dataset(args.questions, args.scenes, args.out, ExportSettings(args.shots, args.seed, template),
+    document = export_dataset(args.questions, args.scenes, args.out, ExportSettings(args.shots, args.seed, prompts),
                               images_dir=args.images, provenance_files=provenance)
     counts = document["info"]["counts"]
     print(f"{args.out}: {counts['shots']} shots, {counts['test']} test "

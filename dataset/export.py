@@ -26,7 +26,7 @@ import jsonschema
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from dataset.document import LEGACY_DOCUMENT_NAME, PROVENANCE_NAME, SPLITS, split_path
-from dataset.prompt import InstructionTemplate
+from dataset.prompt import PromptSet, instruction_format_problem
 from dataset.splits import Split, split_shots_and_test
 from ruclevr import __version__
 from ruclevr.cli import UsageError
@@ -46,10 +46,11 @@ REQUIRED_QUESTION_KEYS = ("image_filename", "question_ru", "answer_ru", "questio
 class ExportSettings:
     shots: int = 10
     seed: int = 0
-    prompt: InstructionTemplate | None = None
+    prompt: PromptSet | None = None
 
-    def template(self) -> InstructionTemplate:
-        return self.prompt if self.prompt is not None else InstructionTemplate.from_file()
+    def prompts(self) -> PromptSet:
+        """The instruction templates: the shipped set unless others were given."""
+        return self.prompt if self.prompt is not None else PromptSet.from_paths()
 
 
 @lru_cache(maxsize=1)
@@ -110,10 +111,10 @@ def sample_path(image_filename: str) -> str:
     return f"{SAMPLES_DIR}/{image_filename}"
 
 
-def make_item(question: Mapping[str, Any], item_id: int, split: str, template: InstructionTemplate) -> dict[str, Any]:
+def make_item(question: Mapping[str, Any], item_id: int, instruction: str) -> dict[str, Any]:
     """One MERA item; the instruction keeps the literal {question} placeholder as MERA's data does."""
     return {
-        "instruction": template.render(question_type=str(question["question_type"]), split=split),
+        "instruction": instruction,
         "inputs": {"image": sample_path(str(question["image_filename"])), "question": question["question_ru"]},
         "outputs": question["answer_ru"],
         "meta": {
@@ -124,7 +125,9 @@ def make_item(question: Mapping[str, Any], item_id: int, split: str, template: I
     }
 
 
-def make_provenance(question: Mapping[str, Any], item_id: int, split: str, scene: Mapping[str, Any]) -> dict[str, Any]:
+def make_provenance(
+    question: Mapping[str, Any], item_id: int, split: str, scene: Mapping[str, Any], prompt: str
+) -> dict[str, Any]:
     """What MERA has no field for, kept so statistics, baselines and audits can trace each item."""
     return {
         "id": item_id,
@@ -139,6 +142,7 @@ def make_provenance(question: Mapping[str, Any], item_id: int, split: str, scene
         "translator": question.get("translator"),
         "acceptability": question.get("acceptability"),
         "num_objects": len(scene.get("objects", [])),
+        "prompt": prompt,
         "augmentation": question.get("augmentation"),
     }
 
@@ -150,22 +154,51 @@ def validate_items(items: Iterable[Mapping[str, Any]]) -> None:
         if error is not None:
             location = "/".join(str(part) for part in error.absolute_path) or "(item)"
             raise UsageError(f"item {item['meta']['id']} does not fit MERA's format at {location}: {error.message}")
+        check_instruction_fills(item)
+
+
+def check_instruction_fills(item: Mapping[str, Any]) -> None:
+    """The instruction survives MERA's ``instruction.format(**inputs)`` and gains exactly the question."""
+    problem = instruction_format_problem(item["instruction"])
+    if problem is None:
+        filled = item["instruction"].format(**item["inputs"])
+        if item["inputs"]["question"] not in filled or item["inputs"]["image"] in filled:
+            problem = "instruction.format(**inputs) does not give the question alone"
+    if problem is not None:
+        raise UsageError(f"item {item['meta']['id']}: {problem}")
+
+
+def assign_templates(split: Split, prompts: PromptSet, seed: int) -> dict[str, list[int]]:
+    """A template per item, rotated per question type over test first, then shots.
+
+    Test comes first so that the scored split on its own gives every prompt an equal share of
+    every question type; the shots continue each type's rotation.
+    """
+    test_types = [str(q["question_type"]) for q in split.test]
+    shot_types = [str(q["question_type"]) for q in split.shots]
+    assigned = prompts.assign(test_types + shot_types, question_types(), seed)
+    return {"test": assigned[: len(test_types)], "shots": assigned[len(test_types):]}
 
 
 def build_document(
     split: Split,
     scenes_by_image: Mapping[str, Mapping[str, Any]],
-    template: InstructionTemplate,
+    prompts: PromptSet,
     info: dict[str, Any],
+    seed: int = 0,
 ) -> dict[str, Any]:
     """Number items from 1 across shots then test and pair each with its provenance."""
     data: dict[str, list[dict[str, Any]]] = {"shots": [], "test": []}
     provenance = []
+    assigned = assign_templates(split, prompts, seed)
     item_id = 1
     for split_name, questions in (("shots", split.shots), ("test", split.test)):
-        for question in questions:
-            data[split_name].append(make_item(question, item_id, split_name, template))
-            provenance.append(make_provenance(question, item_id, split_name, scenes_by_image[question["image_filename"]]))
+        for question, template_index in zip(questions, assigned[split_name]):
+            template = prompts.templates[template_index]
+            instruction = template.render(question_type=str(question["question_type"]), split=split_name)
+            data[split_name].append(make_item(question, item_id, instruction))
+            scene = scenes_by_image[question["image_filename"]]
+            provenance.append(make_provenance(question, item_id, split_name, scene, template.name))
             item_id += 1
     validate_items(data["shots"] + data["test"])
     return {"info": info, "data": data, "provenance": provenance}
@@ -225,7 +258,7 @@ def export_dataset(
 ) -> dict[str, Any]:
     """Write MERA's files and ``samples/`` into ``out_dir``; return the export as one object."""
     images_dir = images_dir if images_dir is not None else scenes_path.parent / "images"
-    template = settings.template()
+    prompts = settings.prompts()
     questions_info, questions = read_stage_file(questions_path, "questions", "questions")
     scenes_info, scenes = read_stage_file(scenes_path, "scenes", "scenes")
     for position, question in enumerate(questions):
@@ -241,12 +274,12 @@ def export_dataset(
         "stage": "dataset.export",
         "version": __version__,
         "seed": settings.seed,
-        "settings": {"shots": settings.shots, "prompt": template.record()},
+        "settings": {"shots": settings.shots, "prompt": prompts.record()},
         "counts": {"input_questions": len(questions), **split.counts()},
         "sources": sources,
         "image_paths": "relative to the folder of this file",
     }
-    document = build_document(split, scenes_by_image, template, info)
+    document = build_document(split, scenes_by_image, prompts, info, settings.seed)
     write_export(document, images_dir, out_dir)
     return document
 

@@ -12,7 +12,7 @@ from dataset.document import read_export
 from dataset import export as export_module
 from dataset.cli import main
 from dataset.export import ExportSettings, export_dataset
-from dataset.prompt import InstructionTemplate
+from dataset.prompt import CARD_PROMPT_PATH, InstructionTemplate
 from dataset.splits import split_shots_and_test
 from dataset.testing import mera_export_problems, write_sample_stage_outputs
 from ruclevr.cli import UsageError
@@ -43,14 +43,14 @@ def run_export(stage_outputs: dict[str, Path], out: Path, *extra: str) -> int:
                  "--out", str(out), *extra])
 
 
-def test_default_prompt_is_the_ruclevr_card_instruction() -> None:
-    template = InstructionTemplate.from_file()
+def test_card_prompt_is_the_ruclevr_card_instruction() -> None:
+    template = InstructionTemplate.from_file(CARD_PROMPT_PATH)
     assert template.render(question_type="count", split="test") == CARD_INSTRUCTION
 
 
 def test_export_writes_valid_mera_items_numbered_across_shots_then_test(stage_outputs, tmp_path) -> None:
     out = tmp_path / "mera"
-    assert run_export(stage_outputs, out, "--shots", "3") == 0
+    assert run_export(stage_outputs, out, "--shots", "3", "--prompt", str(CARD_PROMPT_PATH)) == 0
     document = read_export(out)
     assert mera_export_problems(out) == []
     shots, test = document["data"]["shots"], document["data"]["test"]
@@ -131,7 +131,7 @@ def test_user_prompt_is_rendered_per_question_type_in_a_sandbox(stage_outputs, t
     for item in document["data"]["shots"] + document["data"]["test"]:
         ending = "Ответ числом:" if item["meta"]["question_type"] == "count" else "Ответ:"
         assert item["instruction"] == "<image>\n{question}\n" + ending
-    assert document["info"]["settings"]["prompt"]["source"] == prompt.read_text(encoding="utf-8")
+    assert [t["source"] for t in document["info"]["settings"]["prompt"]["templates"]] == [prompt.read_text(encoding="utf-8")]
 
 
 def _with_question_change(stage_outputs: dict[str, Path], **change: str) -> None:

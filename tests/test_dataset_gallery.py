@@ -12,7 +12,7 @@ from dataset.document import read_export
 from dataset.export import ExportSettings, export_dataset
 from dataset.gallery import GallerySettings, files_dir, write_gallery
 from dataset.plots import PLOT_FILES
-from dataset.prompt import InstructionTemplate
+from dataset.prompt import PromptSet
 from dataset.testing import write_sample_stage_outputs
 from headless_chromium import ChromiumPage, find_chromium
 from ruclevr.io import atomic_write_json, read_json
@@ -63,8 +63,7 @@ def export(tmp_path: Path) -> Path:
     document["questions"][2]["question"] = ENGLISH
     document["questions"][3]["family"] = ODD_FAMILY
     atomic_write_json(paths["questions"], document)
-    template = InstructionTemplate.from_file(None)
-    export_dataset(paths["questions"], paths["scenes"], tmp_path / "mera", ExportSettings(1, 0, template))
+    export_dataset(paths["questions"], paths["scenes"], tmp_path / "mera", ExportSettings(1, 0, PromptSet.from_paths()))
     return tmp_path / "mera"
 
 
