@@ -23,6 +23,7 @@ from tqdm import tqdm
 from dataset.card import render_card
 from dataset.document import SPLITS, MeraDocument
 from dataset.evaluate import blind_baselines
+from dataset.features import parquet_schema
 from dataset.stats import compute_statistics
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_open, atomic_write_text, remove_stale_temporaries
@@ -36,24 +37,6 @@ _LICENSE_ID = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
 
 def parquet_name(split: str) -> str:
     return f"{DATA_DIR}/{split}-00000-of-00001.parquet"
-
-
-def mera_features() -> Any:
-    """The features MERA declares for ruCLEVR (imported here: ``datasets`` is slow to import)."""
-    from datasets import Features, Image, List, Value
-
-    return Features(
-        {
-            "instruction": Value("string"),
-            "inputs": {"image": Image(decode=False), "question": Value("string")},
-            "outputs": Value("string"),
-            "meta": {
-                "id": Value("int32"),
-                "question_type": Value("string"),
-                "image": {"synt_source": List(Value("string")), "type": List(Value("string"))},
-            },
-        }
-    )
 
 
 def check_license(license_id: str) -> str:
@@ -91,7 +74,7 @@ def write_split(document: MeraDocument, split: str, out_dir: Path, show_progress
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = mera_features().arrow_schema
+    schema = parquet_schema()
     items = document.items(split)
     num_bytes = 0
     progress = tqdm(total=len(items), desc=f"hf {split}", unit="item", disable=not show_progress, dynamic_ncols=True)
@@ -131,7 +114,6 @@ def write_hf_copy(
     splits = [write_split(document, split, out_dir, show_progress) for split in SPLITS]
     download_size = sum((out_dir / parquet_name(split)).stat().st_size for split in SPLITS)
     dataset_info = {
-        "features": mera_features()._to_yaml_list(),
         "splits": splits,
         "download_size": download_size,
         "dataset_size": sum(split["num_bytes"] for split in splits),

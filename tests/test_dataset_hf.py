@@ -12,7 +12,7 @@ import yaml
 
 from dataset.cli import main
 from dataset.document import load_document, read_export
-from dataset.hf import mera_features
+from dataset.features import mera_features
 from dataset.testing import write_sample_stage_outputs
 from ruclevr.io import read_json
 
@@ -57,6 +57,9 @@ def test_load_dataset_reads_the_copy_offline_with_declared_features(built, tmp_p
     assert ids == list(range(1, len(ids) + 1))
 
 
+MERA_FEATURES_YAML = Path(__file__).parent / "data" / "mera_ruclevr_features.yaml"
+
+
 def card_parts(card: str) -> tuple[dict, str]:
     match = re.match(r"^---\n(.*?)\n---\n(.*)$", card, flags=re.S)
     assert match, "the card starts with a YAML block"
@@ -67,7 +70,8 @@ def test_card_yaml_declares_features_splits_and_configs(built) -> None:
     header, _ = card_parts((built["hf"] / "README.md").read_text(encoding="utf-8"))
     document = read_export(built["mera"])
     info = header["dataset_info"]
-    assert info["features"] == mera_features()._to_yaml_list()
+    assert info["features"] == yaml.safe_load(MERA_FEATURES_YAML.read_text(encoding="utf-8"))
+    assert "sequence: string" in (built["hf"] / "README.md").read_text(encoding="utf-8")
     assert {s["name"]: s["num_examples"] for s in info["splits"]} == {
         "shots": len(document["data"]["shots"]), "test": len(document["data"]["test"])}
     parquet_bytes = sum(p.stat().st_size for p in (built["hf"] / "data").glob("*.parquet"))
