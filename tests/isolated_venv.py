@@ -4,11 +4,16 @@ bpy 5.0.1 pins NumPy 1.x and this project's ``datasets`` 4; lm-evaluation-harnes
 ``datasets`` 3.6 check need other versions, so they run in a fresh venv made here with pip
 (from the package index, or its cache). ``requirements`` are installed with their dependencies,
 ``no_deps`` without (for a package whose full dependency list the test does not need).
+
+With ``RUCLEVR_TEST_VENVS=DIR`` set, each environment is kept under ``DIR`` (named by a hash of
+its packages) and reused by later runs; by default it lives in the test's temporary folder.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +28,14 @@ def base_python() -> str:
 
 
 def make_venv(folder: Path, requirements: Sequence[str], no_deps: Sequence[str] = ()) -> Path:
-    """Create ``folder`` as a venv with these packages; return its python."""
+    """Create ``folder`` as a venv with these packages (or reuse the kept one); return its python."""
+    keep = os.environ.get("RUCLEVR_TEST_VENVS")
+    if keep:
+        key = hashlib.sha256(repr((sorted(requirements), sorted(no_deps))).encode()).hexdigest()[:16]
+        folder = Path(keep) / key
+        if (folder / ".complete").is_file():
+            return folder / "bin" / "python"
+        shutil.rmtree(folder, ignore_errors=True)
     subprocess.run([base_python(), "-m", "venv", str(folder)], check=True, timeout=120)
     python = folder / "bin" / "python"
     pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
@@ -31,6 +43,7 @@ def make_venv(folder: Path, requirements: Sequence[str], no_deps: Sequence[str] 
         _run_pip([*pip, *requirements])
     if no_deps:
         _run_pip([*pip, "--no-deps", *no_deps])
+    (folder / ".complete").touch()
     return python
 
 

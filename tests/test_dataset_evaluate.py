@@ -153,3 +153,40 @@ def test_missing_files_are_usage_errors(exported, tmp_path, capsys) -> None:
     assert "does not exist" in capsys.readouterr().err
     assert main(["evaluate", "--data", str(tmp_path / "nowhere")]) == 2
     assert "no exported dataset" in capsys.readouterr().err
+
+
+def test_meras_submission_and_lm_eval_samples_score_like_json_lines(exported, tmp_path) -> None:
+    test = read_export(exported)["data"]["test"]
+    answers = {item["meta"]["id"]: (item["outputs"] if n % 2 else "неверно") for n, item in enumerate(test)}
+    lines = write_predictions(tmp_path / "p.jsonl", [{"id": i, "prediction": p} for i, p in answers.items()])
+    submission = tmp_path / "ruCLEVR.json"
+    submission.write_text(json.dumps({"data": {"test": [{"outputs": p, "meta": {"id": i}} for i, p in answers.items()]}},
+                                     ensure_ascii=False, indent=2), encoding="utf-8")
+    samples = write_predictions(tmp_path / "samples_ruclevr_2026.jsonl", [
+        {"doc_id": n, "doc": item, "target": item["outputs"], "resps": [[answers[item["meta"]["id"]]]],
+         "filtered_resps": [answers[item["meta"]["id"]]], "exact_match": 0.0}
+        for n, item in enumerate(test)])
+    scored = []
+    for path in (lines, submission, samples):
+        assert main(["evaluate", "--data", str(exported), "--predictions", str(path), "--out", str(tmp_path / "r.json")]) == 0
+        scored.append(read_json(tmp_path / "r.json")["results"]["predictions"])
+    assert scored[0] == scored[1] == scored[2]
+    assert [row["exact_match"] for row in scored[0]["items"]] == [n % 2 for n in range(len(test))]
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('{"data": {"test": [{"outputs": "да", "meta": {}}]}}', "data.test[0]: 'meta.id' must be an integer"),
+        ('{"data": {"test": [{"outputs": 1, "meta": {"id": 1}}]}}', "'outputs' must be a string"),
+        ('{"data": {"test": {"outputs": "да"}}}', "data.test of a MERA submission must be a list"),
+        ('{"doc": {"meta": {"id": 1}}, "filtered_resps": []}\n', "'filtered_resps[0]' must be a string"),
+        ('{"doc": {"meta": {}}, "filtered_resps": ["да"]}\n', "'doc.meta.id' must be an integer"),
+    ],
+)
+def test_bad_submission_or_sample_is_one_line_exit_2(exported, tmp_path, capsys, content, message) -> None:
+    path = tmp_path / "p.json"
+    path.write_text(content, encoding="utf-8")
+    assert main(["evaluate", "--data", str(exported), "--predictions", str(path)]) == 2
+    error = capsys.readouterr().err
+    assert message in error and error.count("\n") == 1
