@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import logging
 import os
 import shlex
 import subprocess
@@ -42,7 +43,7 @@ from dataset.plots import CARD_PLOTS_DIR, PLOT_FILES, write_card_plots
 from dataset.prompt import PromptSet
 from dataset.stats import compute_statistics
 from ruclevr import __version__
-from ruclevr.cli import UsageError
+from ruclevr.cli import LOGGER_ROOT, UsageError, progress_disabled
 from ruclevr.io import atomic_write_json, read_json
 
 POLL_SECONDS = 0.5
@@ -226,12 +227,20 @@ def count_items(path: Path, key: str) -> int:
 
 
 def run_stage_in_process(module: str, argv: Sequence[str]) -> int:
-    """Call ``module.cli.main(argv)``; an argparse exit becomes its status, a UsageError propagates."""
+    """Call ``module.cli.main(argv)``; an argparse exit becomes its status, a UsageError propagates.
+
+    The stage runs with ``--quiet`` (the build's bar is the one progress display; warnings and
+    errors still show), and the build's own logging level is restored afterwards.
+    """
     main: Callable[[Sequence[str]], int] = importlib.import_module(f"{module}.cli").main
+    logger = logging.getLogger(LOGGER_ROOT)
+    level = logger.level
     try:
-        status = main(list(argv))
+        status = main(["--quiet", *argv])
     except SystemExit as stop:
         status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+    finally:
+        logger.setLevel(level)
     return int(status or 0)
 
 
@@ -291,7 +300,7 @@ class Build:
             self.paths.root.mkdir(parents=True, exist_ok=True)
             atomic_write_json(self.paths.record, {"info": self.record_info(stage_settings)})
         # One display: a step per scene, then a step per later stage; rendering dominates the time.
-        self.bar = tqdm(total=self.settings.n + 5, desc="build", unit="step", dynamic_ncols=True)
+        self.bar = tqdm(total=self.settings.n + 5, desc="build", unit="step", dynamic_ncols=True, disable=progress_disabled())
         try:
             self.render()
             self.external_stage("questions", self.modules.questions, self.paths.questions, [self.paths.scenes],
@@ -331,14 +340,13 @@ class Build:
 
     def questions_argv(self) -> list[str]:
         s = self.settings
-        # --quiet: the build's bar is the one progress display.
-        argv = ["--scenes", str(self.paths.scenes), "--out", str(self.paths.questions), "--seed", str(s.seed), "--quiet"]
+        argv = ["--in", str(self.paths.scenes), "--out", str(self.paths.questions), "--seed", str(s.seed)]
         if s.per_image is not None:
             argv += ["--per-image", str(s.per_image)]
         return argv + list(s.questions_args) + self.overwrite_flag()
 
     def translate_argv(self) -> list[str]:
-        argv = ["--questions", str(self.paths.questions), "--out", str(self.paths.translated),
+        argv = ["--in", str(self.paths.questions), "--out", str(self.paths.translated),
                 "--backend", self.settings.backend, "--seed", str(self.settings.seed)]
         return argv + list(self.settings.translate_args) + self.overwrite_flag()
 

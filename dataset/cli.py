@@ -7,14 +7,25 @@ and exit status 2.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Sequence
 
 from ruclevr import __version__
-from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, probability, run_cli
+from ruclevr.cli import (
+    ArgumentParser,
+    UsageError,
+    add_common_options,
+    add_renamed_argument,
+    configure_logging,
+    non_negative_int,
+    positive_int,
+    probability,
+    run_cli,
+    stage_logger,
+)
 
 PROG = "python -m dataset"
+log = stage_logger("dataset")
 TRANSLATE_BACKENDS = ("native", "google", "marian")
 FILTER_BACKENDS = ("morph", "rucola", "none")
 
@@ -41,6 +52,7 @@ def add_build_parser(commands: argparse._SubParsersAction) -> None:
         description="Run render → questions → translate → filter → export → Hugging Face copy into --out. "
                     "A stage whose output exists and is newer than its input is skipped, so rerunning the same "
                     "command resumes.")
+    add_common_options(parser)
     parser.add_argument("--n", type=positive_int, required=True, help="number of scenes to render")
     parser.add_argument("--out", type=Path, required=True, help="build folder (created); see docs for its layout")
     add_export_options(parser)
@@ -69,6 +81,7 @@ def add_export_parser(commands: argparse._SubParsersAction) -> None:
         "export", help="filtered Russian questions → MERA ruCLEVR items (shots and test)",
         description="Write MERA's layout: OUT/shots.json and OUT/test.json ({\"data\": [items]}), "
                     "OUT/samples/*.png (the images they use) and OUT/provenance.json (how each item was made).")
+    add_common_options(parser)
     parser.add_argument("--questions", type=Path, required=True,
                         help="Russian questions, normally the filter stage's output (questions_ru_kept.json)")
     parser.add_argument("--scenes", type=Path, required=True, help="the render stage's scenes.json")
@@ -86,7 +99,9 @@ def add_hf_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "hf", help="MERA items → Hugging Face parquet copy with a generated README card",
         description="Write OUT/data/{shots,test}-00000-of-00001.parquet (images embedded) and OUT/README.md.")
-    parser.add_argument("--mera", type=Path, required=True, help="the export folder (MERA's shots.json/test.json), a build folder, or a legacy ruclevr.json")
+    add_common_options(parser)
+    add_renamed_argument(parser, "--data", "--mera", type=Path, required=True,
+                         help="the export folder (MERA's shots.json/test.json), a build folder, or a legacy ruclevr.json")
     parser.add_argument("--out", type=Path, required=True, help="folder for the copy (created)")
     parser.add_argument("--license", default="cc-by-4.0", help="licence id written in the card; default cc-by-4.0")
     parser.add_argument("--rejected", type=Path, default=None,
@@ -98,7 +113,9 @@ def add_stats_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "stats", help="answer distributions per question type and family, objects per scene",
         description="Print statistics of an exported dataset; with --out also write them as JSON.")
-    parser.add_argument("--mera", type=Path, required=True, help="the export folder (MERA's shots.json/test.json), a build folder, or a legacy ruclevr.json")
+    add_common_options(parser)
+    add_renamed_argument(parser, "--data", "--mera", type=Path, required=True,
+                         help="the export folder (MERA's shots.json/test.json), a build folder, or a legacy ruclevr.json")
     parser.add_argument("--out", type=Path, default=None, help="write the statistics to this JSON file")
 
 
@@ -107,6 +124,7 @@ def add_evaluate_parser(commands: argparse._SubParsersAction) -> None:
         "evaluate", help="exact match of predictions, and blind baselines",
         description="Score predictions with lm-eval's exact_match (ignore_case, ignore_punctuation) overall and per "
                     "question type, next to blind baselines (majority answer per question type and per family).")
+    add_common_options(parser)
     parser.add_argument("--data", type=Path, required=True,
                         help="build folder, export folder, or a legacy ruclevr.json")
     parser.add_argument("--predictions", type=Path, default=None,
@@ -126,6 +144,7 @@ def add_augment_parser(commands: argparse._SubParsersAction) -> None:
                     "question over with its colour words mapped and its answer re-computed, drop questions that "
                     "became ill-posed, realise them in Russian and run the acceptability filter. Rerunning the same "
                     "command resumes; OUT/questions_ru_kept.json and OUT/scenes.json go straight into export.")
+    add_common_options(parser)
     parser.add_argument("--scenes", type=Path, required=True, help="the render stage's scenes.json")
     parser.add_argument("--questions", type=Path, required=True,
                         help="questions about those scenes: the questions stage's questions.json (or any later "
@@ -175,6 +194,7 @@ def add_gallery_parser(commands: argparse._SubParsersAction) -> None:
         description="Write a static page: per image a thumbnail and its questions in English and Russian with "
                     "answers, question type, family and acceptability score, filterable by type and family; plus "
                     "the answer, objects-per-scene and score plots. Every piece of text is escaped.")
+    add_common_options(parser)
     parser.add_argument("--data", type=Path, required=True,
                         help="a build folder, an export folder (or a legacy ruclevr.json), or a questions file with "
                              "question_ru (e.g. augment's questions_ru_kept.json)")
@@ -192,7 +212,7 @@ def add_gallery_parser(commands: argparse._SubParsersAction) -> None:
 
 def build_parser() -> ArgumentParser:
     parser = ArgumentParser(prog=PROG, description="Make, export, describe and score ruCLEVR-format datasets.")
-    parser.add_argument("--version", action="version", version=f"ruclevr {__version__}")
+    parser.add_argument("--version", action="version", version=f"ruclevr {__version__}")  # also on each command
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_build_parser(commands)
     add_export_parser(commands)
@@ -231,7 +251,7 @@ def command_build(args: argparse.Namespace) -> int:
     try:
         report = Build(paths, settings, args.overwrite, StageModules()).run()
     except StageFailed as failure:
-        print(f"{PROG} build: {failure}", file=sys.stderr)
+        log.error(f"{PROG} build: {failure}")
         return failure.status or 1
     print(format_summary(paths, report))
     return 0
@@ -246,7 +266,7 @@ def command_export(args: argparse.Namespace) -> int:
     provenance = parse_provenance(args.provenance)
     target = args.out / PROVENANCE_NAME
     if target.exists() and not args.overwrite:
-        print(f"{PROG} export: {target} exists; nothing to do (pass --overwrite to export again)", file=sys.stderr)
+        log.info(f"{PROG} export: {target} exists; nothing to do (pass --overwrite to export again)")
         return 0
     document = export_dataset(args.questions, args.scenes, args.out, ExportSettings(args.shots, args.seed, prompts),
                               images_dir=args.images, provenance_files=provenance)
@@ -263,11 +283,10 @@ def command_hf(args: argparse.Namespace) -> int:
     from dataset.hf import CARD_NAME, check_hf_inputs, write_hf_copy
     from dataset.plots import write_card_plots
 
-    document = load_document(args.mera)
+    document = load_document(args.data)
     check_hf_inputs(document, args.license)
     if (args.out / CARD_NAME).exists() and not args.overwrite:
-        print(f"{PROG} hf: {args.out / CARD_NAME} exists; nothing to do (pass --overwrite to write again)",
-              file=sys.stderr)
+        log.info(f"{PROG} hf: {args.out / CARD_NAME} exists; nothing to do (pass --overwrite to write again)")
         return 0
     plots = write_card_plots(document, args.out, args.rejected)
     result = write_hf_copy(document, args.out, args.license, plots=plots, show_progress=True)
@@ -281,7 +300,7 @@ def command_stats(args: argparse.Namespace) -> int:
     from dataset.stats import compute_statistics, format_statistics
     from ruclevr.io import atomic_write_json
 
-    document = load_document(args.mera)
+    document = load_document(args.data)
     statistics = compute_statistics(document)
     print(format_statistics(statistics))
     if args.out is not None:
@@ -325,8 +344,8 @@ def command_augment(args: argparse.Namespace) -> int:
     result = augment(AugmentSources(args.scenes, args.questions, args.masks), args.out, settings, args.overwrite)
     if result.failures:
         for failure in result.failures:
-            print(f"{PROG} augment: failed: {failure}", file=sys.stderr)
-        print(f"{PROG} augment: finished scenes are kept; rerun the same command to retry the rest", file=sys.stderr)
+            log.error(f"{PROG} augment: failed: {failure}")
+        log.error(f"{PROG} augment: finished scenes are kept; rerun the same command to retry the rest")
         return 1
     counts = result.counts
     print(f"{args.out}: {counts['augmented_scenes']} of {counts['source_scenes']} scenes recoloured; "
@@ -361,6 +380,7 @@ def _main(argv: Sequence[str] | None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as stop:  # --help, --version, or a one-line argparse error (status 2)
         return stop.code if isinstance(stop.code, int) else 0
+    configure_logging(args.verbosity)
     return COMMANDS[args.command](args)
 
 

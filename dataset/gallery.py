@@ -32,7 +32,7 @@ from tqdm import tqdm
 from dataset.document import SPLITS, MeraDocument, load_document
 from dataset.plots import PLOT_FILES, PlotRow, rejected_scores, row_of, write_plots
 from ruclevr import __version__
-from ruclevr.cli import UsageError
+from ruclevr.cli import UsageError, progress_disabled
 from ruclevr.io import atomic_write_bytes, atomic_write_text, read_json, read_json_input, remove_stale_temporaries
 
 TEMPLATE_PATH = Path(__file__).parent / "templates" / "gallery.html.j2"
@@ -196,7 +196,8 @@ def write_thumbnails(images: Sequence[GalleryImage], folder: Path, width: int) -
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(folder)
     thumbs = {}
-    for image in tqdm(images, desc="gallery: thumbnails", unit="image", file=sys.stderr, dynamic_ncols=True):
+    for image in tqdm(images, desc="gallery: thumbnails", unit="image", file=sys.stderr, dynamic_ncols=True,
+                      disable=progress_disabled()):
         data, size = thumbnail_bytes(image.path, width)
         target = folder / (Path(image.filename).stem + ".jpg")
         if not target.exists() or target.read_bytes() != data:

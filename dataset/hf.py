@@ -25,7 +25,7 @@ from dataset.document import SPLITS, MeraDocument
 from dataset.evaluate import blind_baselines
 from dataset.features import parquet_schema
 from dataset.stats import compute_statistics
-from ruclevr.cli import UsageError
+from ruclevr.cli import UsageError, progress_disabled
 from ruclevr.io import atomic_open, atomic_write_text, remove_stale_temporaries
 
 CARD_NAME = "README.md"
@@ -77,7 +77,8 @@ def write_split(document: MeraDocument, split: str, out_dir: Path, show_progress
     schema = parquet_schema()
     items = document.items(split)
     num_bytes = 0
-    progress = tqdm(total=len(items), desc=f"hf {split}", unit="item", disable=not show_progress, dynamic_ncols=True)
+    progress = tqdm(total=len(items), desc=f"hf {split}", unit="item", disable=progress_disabled() if show_progress else True,
+                    dynamic_ncols=True)
     with progress, atomic_open(out_dir / parquet_name(split), "wb") as handle, pq.ParquetWriter(handle, schema) as writer:
         for start in range(0, len(items), ROWS_PER_GROUP):
             # Each group reads its own images: a scene's questions sit together, so little is read twice.

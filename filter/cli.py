@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Sequence
 
 from filter.backends import BACKENDS, make_scorer
 from filter.pipeline import BatchFailures, FilterJob, run_filter
 from filter.rucola import DEFAULT_MAX_LENGTH, DEFAULT_MODEL, DEVICES, RucolaOptions
-from ruclevr.cli import ArgumentParser, positive_int, probability, run_cli
+from ruclevr.cli import ArgumentParser, add_common_options, configure_logging, positive_int, probability, run_cli, stage_logger
 
 PROG = "python -m filter"
+log = stage_logger("filter")
 
 
 def build_parser() -> ArgumentParser:
@@ -23,14 +23,15 @@ def build_parser() -> ArgumentParser:
             "as they are computed (OUT.scores.sqlite), so a rerun resumes and never scores a text twice."
         ),
     )
+    add_common_options(parser)
     parser.add_argument("--in", dest="input", required=True, type=Path, metavar="PATH",
                         help="questions in Russian: the output of python -m translate")
     parser.add_argument("--out", required=True, type=Path, metavar="PATH",
                         help="kept questions (JSON); OUT.rejected.jsonl and OUT.report.json are written beside it")
-    parser.add_argument("--backend", choices=BACKENDS, default="rucola",
-                        help="rucola: RuCoLA classifier (transformers; downloads the model unless cached or local); "
-                             "morph: offline pymorphy3 checks (placeholders, Latin, unknown words, agreement, "
-                             "numerals, prepositions); none: keep everything (default: rucola)")
+    parser.add_argument("--backend", choices=BACKENDS, default="morph",
+                        help="morph: offline pymorphy3 checks (placeholders, Latin, unknown words, agreement, "
+                             "numerals, prepositions); rucola: RuCoLA classifier (needs the [ml] extra; downloads "
+                             "the model unless cached or local); none: keep everything (default: morph, offline)")
     parser.add_argument("--threshold", type=probability, default=None,
                         help="keep items whose score >= this, in [0, 1] (default: 0.5 for rucola, "
                              "1.0 for morph, meaning any problem rejects; 0 for none)")
@@ -62,6 +63,7 @@ def build_parser() -> ArgumentParser:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    configure_logging(args.verbosity)
     options = RucolaOptions(
         model=args.model,
         revision=args.revision,
@@ -77,14 +79,11 @@ def _main(argv: Sequence[str] | None) -> int:
         result = run_filter(job, lambda: make_scorer(args.backend, options))
     except BatchFailures as failures:
         for failure in failures.failures:
-            print(f"{PROG}: failed: {failure}", file=sys.stderr)
-        print(f"{PROG}: finished batches are saved in the score file; rerun to retry the rest", file=sys.stderr)
+            log.error(f"{PROG}: failed: {failure}")
+        log.error(f"{PROG}: finished batches are saved in the score file; rerun to retry the rest")
         return 1
-    print(
-        f"{PROG}: kept {result.kept} of {result.total} questions ({result.rejected} rejected, "
-        f"{result.scored} scored now) -> {result.paths.kept}",
-        file=sys.stderr,
-    )
+    log.info(f"{PROG}: kept {result.kept} of {result.total} questions ({result.rejected} rejected, "
+             f"{result.scored} scored now) -> {result.paths.kept}")
     return 0
 
 

@@ -26,7 +26,7 @@ import ruclevr
 from filter.base import Scorer, Verdict
 from filter.report import summarise
 from filter.score_cache import ScoreCache
-from ruclevr.cli import UsageError
+from ruclevr.cli import UsageError, progress_disabled, stage_logger
 from ruclevr.io import TMP_SUFFIX, atomic_open, atomic_write_json, read_json_input
 
 MISSING = "missing"
@@ -124,9 +124,10 @@ def score_all(
     pending = [b for b in batches_to_score(texts, batch_size) if any(t not in verdicts for t in b)]
     todo = sum(len([t for t in b if t not in verdicts]) for b in pending)
     if verdicts and progress:
-        print(f"filter: {len(verdicts)} questions already scored, {todo} to score", file=sys.stderr)
+        stage_logger("filter").info(f"filter: {len(verdicts)} questions already scored, {todo} to score")
     failures = []
-    with tqdm(total=todo, unit="q", desc=f"filter ({scorer.name})", disable=not progress, file=sys.stderr) as bar:
+    with tqdm(total=todo, unit="q", desc=f"filter ({scorer.name})", disable=progress_disabled() if progress else True,
+              file=sys.stderr) as bar:
         for batch in pending:
             missing = [t for t in batch if t not in verdicts]
             try:

@@ -5,14 +5,24 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from ruclevr import __version__
-from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, run_cli
+from ruclevr.cli import (
+    ArgumentParser,
+    UsageError,
+    add_common_options,
+    add_renamed_argument,
+    configure_logging,
+    dispatch,
+    non_negative_int,
+    positive_int,
+    run_cli,
+    stage_logger,
+)
 from ruclevr.io import atomic_write_json, remove_stale_temporaries
 
 from questions.families import families_digest, family_files, load_families
@@ -20,6 +30,7 @@ from questions.generate import CHUNK_SCENES, ResumeMismatch, SceneFailed, Settin
 from questions.validator import FAMILY_SUFFIXES, FamilyError, validate_files
 
 PROG = "questions"
+log = stage_logger("questions")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -27,10 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    arguments = list(sys.argv[1:] if argv is None else argv)
-    if arguments[:1] == ["validate"]:
-        return validate_command(arguments[1:])
-    return generate_command(arguments)
+    return dispatch(argv, {"validate": validate_command}, generate_command)
 
 
 # -- python -m questions --scenes ... --out ... ------------------------------------------------------
@@ -44,7 +52,9 @@ def generation_parser() -> ArgumentParser:
         epilog="To check family files instead: python -m questions validate FILE_OR_DIR... "
         "(see python -m questions validate --help).",
     )
-    parser.add_argument("--scenes", required=True, type=Path, help="scenes.json written by `python -m render` ({info, scenes}).")
+    add_common_options(parser)
+    add_renamed_argument(parser, "--in", "--scenes", dest="scenes", required=True, type=Path, metavar="PATH",
+                         help="scenes.json written by `python -m render` ({info, scenes}).")
     parser.add_argument("--out", required=True, type=Path, help="questions.json to write ({info, questions}).")
     parser.add_argument("--per-image", type=positive_int, default=10, help="questions per image, at most one per family (default 10).")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of all random choices; same seed, same file (default 0).")
@@ -65,12 +75,12 @@ def generation_parser() -> ArgumentParser:
         help=f"save progress every N scenes under OUT.partial/; a stopped run resumes from there (default {CHUNK_SCENES}).",
     )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output (and any stopped run's checkpoints).")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar.")
     return parser
 
 
 def generate_command(argv: Sequence[str]) -> int:
     args = generation_parser().parse_args(argv)
+    configure_logging(args.verbosity)
     families = _load_families(args.families)
     scenes, scenes_info = read_scenes(args.scenes)
     settings = Settings(seed=args.seed, per_image=args.per_image, budget=args.budget, split_repeats=args.split_repeats)
@@ -78,7 +88,7 @@ def generate_command(argv: Sequence[str]) -> int:
     checkpoints = args.out.with_name(args.out.name + ".partial")
     if args.out.exists() and not args.overwrite:
         if _existing_record(args.out) == record:
-            print(f"{PROG}: {args.out} is up to date", file=sys.stderr)
+            log.info(f"{PROG}: {args.out} is up to date")
             return 0
         raise UsageError(f"{args.out} exists and was made with other settings or inputs; pass --overwrite to replace it")
     if args.overwrite and checkpoints.exists():
@@ -87,21 +97,21 @@ def generate_command(argv: Sequence[str]) -> int:
     try:
         questions = generate(
             scenes, families, settings, run_record=record, checkpoint_dir=checkpoints,
-            chunk_scenes=args.checkpoint_every, progress=not args.quiet,
+            chunk_scenes=args.checkpoint_every, progress=True,
         )
     except ResumeMismatch as error:
         raise UsageError(str(error)) from None
     except SceneFailed as error:
         kept = f"; finished chunks are kept in {checkpoints}" if any(checkpoints.glob("scenes_*.json")) else ""
-        print(f"{PROG}: failed on {error}{kept}", file=sys.stderr)
+        log.error(f"{PROG}: failed on {error}{kept}")
         return 1
     per_image = Counter((q["split"], q["image_index"]) for q in questions)
     short = sum(1 for scene in scenes if per_image[(scene["split"], scene["image_index"])] < settings.per_image)
     info = {**record, "scene_count": len(scenes), "question_count": len(questions), "scenes_with_fewer_questions": short}
     atomic_write_json(args.out, {"info": info, "questions": questions})
     shutil.rmtree(checkpoints, ignore_errors=True)
-    print(f"{PROG}: wrote {len(questions)} questions for {len(scenes)} scenes to {args.out}"
-          f" ({short} scenes got fewer than {settings.per_image})", file=sys.stderr)
+    log.info(f"{PROG}: wrote {len(questions)} questions for {len(scenes)} scenes to {args.out}"
+             f" ({short} scenes got fewer than {settings.per_image})")
     return 0
 
 
@@ -206,6 +216,7 @@ def validation_parser() -> ArgumentParser:
         "(unknown functions, wrong arity or types, undeclared placeholders, unknown parameter types, ...). "
         "Exit status 0 when all are valid, 2 otherwise.",
     )
+    add_common_options(parser)
     parser.add_argument("paths", nargs="+", type=Path, metavar="FILE_OR_DIR",
                         help="family files (*.yaml, *.yml, *.json), or folders of them; ids must be unique across all given")
     return parser
@@ -213,6 +224,7 @@ def validation_parser() -> ArgumentParser:
 
 def validate_command(argv: Sequence[str]) -> int:
     args = validation_parser().parse_args(argv)
+    configure_logging(args.verbosity)
     files: list[Path] = []
     for path in args.paths:
         if path.is_dir():
@@ -224,9 +236,9 @@ def validate_command(argv: Sequence[str]) -> int:
             files.append(path)
     families, problems = validate_files(files)
     for problem in problems:
-        print(f"{PROG}: {problem}", file=sys.stderr)
+        log.error(f"{PROG}: {problem}")
     if problems:
-        print(f"{PROG}: {len(problems)} problem(s) in {len(files)} file(s)", file=sys.stderr)
+        log.error(f"{PROG}: {len(problems)} problem(s) in {len(files)} file(s)")
         return 2
     print(f"{PROG}: ok: {len(families)} families in {len(files)} file(s)")
     return 0

@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 from tqdm import tqdm
 
 from assets.vocabulary import load_vocabulary
+from ruclevr.cli import progress_disabled
 from ruclevr.io import atomic_write_json, read_json
 
 from questions.executor import execute_program
@@ -280,7 +281,8 @@ def generate(
     chunk_start = start
     _settle_long_lived_objects()
     try:
-        with tqdm(total=len(scenes), initial=start, desc="questions", unit="scene", disable=not progress) as bar:
+        with tqdm(total=len(scenes), initial=start, desc="questions", unit="scene",
+                  disable=progress_disabled() if progress else True) as bar:
             for position in range(start, len(scenes)):
                 try:
                     made = maker.questions_for_scene(scenes[position], state)

@@ -70,11 +70,11 @@ from dataset.testing import questions_for_scene
 
 def main(argv):
     parser = argparse.ArgumentParser()
-    parser.add_argument("--scenes", type=Path)
+    parser.add_argument("--in", dest="scenes", type=Path)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--seed", type=int)
     parser.add_argument("--per-image", type=int, default=7)
-    parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("-q", "--quiet", action="store_true")
     parser.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(argv)
     if log_call("questions", argv):
@@ -88,10 +88,11 @@ def main(argv):
     "fake_translate/cli.py": FAKE_COMMON + '''
 def main(argv):
     parser = argparse.ArgumentParser()
-    parser.add_argument("--questions", type=Path)
+    parser.add_argument("--in", dest="questions", type=Path)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--backend")
     parser.add_argument("--seed", type=int)
+    parser.add_argument("-q", "--quiet", action="store_true")
     parser.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(argv)
     if log_call("translate", argv):
@@ -108,6 +109,7 @@ def main(argv):
     parser.add_argument("--out", type=Path)
     parser.add_argument("--backend")
     parser.add_argument("--threshold", type=float, default=0.5)
+    parser.add_argument("-q", "--quiet", action="store_true")
     parser.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(argv)
     if log_call("filter", argv):

@@ -247,7 +247,7 @@ def test_help_explains_every_flag():
         [sys.executable, "-m", "translate", "--help"], cwd=REPO, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0
-    for flag in ("--questions", "--out", "--backend", "--model", "--cache", "--batch-size", "--yo", "--timeout",
+    for flag in ("--in", "--out", "--backend", "--model", "--cache", "--batch-size", "--yo", "--timeout",
                  "--retries", "--backoff", "--seed", "--families", "--overwrite"):
         assert flag in result.stdout
 

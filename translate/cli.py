@@ -13,7 +13,6 @@ import argparse
 import hashlib
 import json
 import shutil
-import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -23,11 +22,16 @@ import ruclevr
 from ruclevr.cli import (
     ArgumentParser,
     UsageError,
+    add_common_options,
+    add_renamed_argument,
+    configure_logging,
     non_negative_float,
     non_negative_int,
     positive_float,
     positive_int,
+    progress_disabled,
     run_cli,
+    stage_logger,
 )
 from ruclevr.io import atomic_write_json, read_json, remove_stale_temporaries
 from translate.answers import answer_to_russian
@@ -38,6 +42,7 @@ PROG = "translate"
 BACKENDS = ("native", "google", "marian")
 DEFAULT_BATCH_SIZE = 32
 CACHE_FILENAME = "translate_cache.sqlite"
+log = stage_logger("translate")
 FAILURES_SHOWN = 20
 EXIT_FAILURES = 1
 
@@ -54,7 +59,9 @@ def build_parser() -> ArgumentParser:
         description="Add Russian questions (question_ru) and answers (answer_ru) to a questions.json. "
         "Resumable: rerun the same command after an interruption.",
     )
-    parser.add_argument("--questions", required=True, type=Path, help="input questions.json (from python -m questions)")
+    add_common_options(parser)
+    add_renamed_argument(parser, "--in", "--questions", dest="questions", required=True, type=Path, metavar="PATH",
+                         help="input questions.json (from python -m questions)")
     parser.add_argument("--out", required=True, type=Path, help="output JSON file (for example OUT/questions_ru.json)")
     parser.add_argument(
         "--backend",
@@ -114,6 +121,7 @@ def build_parser() -> ArgumentParser:
 
 def translate_questions(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    configure_logging(args.verbosity)
     check_backend_options(args)
     document, source_sha256 = load_questions(args.questions, needs_english=args.backend != "native")
     questions = document["questions"]
@@ -123,7 +131,7 @@ def translate_questions(argv: Sequence[str] | None) -> int:
     parts = Parts(args.out, fingerprint)
     if output_is_up_to_date(args.out, fingerprint, overwrite=args.overwrite):
         parts.remove()
-        print(f"{PROG}: {args.out} is up to date", file=sys.stderr)
+        log.info(f"{PROG}: {args.out} is up to date")
         return 0
     done = {} if args.overwrite else parts.load()
     pending = [index for index in range(len(questions)) if index not in done]
@@ -151,7 +159,8 @@ def realise_pending(
     """Realise the questions at ``pending`` chunk by chunk into ``done``, saving each chunk as it
     finishes; return the failures (index -> reason)."""
     failed: dict[int, str] = {}
-    with tqdm(total=len(questions), initial=len(done), desc=f"{PROG} ({args.backend})", unit="q") as progress:
+    with tqdm(total=len(questions), initial=len(done), desc=f"{PROG} ({args.backend})", unit="q",
+              disable=progress_disabled()) as progress:
         for start in range(0, len(pending), args.batch_size):
             chunk = pending[start : start + args.batch_size]
             texts, reasons = realise_chunk(backend, [questions[index] for index in chunk])
@@ -367,14 +376,13 @@ def build_output(
 
 def report_failures(failed: Mapping[int, str], questions: Sequence[Mapping[str, Any]], out: Path) -> None:
     for index in sorted(failed)[:FAILURES_SHOWN]:
-        print(f"{PROG}: question {index} failed: {failed[index]}", file=sys.stderr)
+        log.error(f"{PROG}: question {index} failed: {failed[index]}")
     if len(failed) > FAILURES_SHOWN:
-        print(f"{PROG}: ... and {len(failed) - FAILURES_SHOWN} more", file=sys.stderr)
-    print(
+        log.error(f"{PROG}: ... and {len(failed) - FAILURES_SHOWN} more")
+    log.error(
         f"{PROG}: {len(failed)} of {len(questions)} questions failed; "
         f"{out} holds the {len(questions) - len(failed)} that succeeded "
-        "(info.translate.failed lists all); rerun the same command to retry the failed ones",
-        file=sys.stderr,
+        "(info.translate.failed lists all); rerun the same command to retry the failed ones"
     )
 
 
