@@ -161,13 +161,13 @@ def read_scenes(path: Path) -> tuple[list[dict[str, Any]], Any]:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
     except FileNotFoundError:
-        raise UsageError(f"--scenes: no such file: {path}") from None
+        raise UsageError(f"--in: no such file: {path}") from None
     except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"--scenes: cannot read {path}: {error}") from None
+        raise UsageError(f"--in: cannot read {path}: {error}") from None
     except json.JSONDecodeError as error:
-        raise UsageError(f"--scenes: {path} is not valid JSON: {error.msg} at line {error.lineno}") from None
+        raise UsageError(f"--in: {path} is not valid JSON: {error.msg} at line {error.lineno}") from None
     if not isinstance(data, dict) or not isinstance(data.get("scenes"), list):
-        raise UsageError(f"--scenes: {path} must be {{\"info\": ..., \"scenes\": [...]}} as written by python -m render")
+        raise UsageError(f"--in: {path} must be {{\"info\": ..., \"scenes\": [...]}} as written by python -m render")
     seen: set[tuple[str, int]] = set()
     for position, scene in enumerate(data["scenes"]):
         problem = scene_problem(scene)
@@ -176,7 +176,7 @@ def read_scenes(path: Path) -> tuple[list[dict[str, Any]], Any]:
             problem = f"image_index {key[1]} appears twice in split {key[0]!r}" if key in seen else None
             seen.add(key)
         if problem is not None:
-            raise UsageError(f"--scenes: {path}: scene {position}: {problem}")
+            raise UsageError(f"--in: {path}: scene {position}: {problem}")
     return data["scenes"], data.get("info", {})
 
 

@@ -148,7 +148,7 @@ def test_cli_resumes_a_stopped_run_to_the_same_file(tmp_path, scenes_file, capsy
     [
         (None, ["--per-image", "-3"], "--per-image: must be a positive integer, got -3"),
         (None, ["--seed", "x"], "--seed: must be an integer, got 'x'"),
-        ("missing", [], "--scenes: no such file"),
+        ("missing", [], "--in: no such file"),
         ("not json", [], "is not valid JSON"),
         ("pink", [], "scene 1: object 0 has unknown color 'pink'; allowed: gray, red"),
         ("no relations", [], "scene 0: relationships['left'] must list one entry per object"),

@@ -189,15 +189,15 @@ def load_questions(path: Path, *, needs_english: bool) -> tuple[dict[str, Any], 
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise UsageError(f"--questions {path}: no such file") from None
+        raise UsageError(f"--in {path}: no such file") from None
     except OSError as error:
-        raise UsageError(f"--questions {path}: cannot read it ({error.strerror})") from None
+        raise UsageError(f"--in {path}: cannot read it ({error.strerror})") from None
     try:
         document = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise UsageError(f"--questions {path}: not valid JSON ({error})") from None
+        raise UsageError(f"--in {path}: not valid JSON ({error})") from None
     if not isinstance(document, dict) or not isinstance(document.get("questions"), list):
-        raise UsageError(f"--questions {path}: expected an object with a \"questions\" list")
+        raise UsageError(f"--in {path}: expected an object with a \"questions\" list")
     for index, question in enumerate(document["questions"]):
         check_question(path, index, question, needs_english=needs_english)
     return document, hashlib.sha256(raw).hexdigest()
@@ -205,11 +205,11 @@ def load_questions(path: Path, *, needs_english: bool) -> tuple[dict[str, Any], 
 
 def check_question(path: Path, index: int, question: object, *, needs_english: bool) -> None:
     if not isinstance(question, dict):
-        raise UsageError(f"--questions {path}: question {index} is not an object")
+        raise UsageError(f"--in {path}: question {index} is not an object")
     required = ("question", "answer") if needs_english else ("answer",)
     for key in required:
         if not isinstance(question.get(key), str):
-            raise UsageError(f"--questions {path}: question {index} has no {key!r} string")
+            raise UsageError(f"--in {path}: question {index} has no {key!r} string")
 
 
 def russian_answers(questions: Sequence[Mapping[str, Any]], yo_policy: str) -> list[str]:
