@@ -150,3 +150,12 @@ def mera_export_problems(export: Path) -> list[str]:
     if [record["id"] for record in document.get("provenance", [])] != ids:
         problems.append("provenance records do not match the items one to one")
     return problems
+
+
+def write_sample_export(folder: Path, n_scenes: int = 8, shots: int = 3) -> Path:
+    """Sample stage outputs under ``folder/in`` exported (shipped prompts, seed 0) to ``folder/mera``; return that."""
+    from dataset.export import ExportSettings, export_dataset
+
+    inputs = write_sample_stage_outputs(folder / "in", n_scenes=n_scenes)
+    export_dataset(inputs["questions"], inputs["scenes"], folder / "mera", ExportSettings(shots=shots))
+    return folder / "mera"

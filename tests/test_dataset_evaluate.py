@@ -138,6 +138,12 @@ def test_cli_without_predictions_reports_baselines(exported, capsys) -> None:
         ('{"id": 1, "prediction": 3}\n', "'prediction' must be a string"),
         ('[1, "да"]\n', "expected an object"),
         ('{"id": 100000, "prediction": "да"}\n', "not in the dataset: 100000"),
+        # MERA's submission format and lm-eval's logged samples
+        ('{"data": {"test": [{"outputs": "да", "meta": {}}]}}', "data.test[0]: 'meta.id' must be an integer"),
+        ('{"data": {"test": [{"outputs": 1, "meta": {"id": 1}}]}}', "'outputs' must be a string"),
+        ('{"data": {"test": {"outputs": "да"}}}', "data.test of a MERA submission must be a list"),
+        ('{"doc": {"meta": {"id": 1}}, "filtered_resps": []}\n', "'filtered_resps[0]' must be a string"),
+        ('{"doc": {"meta": {}}, "filtered_resps": ["да"]}\n', "'doc.meta.id' must be an integer"),
     ],
 )
 def test_bad_predictions_file_is_one_line_exit_2(exported, tmp_path, capsys, content, message) -> None:
@@ -173,20 +179,3 @@ def test_meras_submission_and_lm_eval_samples_score_like_json_lines(exported, tm
     assert scored[0] == scored[1] == scored[2]
     assert [row["exact_match"] for row in scored[0]["items"]] == [n % 2 for n in range(len(test))]
 
-
-@pytest.mark.parametrize(
-    "content, message",
-    [
-        ('{"data": {"test": [{"outputs": "да", "meta": {}}]}}', "data.test[0]: 'meta.id' must be an integer"),
-        ('{"data": {"test": [{"outputs": 1, "meta": {"id": 1}}]}}', "'outputs' must be a string"),
-        ('{"data": {"test": {"outputs": "да"}}}', "data.test of a MERA submission must be a list"),
-        ('{"doc": {"meta": {"id": 1}}, "filtered_resps": []}\n', "'filtered_resps[0]' must be a string"),
-        ('{"doc": {"meta": {}}, "filtered_resps": ["да"]}\n', "'doc.meta.id' must be an integer"),
-    ],
-)
-def test_bad_submission_or_sample_is_one_line_exit_2(exported, tmp_path, capsys, content, message) -> None:
-    path = tmp_path / "p.json"
-    path.write_text(content, encoding="utf-8")
-    assert main(["evaluate", "--data", str(exported), "--predictions", str(path)]) == 2
-    error = capsys.readouterr().err
-    assert message in error and error.count("\n") == 1

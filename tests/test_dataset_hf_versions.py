@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from dataset.cli import main
-from dataset.testing import write_sample_stage_outputs
+from dataset.testing import write_sample_export
 from isolated_venv import make_venv, offline_environment
 
 MERA_FEATURES_YAML = Path(__file__).parent / "data" / "mera_ruclevr_features.yaml"
@@ -46,10 +46,8 @@ CHECK_FEATURES = textwrap.dedent(
 @pytest.fixture(scope="module")
 def hf_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("hf_versions")
-    inputs = write_sample_stage_outputs(root / "in", n_scenes=6)
-    assert main(["export", "--questions", str(inputs["questions"]), "--scenes", str(inputs["scenes"]),
-                 "--out", str(root / "mera"), "--shots", "2"]) == 0
-    assert main(["hf", "--mera", str(root / "mera"), "--out", str(root / "hf")]) == 0
+    write_sample_export(root, n_scenes=6, shots=2)
+    assert main(["hf", "--data", str(root / "mera"), "--out", str(root / "hf")]) == 0
     return root / "hf"
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from dataset.cli import main
 from dataset.document import LEGACY_DOCUMENT_NAME, load_document, read_export
-from dataset.testing import mera_export_problems, write_sample_stage_outputs
+from dataset.testing import mera_export_problems, write_sample_export, write_sample_stage_outputs
 from ruclevr.io import atomic_write_json, read_json
 
 
@@ -22,10 +22,7 @@ from ruclevr.io import atomic_write_json, read_json
 def exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """One export in MERA's layout, and the same export rewritten as the earlier single file."""
     root = tmp_path_factory.mktemp("layout")
-    inputs = write_sample_stage_outputs(root / "in", n_scenes=8)
-    mera = root / "mera"
-    assert main(["export", "--questions", str(inputs["questions"]), "--scenes", str(inputs["scenes"]),
-                 "--out", str(mera), "--shots", "3"]) == 0
+    mera = write_sample_export(root, n_scenes=8, shots=3)
     legacy = root / "legacy"
     shutil.copytree(mera / "samples", legacy / "samples")
     atomic_write_json(legacy / LEGACY_DOCUMENT_NAME, read_export(mera))

@@ -17,7 +17,7 @@ import pytest
 
 from dataset.cli import main
 from dataset.document import read_export
-from dataset.testing import write_sample_stage_outputs
+from dataset.testing import write_sample_export
 from isolated_venv import make_venv, offline_environment
 from ruclevr.io import read_json
 
@@ -48,11 +48,9 @@ def prediction_for(item: dict, position: int) -> str | None:
 @pytest.fixture(scope="module")
 def build(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("lm_eval")
-    inputs = write_sample_stage_outputs(root / "in", n_scenes=8)
     data = root / "DATA"
-    assert main(["export", "--questions", str(inputs["questions"]), "--scenes", str(inputs["scenes"]),
-                 "--out", str(data / "mera"), "--shots", str(SHOTS + 1)]) == 0
-    assert main(["hf", "--mera", str(data / "mera"), "--out", str(data / "hf")]) == 0
+    write_sample_export(data, n_scenes=8, shots=SHOTS + 1)
+    assert main(["hf", "--data", str(data / "mera"), "--out", str(data / "hf")]) == 0
     test_items = read_export(data / "mera")["data"]["test"]
     answers = [{"id": item["meta"]["id"], "prediction": prediction_for(item, n)} for n, item in enumerate(test_items)]
     answers = [record for record in answers if record["prediction"] is not None]
