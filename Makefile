@@ -1,12 +1,15 @@
 # Two entry points, both doing all of their own set-up on a fresh machine:
-#   make dataset N=1000     render, ask, realise in Russian, filter and export a dataset
-#                           (installs only the core dependencies: no torch, transformers or Ray)
+#   make dataset N=1000 [OUT=DATA] [SHOTS=10]
+#                           render, ask, realise in Russian, filter and export a dataset
+#                           (SHOTS defaults to 10, or N-1 for N <= 10: each shot needs its own image;
+#                           installs only the core dependencies: no torch, transformers or Ray)
 #   make test               run the test suite (what CI runs; installs every extra)
 PYTHON ?= python3.11
 VENV ?= .venv
 PY := $(VENV)/bin/python
 N ?= 1000
 OUT ?= DATA
+SHOTS ?= $(shell n=$(N); if [ "$$n" -gt 10 ] 2>/dev/null; then echo 10; elif [ "$$n" -gt 1 ] 2>/dev/null; then echo $$((n - 1)); else echo 1; fi)
 
 .PHONY: install install-core dataset render test browser
 
@@ -32,7 +35,7 @@ render: install-core
 	$(PY) -m render --n $(N) --out $(OUT)
 
 dataset: install-core
-	$(PY) -m dataset build --n $(N) --out $(OUT)
+	$(PY) -m dataset build --n $(N) --out $(OUT) --shots $(SHOTS)
 
 # Debian's Chromium, for the gallery test; without it that one test is skipped with a reason.
 browser:

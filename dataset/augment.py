@@ -33,7 +33,6 @@ Output folder (``--out OUT``)::
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import sys
 from collections import Counter
@@ -50,7 +49,8 @@ from dataset.export import read_stage_file
 from dataset.layout import QuestionStageFiles
 from ruclevr import __version__
 from ruclevr.cli import UsageError, progress_disabled, stage_logger
-from ruclevr.io import atomic_open, atomic_write_json, read_json
+from ruclevr.io import atomic_open, atomic_write_json, file_sha256, read_json
+from ruclevr.paths import confined_path
 
 PROG = "python -m dataset augment"
 #: Mixed into every generator seed of this stage, so it never shares random numbers with another stage.
@@ -365,14 +365,6 @@ class AugmentResult:
     paths: AugmentPaths | None = None
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def read_sources(sources: AugmentSources, families: Mapping[str, Any]) -> tuple[dict, list[dict], dict, list[dict]]:
     """Scenes and questions, checked so that nothing is written when either cannot be augmented."""
     if sources.masks_dir is not None and not sources.masks_dir.is_dir():
@@ -391,6 +383,7 @@ def read_sources(sources: AugmentSources, families: Mapping[str, Any]) -> tuple[
         for k, obj in enumerate(scene["objects"]):
             if obj.get("color") not in colours:
                 raise UsageError(f"{where} object {k}: unknown colour {obj.get('color')!r}; allowed: {', '.join(sorted(colours))}")
+        confined_path(sources.scenes_path.parent, scene["image_filename"], f"{where}: image_filename")
         filenames.add(scene["image_filename"])
     for position, question in enumerate(questions):
         where = f"{sources.questions_path.name} question {position}"
@@ -433,7 +426,7 @@ def claim_output(paths: AugmentPaths, record: Mapping[str, Any], overwrite: bool
 def source_mask(masks_dir: Path | None, image_filename: str) -> np.ndarray | None:
     if masks_dir is None:
         return None
-    path = masks_dir / image_filename
+    path = confined_path(masks_dir, image_filename, f"source scene {image_filename!r}: image_filename")
     if not path.is_file():
         return None
     with Image.open(path) as image:

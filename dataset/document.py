@@ -23,6 +23,7 @@ from typing import Any, Mapping
 
 from ruclevr.cli import UsageError
 from ruclevr.io import read_json_input
+from ruclevr.paths import confined_path
 
 SPLITS = ("shots", "test")
 SPLIT_FILES = {"shots": "shots.json", "test": "test.json"}
@@ -42,6 +43,14 @@ class MeraDocument:
     def folder(self) -> Path:
         """The folder ``inputs.image`` paths are relative to."""
         return self.path.parent
+
+    def image_path(self, item: Mapping[str, Any]) -> Path:
+        """Where an item's image lies: ``inputs.image`` inside this document's folder, never outside."""
+        inputs = item.get("inputs") if isinstance(item, Mapping) else None
+        relative = inputs.get("image") if isinstance(inputs, Mapping) else None
+        meta = item.get("meta") if isinstance(item, Mapping) else None
+        label = meta.get("id") if isinstance(meta, Mapping) else "?"
+        return confined_path(self.folder, relative, f"{self.path.name} item {label}: inputs.image")
 
     def items(self, split: str) -> list[dict[str, Any]]:
         return self.splits[split]
@@ -83,9 +92,8 @@ def locate_document(path: str | Path) -> Path:
 
 def load_document(path: str | Path) -> MeraDocument:
     located = locate_document(path)
-    if located.is_dir():
-        return _load_mera_layout(located)
-    return _load_legacy_file(located)
+    document = _load_mera_layout(located) if located.is_dir() else _load_legacy_file(located)
+    return _check_image_paths(document)
 
 
 def read_export(path: str | Path) -> dict[str, Any]:
@@ -130,3 +138,11 @@ def _index_provenance(raw: Mapping[str, Any], path: Path) -> dict[int, Mapping[s
     if not isinstance(records, list) or not all(isinstance(r, dict) and isinstance(r.get("id"), int) for r in records):
         raise UsageError(f"{path}: 'provenance' must be a list of records with an integer 'id'")
     return {int(record["id"]): record for record in records}
+
+
+def _check_image_paths(document: MeraDocument) -> MeraDocument:
+    """Every image path is checked before any command reads or copies a file."""
+    for split in SPLITS:
+        for item in document.items(split):
+            document.image_path(item)
+    return document

@@ -8,7 +8,16 @@ from typing import Sequence
 from filter.backends import BACKENDS, make_scorer
 from filter.pipeline import BatchFailures, FilterJob, run_filter
 from filter.rucola import DEFAULT_MAX_LENGTH, DEFAULT_MODEL, DEVICES, RucolaOptions
-from ruclevr.cli import ArgumentParser, add_common_options, configure_logging, positive_int, probability, run_cli, stage_logger
+from ruclevr.cli import (
+    ArgumentParser,
+    add_common_options,
+    configure_logging,
+    positive_int,
+    probability,
+    run_cli,
+    stage_logger,
+)
+from ruclevr.paths import check_output_location
 
 PROG = "python -m filter"
 log = stage_logger("filter")
@@ -64,6 +73,7 @@ def build_parser() -> ArgumentParser:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbosity)
+    check_output_location(args.out, "file", "--out")
     options = RucolaOptions(
         model=args.model,
         revision=args.revision,

@@ -24,6 +24,7 @@ from ruclevr.cli import (
     stage_logger,
 )
 from ruclevr.io import atomic_write_json, remove_stale_temporaries
+from ruclevr.paths import check_output_location
 
 from questions.families import families_digest, family_files, load_families
 from questions.generate import CHUNK_SCENES, ResumeMismatch, SceneFailed, Settings, generate
@@ -81,6 +82,7 @@ def generation_parser() -> ArgumentParser:
 def generate_command(argv: Sequence[str]) -> int:
     args = generation_parser().parse_args(argv)
     configure_logging(args.verbosity)
+    check_output_location(args.out, "file", "--out")
     families = _load_families(args.families)
     scenes, scenes_info = read_scenes(args.scenes)
     settings = Settings(seed=args.seed, per_image=args.per_image, budget=args.budget, split_repeats=args.split_repeats)

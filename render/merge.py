@@ -20,8 +20,17 @@ from tqdm import tqdm
 
 from render.outputs import OutputLayout, merge_scenes
 from render.shards import Shard, shard_files
-from ruclevr.cli import ArgumentParser, UsageError, run_cli, add_common_options, configure_logging, progress_disabled, stage_logger
+from ruclevr.cli import (
+    ArgumentParser,
+    UsageError,
+    add_common_options,
+    configure_logging,
+    progress_disabled,
+    run_cli,
+    stage_logger,
+)
 from ruclevr.io import atomic_write_bytes, read_json
+from ruclevr.paths import check_output_location
 
 PROG = "python -m render merge"
 
@@ -53,6 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbosity)
+    check_output_location(args.out, "dir", "OUT")
     out = Path(args.out)
     sources = [Path(folder) for folder in args.folders]
     for folder in sources or [out]:  # OUT itself may be new when shards are copied into it

@@ -34,6 +34,7 @@ from ruclevr.cli import (
     stage_logger,
 )
 from ruclevr.io import atomic_write_json, read_json, remove_stale_temporaries
+from ruclevr.paths import check_output_location
 from translate.answers import answer_to_russian
 from translate.base import Backend
 from translate.spelling import DEFAULT_YO_POLICY, YO_POLICIES, apply_yo_policy
@@ -122,6 +123,7 @@ def build_parser() -> ArgumentParser:
 def translate_questions(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbosity)
+    check_output_location(args.out, "file", "--out")
     check_backend_options(args)
     document, source_sha256 = load_questions(args.questions, needs_english=args.backend != "native")
     questions = document["questions"]
