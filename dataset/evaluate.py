@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ruclevr.cli import UsageError
+from translate.answers import russian_answer_words
 
 _DELETE_ASCII_PUNCTUATION = str.maketrans("", "", string.punctuation)
 
@@ -44,20 +45,40 @@ def exact_match(prediction: str, reference: str) -> bool:
 class Tally:
     correct: int = 0
     total: int = 0
+    synonyms: int = 0  # wrong predictions that name the gold answer's value by another word
 
-    def add(self, is_correct: bool) -> None:
+    def add(self, is_correct: bool, is_synonym: bool = False) -> None:
         self.correct += int(is_correct)
         self.total += 1
+        self.synonyms += int(is_synonym)
 
     def as_dict(self) -> dict[str, float | int]:
-        return {"exact_match": self.correct / self.total if self.total else 0.0, "correct": self.correct, "total": self.total}
+        return {"exact_match": self.correct / self.total if self.total else 0.0, "correct": self.correct, "total": self.total,
+                "wrong_synonyms": self.synonyms}
+
+
+def synonyms_of_answers() -> dict[str, frozenset[str]]:
+    """Normalised gold answer -> normalised other words for the same value (шар for сфера)."""
+    found: dict[str, frozenset[str]] = {}
+    for entries in russian_answer_words().values():
+        for answer, others in entries.items():
+            found[normalise_answer(answer)] = frozenset(normalise_answer(word) for word in others)
+    return found
+
+
+def is_synonym(prediction: str | None, reference: str, synonyms: Mapping[str, frozenset[str]]) -> bool:
+    """Whether a wrong ``prediction`` is another word for the gold answer (analysis only, never scored)."""
+    return prediction is not None and normalise_answer(prediction) in synonyms.get(normalise_answer(reference), ())
 
 
 def score_predictions(items: Sequence[Item], predictions: Mapping[int, str], per_item: bool = False) -> dict[str, Any]:
     """Exact match overall and per ``meta.question_type``; an item without a prediction counts as wrong.
 
+    Each tally also counts the wrong predictions that are synonyms of the gold word
+    (``wrong_synonyms``, e.g. «шар» for «сфера»); they stay wrong, as in MERA's exact match.
     ``per_item`` adds ``items``: ``{"id", "exact_match": 0 or 1}`` for every scored item, in order.
     """
+    synonyms = synonyms_of_answers()
     overall = Tally()
     per_type: dict[str, Tally] = {}
     scores = []
@@ -66,8 +87,9 @@ def score_predictions(items: Sequence[Item], predictions: Mapping[int, str], per
         prediction = predictions.get(item["meta"]["id"])
         missing += prediction is None
         is_correct = prediction is not None and exact_match(prediction, item["outputs"])
-        overall.add(is_correct)
-        per_type.setdefault(item["meta"]["question_type"], Tally()).add(is_correct)
+        synonym = not is_correct and is_synonym(prediction, item["outputs"], synonyms)
+        overall.add(is_correct, synonym)
+        per_type.setdefault(item["meta"]["question_type"], Tally()).add(is_correct, synonym)
         scores.append({"id": item["meta"]["id"], "exact_match": int(is_correct)})
     result: dict[str, Any] = {
         "overall": overall.as_dict(),
@@ -230,6 +252,9 @@ def format_results(result: Mapping[str, Any], split: str) -> str:
     cells = "".join(f"{scores['overall']['exact_match']:>18.4f}" for _, scores in columns)
     lines.append(f"{'overall':<16}{result['items']:>6}{cells}")
     if "predictions" in result:
+        scores = result["predictions"]
+        by_type = ", ".join(f"{name} {tally['wrong_synonyms']}" for name, tally in scores["question_types"].items())
+        lines.append(f"wrong predictions that are synonyms of the gold word: {scores['overall']['wrong_synonyms']} ({by_type})")
         lines.append(
             f"missing predictions: {result['predictions']['missing']}; "
             f"ignored (other split): {result['predictions']['ignored_other_split']}"

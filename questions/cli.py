@@ -96,10 +96,11 @@ def generate_command(argv: Sequence[str]) -> int:
     if args.overwrite and checkpoints.exists():
         shutil.rmtree(checkpoints)
     remove_stale_temporaries(args.out.parent)
+    refusals: Counter[str] = Counter()
     try:
         questions = generate(
             scenes, families, settings, run_record=record, checkpoint_dir=checkpoints,
-            chunk_scenes=args.checkpoint_every, progress=True,
+            chunk_scenes=args.checkpoint_every, progress=True, refusals=refusals,
         )
     except ResumeMismatch as error:
         raise UsageError(str(error)) from None
@@ -109,7 +110,8 @@ def generate_command(argv: Sequence[str]) -> int:
         return 1
     per_image = Counter((q["split"], q["image_index"]) for q in questions)
     short = sum(1 for scene in scenes if per_image[(scene["split"], scene["image_index"])] < settings.per_image)
-    info = {**record, "scene_count": len(scenes), "question_count": len(questions), "scenes_with_fewer_questions": short}
+    info = {**record, "scene_count": len(scenes), "question_count": len(questions), "scenes_with_fewer_questions": short,
+            "refused_realisations": dict(sorted(refusals.items()))}
     atomic_write_json(args.out, {"info": info, "questions": questions})
     shutil.rmtree(checkpoints, ignore_errors=True)
     log.info(f"{PROG}: wrote {len(questions)} questions for {len(scenes)} scenes to {args.out}"
@@ -150,7 +152,7 @@ def _existing_record(path: Path) -> dict[str, Any] | None:
             info = json.load(handle).get("info", {})
     except (OSError, ValueError, AttributeError):
         return None
-    keys = ("scene_count", "question_count", "scenes_with_fewer_questions")
+    keys = ("scene_count", "question_count", "scenes_with_fewer_questions", "refused_realisations")
     return {key: value for key, value in info.items() if key not in keys}
 
 

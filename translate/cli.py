@@ -353,6 +353,8 @@ def run_settings(
         "seed": args.seed,
         "batch_size": args.batch_size,
         "backend_settings": backend.settings() if backend is not None and hasattr(backend, "settings") else None,
+        # native: reading-check refusals by "family ru template" among this run's realisations
+        "refused_realisations": dict(sorted(getattr(backend, "refusals", {}).items())),
         "fingerprint": fingerprint,
         "complete": not failed,
         "failed": [{"index": index, "reason": failed[index]} for index in sorted(failed)],
