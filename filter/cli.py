@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Sequence
 
 from filter.backends import BACKENDS, make_scorer
-from filter.pipeline import BatchFailures, FilterJob, run_filter
+from filter.pipeline import BatchFailures, FilterJob, merge_shards, run_filter
 from filter.rucola import DEFAULT_MAX_LENGTH, DEFAULT_MODEL, DEVICES, RucolaOptions
-from ruclevr.cli import (
-    ArgumentParser,
-    add_common_options,
-    configure_logging,
-    positive_int,
-    probability,
-    run_cli,
-    stage_logger,
-)
+from render.farm import add_text_farm_arguments, run_text_stage
+from render.shards import SHARD_SPEC_HELP, merge_target, parse_shard
+from ruclevr.cli import ArgumentParser, add_common_options, configure_logging, positive_int, probability, run_cli
 from ruclevr.paths import check_output_location
 
 PROG = "python -m filter"
-log = stage_logger("filter")
 
 
 def build_parser() -> ArgumentParser:
@@ -38,9 +33,9 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--out", required=True, type=Path, metavar="PATH",
                         help="kept questions (JSON); OUT.rejected.jsonl and OUT.report.json are written beside it")
     parser.add_argument("--backend", choices=BACKENDS, default="morph",
-                        help="morph: offline pymorphy3 checks (placeholders, Latin, unknown words, agreement, "
-                             "numerals, prepositions); rucola: RuCoLA classifier (needs the [ml] extra; downloads "
-                             "the model unless cached or local); none: keep everything (default: morph, offline)")
+                        help="rucola: RuCoLA classifier (transformers; downloads the model unless cached or local); "
+                             "morph: offline pymorphy3 checks (placeholders, Latin, unknown words, agreement, "
+                             "numerals, prepositions); none: keep everything (default: morph, offline)")
     parser.add_argument("--threshold", type=probability, default=None,
                         help="keep items whose score >= this, in [0, 1] (default: 0.5 for rucola, "
                              "1.0 for morph, meaning any problem rejects; 0 for none)")
@@ -48,6 +43,10 @@ def build_parser() -> ArgumentParser:
                         help="questions scored together (rucola: one padded forward pass) (default: 32)")
     parser.add_argument("--overwrite", action="store_true",
                         help="discard this backend's saved scores and score every question again")
+    parser.add_argument("--shard", default=None, metavar="SPEC",
+                        help=f"filter only one shard of the scenes: {SHARD_SPEC_HELP}; writes OUT.shard-I-of-N.json and its "
+                             "files, and 'python -m filter merge --out OUT' then writes OUT's files, the same bytes as one run")
+    add_text_farm_arguments(parser)
     rucola = parser.add_argument_group("rucola backend")
     rucola.add_argument("--model", default=DEFAULT_MODEL,
                         help=f"hub id or local folder of a sequence classifier (default: {DEFAULT_MODEL})")
@@ -74,6 +73,9 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbosity)
     check_output_location(args.out, "file", "--out")
+    on_ray = run_text_stage(args, argv or [], "filter", PROG)
+    if on_ray is not None:
+        return on_ray
     options = RucolaOptions(
         model=args.model,
         revision=args.revision,
@@ -84,18 +86,32 @@ def _main(argv: Sequence[str] | None) -> int:
         require_safetensors=args.require_safetensors,
         threads=args.threads,
     )
-    job = FilterJob(args.input, args.out, args.threshold, args.batch_size, args.overwrite)
+    shard = parse_shard(args.shard, os.environ) if args.shard is not None else None
+    job = FilterJob(args.input, args.out, args.threshold, args.batch_size, args.overwrite, args.verbosity >= 0, shard)
     try:
         result = run_filter(job, lambda: make_scorer(args.backend, options))
     except BatchFailures as failures:
         for failure in failures.failures:
-            log.error(f"{PROG}: failed: {failure}")
-        log.error(f"{PROG}: finished batches are saved in the score file; rerun to retry the rest")
+            print(f"{PROG}: failed: {failure}", file=sys.stderr)
+        print(f"{PROG}: finished batches are saved in the score file; rerun to retry the rest", file=sys.stderr)
         return 1
-    log.info(f"{PROG}: kept {result.kept} of {result.total} questions ({result.rejected} rejected, "
-             f"{result.scored} scored now) -> {result.paths.kept}")
+    print(
+        f"{PROG}: kept {result.kept} of {result.total} questions ({result.rejected} rejected, "
+        f"{result.scored} scored now) -> {result.paths.kept}",
+        file=sys.stderr,
+    )
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["merge"]:
+        return run_cli(merge_main, argv[1:], prog=f"{PROG} merge")
     return run_cli(_main, argv, prog=PROG)
+
+
+def merge_main(argv: Sequence[str] | None) -> int:
+    out = merge_target(argv, f"{PROG} merge", "of python -m filter --shard I/N (OUT.shard-I-of-N.json, .rejected.jsonl, .report.json)")
+    result = merge_shards(out)
+    print(f"{PROG}: merged shards: kept {result.kept} of {result.total} questions -> {result.paths.kept}", file=sys.stderr)
+    return 0
