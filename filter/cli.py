@@ -12,9 +12,18 @@ from filter.pipeline import BatchFailures, FilterJob, merge_shards, run_filter
 from filter.rucola import DEFAULT_MAX_LENGTH, DEFAULT_MODEL, DEVICES, RucolaOptions
 from render.farm import add_text_farm_arguments, run_text_stage
 from render.shards import SHARD_SPEC_HELP, merge_target, parse_shard
-from ruclevr.cli import ArgumentParser, add_common_options, configure_logging, positive_int, probability, run_cli
+from ruclevr.cli import (
+    ArgumentParser,
+    add_common_options,
+    configure_logging,
+    positive_int,
+    probability,
+    run_cli,
+    stage_logger,
+)
 from ruclevr.paths import check_output_location
 
+log = stage_logger("filter")
 PROG = "python -m filter"
 
 
@@ -92,14 +101,11 @@ def _main(argv: Sequence[str] | None) -> int:
         result = run_filter(job, lambda: make_scorer(args.backend, options))
     except BatchFailures as failures:
         for failure in failures.failures:
-            print(f"{PROG}: failed: {failure}", file=sys.stderr)
-        print(f"{PROG}: finished batches are saved in the score file; rerun to retry the rest", file=sys.stderr)
+            log.error(f"{PROG}: failed: {failure}")
+        log.error(f"{PROG}: finished batches are saved in the score file; rerun to retry the rest")
         return 1
-    print(
-        f"{PROG}: kept {result.kept} of {result.total} questions ({result.rejected} rejected, "
-        f"{result.scored} scored now) -> {result.paths.kept}",
-        file=sys.stderr,
-    )
+    log.info(f"{PROG}: kept {result.kept} of {result.total} questions ({result.rejected} rejected, "
+        f"{result.scored} scored now) -> {result.paths.kept}")
     return 0
 
 
@@ -113,5 +119,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 def merge_main(argv: Sequence[str] | None) -> int:
     out = merge_target(argv, f"{PROG} merge", "of python -m filter --shard I/N (OUT.shard-I-of-N.json, .rejected.jsonl, .report.json)")
     result = merge_shards(out)
-    print(f"{PROG}: merged shards: kept {result.kept} of {result.total} questions -> {result.paths.kept}", file=sys.stderr)
+    log.info(f"{PROG}: merged shards: kept {result.kept} of {result.total} questions -> {result.paths.kept}")
     return 0

@@ -21,6 +21,7 @@ from ruclevr.cli import (
     non_negative_int,
     positive_int,
     run_cli,
+    stage_logger,
 )
 from ruclevr.io import remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items
@@ -32,6 +33,7 @@ from questions.families import families_digest, family_files, load_families
 from questions.generate import CHUNK_SCENES, ResumeMismatch, SceneFailed, Settings, SplitWideUnique, generate_chunks
 from questions.validator import FAMILY_SUFFIXES, FamilyError, validate_files
 
+log = stage_logger("questions")
 PROG = "questions"
 
 
@@ -123,7 +125,7 @@ def generate_command(argv: Sequence[str]) -> int:
     checkpoints = out.with_name(out.name + ".partial")
     if out.exists() and not args.overwrite:
         if _existing_record(out) == file_record:
-            print(f"{PROG}: {out} is up to date", file=sys.stderr)
+            log.info(f"{PROG}: {out} is up to date")
             return 0
         raise UsageError(f"{out} exists and was made with other settings or inputs; pass --overwrite to replace it")
     if args.overwrite and checkpoints.exists():
@@ -145,12 +147,11 @@ def generate_command(argv: Sequence[str]) -> int:
         raise UsageError(str(error)) from None
     except SceneFailed as error:
         kept = f"; finished chunks are kept in {checkpoints}" if any(checkpoints.glob("scenes_*.json")) else ""
-        print(f"{PROG}: failed on {error}{kept}", file=sys.stderr)
+        log.error(f"{PROG}: failed on {error}{kept}")
         return 1
     shutil.rmtree(checkpoints, ignore_errors=True)
-    print(f"{PROG}: wrote {info['question_count']} questions for {info['scene_count']} scenes to {out}"
-          + (f" ({info['scenes_with_fewer_questions']} scenes got fewer than {settings.per_image})" if not shard else ""),
-          file=sys.stderr)
+    log.info(f"{PROG}: wrote {info['question_count']} questions for {info['scene_count']} scenes to {out}"
+          + (f" ({info['scenes_with_fewer_questions']} scenes got fewer than {settings.per_image})" if not shard else ""))
     return 0
 
 
@@ -200,7 +201,7 @@ def merge_command(argv: Sequence[str]) -> int:
     questions = (question for path in files for question in checked_items(JsonDocument(path, "questions"), str(path)))
     refusals = sum((Counter(info.get("refused_realisations", {})) for info in infos), Counter())
     info = write_questions(out, record, settings, questions, stop, refusals)
-    print(f"{PROG}: merged {len(files)} shards: {info['question_count']} questions for {stop} scenes in {out}", file=sys.stderr)
+    log.info(f"{PROG}: merged {len(files)} shards: {info['question_count']} questions for {stop} scenes in {out}")
     return 0
 
 
@@ -343,9 +344,9 @@ def validate_command(argv: Sequence[str]) -> int:
             files.append(path)
     families, problems = validate_files(files)
     for problem in problems:
-        print(f"{PROG}: {problem}", file=sys.stderr)
+        log.error(f"{PROG}: {problem}")
     if problems:
-        print(f"{PROG}: {len(problems)} problem(s) in {len(files)} file(s)", file=sys.stderr)
+        log.error(f"{PROG}: {len(problems)} problem(s) in {len(files)} file(s)")
         return 2
     print(f"{PROG}: ok: {len(families)} families in {len(files)} file(s)")
     return 0

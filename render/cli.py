@@ -75,7 +75,6 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--graphs-only", action="store_true",
                         help="sample the scene graphs and write scenes.json only, without Blender: no images or masks, and objects' "
                              "visibility is not checked (the info says so); for working on questions at scale and for benchmarks")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar (--graphs-only)")
     add_farm_arguments(parser)
     return parser
 
@@ -137,7 +136,7 @@ def write_graphs_only(args, options: SceneOptions, shard, indices: range) -> int
     if shard:
         info["shard"] = shard.to_dict(args.start_index, args.n)
     with DocumentWriter(layout.scenes_json, "scenes") as writer:
-        for index in tqdm(indices, desc="scene graphs", unit="scene", file=sys.stderr, disable=args.quiet):
+        for index in tqdm(indices, desc="scene graphs", unit="scene", file=sys.stderr, disable=progress_disabled()):
             writer.write(sample_scene_graph(args.seed, index, options))
         writer.finish(info)
     print(f"{PROG}: {writer.count} scene graphs (not rendered) in {layout.scenes_json}", file=sys.stderr)

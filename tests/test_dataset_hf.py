@@ -170,11 +170,11 @@ def test_a_split_in_several_parquet_files_loads_as_one_split(built, tmp_path, mo
     from dataset.hf import write_hf_copy
 
     monkeypatch.setattr(dataset.hf, "ROWS_PER_GROUP", 5)
-    document = load_document(built["mera"].parent)
+    document = load_document(built["mera"])
     out = tmp_path / "hf"
     write_hf_copy(document, out, max_file_bytes=1)  # every row group closes its file
     files = sorted(path.name for path in (out / "data").glob("test-*.parquet"))
-    items = read_json(built["mera"])["data"]["test"]
+    items = read_export(built["mera"])["data"]["test"]
     groups = -(-len(items) // 5)
     assert files == [f"test-{k:05d}-of-{groups:05d}.parquet" for k in range(groups)] and groups > 1
     header, _ = card_parts((out / "README.md").read_text(encoding="utf-8"))

@@ -38,6 +38,7 @@ from ruclevr.cli import (
     positive_int,
     progress_disabled,
     run_cli,
+    stage_logger,
 )
 from render.farm import add_text_farm_arguments, run_text_stage
 from render.shards import SHARD_SPEC_HELP, consecutive_shards, merge_target, parse_shard, scene_block_positions, sharded_path
@@ -48,6 +49,7 @@ from translate.answers import answer_to_russian
 from translate.base import Backend
 from translate.spelling import DEFAULT_YO_POLICY, YO_POLICIES, apply_yo_policy
 
+log = stage_logger("translate")
 PROG = "translate"
 BACKENDS = ("native", "google", "marian")
 DEFAULT_BATCH_SIZE = 32
@@ -158,7 +160,7 @@ def translate_questions(argv: Sequence[str] | None) -> int:
     progress_log = Progress(out, fingerprint)
     if output_is_up_to_date(out, fingerprint, overwrite=args.overwrite):
         progress_log.remove()
-        print(f"{PROG}: {out} is up to date", file=sys.stderr)
+        log.info(f"{PROG}: {out} is up to date")
         return 0
     remove_temporaries_of(out)
     run = TranslationRun(args, translator, progress_log)
@@ -491,15 +493,12 @@ def run_settings(
 
 def report_failures(failed: Mapping[int, str], total: int, out: Path) -> None:
     for index in sorted(failed)[:FAILURES_SHOWN]:
-        print(f"{PROG}: question {index} failed: {failed[index]}", file=sys.stderr)
+        log.error(f"{PROG}: question {index} failed: {failed[index]}")
     if len(failed) > FAILURES_SHOWN:
-        print(f"{PROG}: ... and {len(failed) - FAILURES_SHOWN} more", file=sys.stderr)
-    print(
-        f"{PROG}: {len(failed)} of {total} questions failed; "
+        log.error(f"{PROG}: ... and {len(failed) - FAILURES_SHOWN} more")
+    log.error(f"{PROG}: {len(failed)} of {total} questions failed; "
         f"{out} holds the {total - len(failed)} that succeeded "
-        "(info.translate.failed lists all); rerun the same command to retry the failed ones",
-        file=sys.stderr,
-    )
+        "(info.translate.failed lists all); rerun the same command to retry the failed ones")
 
 
 class Progress:
@@ -593,5 +592,5 @@ def merge_command(argv: Sequence[str] | None) -> int:
             for item in checked_items(JsonDocument(path, "questions"), str(path)):
                 writer.write(item)
         writer.finish({**infos[0], "translate": settings})
-    print(f"{PROG}: merged {len(files)} shards: {writer.count} questions in {out}", file=sys.stderr)
+    log.info(f"{PROG}: merged {len(files)} shards: {writer.count} questions in {out}")
     return EXIT_FAILURES if failed else 0
