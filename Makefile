@@ -1,8 +1,9 @@
 # Two entry points, both doing all of their own set-up on a fresh machine:
 #   make dataset N=1000 [OUT=DATA] [SHOTS=10]
 #                           render, ask, realise in Russian, filter and export a dataset
-#                           (SHOTS defaults to 10, or N-1 for N <= 10: each shot needs its own image)
-#   make test               run the test suite (what CI runs)
+#                           (SHOTS defaults to 10, or N-1 for N <= 10: each shot needs its own image;
+#                           installs only the core dependencies: no torch, transformers or Ray)
+#   make test               run the test suite (what CI runs; installs every extra)
 PYTHON ?= python3.11
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -10,22 +11,30 @@ N ?= 1000
 OUT ?= DATA
 SHOTS ?= $(shell n=$(N); if [ "$$n" -gt 10 ] 2>/dev/null; then echo 10; elif [ "$$n" -gt 1 ] 2>/dev/null; then echo $$((n - 1)); else echo 1; fi)
 
-.PHONY: install dataset render test browser
+.PHONY: install install-core dataset render test browser
 
-$(VENV)/.installed: pyproject.toml
+# The default offline pipeline: the core dependencies only.
+$(VENV)/.core: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+# Everything: [ml] (torch, transformers), [ray], [dev] (the test tools).
+$(VENV)/.installed: $(VENV)/.core
 	# The CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build.
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[all]'
 	touch $@
 
+install-core: $(VENV)/.core
+
 install: $(VENV)/.installed
 
-render: install
+render: install-core
 	$(PY) -m render --n $(N) --out $(OUT)
 
-dataset: install
+dataset: install-core
 	$(PY) -m dataset build --n $(N) --out $(OUT) --shots $(SHOTS)
 
 # Debian's Chromium, for the gallery test; without it that one test is skipped with a reason.

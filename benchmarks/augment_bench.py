@@ -121,7 +121,7 @@ def time_gallery(n_images: int, seed: int, workdir: Path) -> dict:
 
     from dataset.export import ExportSettings, export_dataset
     from dataset.gallery import GallerySettings, write_gallery
-    from dataset.prompt import InstructionTemplate
+    from dataset.prompt import PromptSet
     from dataset.testing import write_sample_stage_outputs
     from ruclevr.io import atomic_write_bytes, read_json
 
@@ -132,7 +132,7 @@ def time_gallery(n_images: int, seed: int, workdir: Path) -> dict:
         buffer = io.BytesIO()
         Image.fromarray(pixels).save(buffer, format="PNG", compress_level=1)
         atomic_write_bytes(paths["images"] / scene["image_filename"], buffer.getvalue())
-    export_dataset(paths["questions"], paths["scenes"], workdir / "mera", ExportSettings(10, seed, InstructionTemplate.from_file(None)))
+    export_dataset(paths["questions"], paths["scenes"], workdir / "mera", ExportSettings(10, seed, PromptSet.from_paths()))
 
     started = time.perf_counter()
     for image_path in sorted((workdir / "mera" / "samples").glob("*.png")):

@@ -5,7 +5,7 @@
 Inputs are written in the documented formats (dataset.testing) with render-sized PNGs
 (480x320, gradient plus noise, about the size of a real render). Steps and their baselines:
 
-- export (checks, shot draw, JSON Schema validation, images linked, ruclevr.json) vs copying
+- export (checks, shot draw, JSON Schema validation, images linked, MERA's shots.json, test.json, provenance.json) vs copying
   the same images and dumping the questions as JSON;
 - Hugging Face copy (datasets parquet with embedded images + card + statistics) vs writing the
   same rows with bare pyarrow;

@@ -48,7 +48,7 @@ from assets.vocabulary import Vocabulary, load_vocabulary
 from dataset.export import read_stage_file
 from dataset.layout import QuestionStageFiles
 from ruclevr import __version__
-from ruclevr.cli import UsageError
+from ruclevr.cli import UsageError, progress_disabled, stage_logger
 from ruclevr.io import atomic_open, atomic_write_json, file_sha256, read_json
 from ruclevr.paths import confined_path
 
@@ -540,7 +540,7 @@ def plan_rendering(settings: AugmentSettings) -> Any:
     from render.farm import plan_local, resolve_device
     from render.scheduler import WorkerPolicy
 
-    device = resolve_device(settings.device, None, PROG, lambda line: print(line, file=sys.stderr))
+    device = resolve_device(settings.device, None, PROG, stage_logger("dataset").warning)
     return plan_local(device, settings.workers, settings.threads, WorkerPolicy())
 
 
@@ -557,7 +557,8 @@ def render_pending(planned: Sequence[tuple[dict, dict]], sources: AugmentSources
     masks_dir = sources.masks_dir if sources.masks_dir is not None else sources.scenes_path.parent / "masks"
     job = RerenderJob(str(paths.root), paths.prefix, str(masks_dir), plan.device, plan.threads)
     failures = []
-    with tqdm(total=len(pending), desc="augment: render", unit="scene", file=sys.stderr, dynamic_ncols=True) as progress:
+    with tqdm(total=len(pending), desc="augment: render", unit="scene", file=sys.stderr, dynamic_ncols=True,
+              disable=progress_disabled()) as progress:
 
         def log(line: str) -> None:
             progress.write(f"{PROG}: {line}", file=sys.stderr)
@@ -579,8 +580,8 @@ def warn_of_changed_masks(rendered: Sequence[Mapping[str, Any]]) -> None:
     """Only colours changed, so a mask unlike its source's points at another Blender or changed geometry code."""
     for scene in rendered:
         if scene["augmentation"]["mask_matches_source"] is False:
-            print(f"{PROG}: warning: the mask of {scene['image_filename']} differs from its source "
-                  f"{scene['augmentation']['source_image_filename']}'s", file=sys.stderr)
+            stage_logger("dataset").warning(f"{PROG}: warning: the mask of {scene['image_filename']} differs from its "
+                                            f"source {scene['augmentation']['source_image_filename']}'s")
 
 
 def write_dropped(path: Path, dropped: Sequence[Dropped]) -> None:

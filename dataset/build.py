@@ -7,7 +7,7 @@ Each stage reads the previous stage's file and writes its own under ``DATA/``::
     DATA/questions.json              questions
     DATA/questions_ru.json           translate
     DATA/questions_ru_kept.json      filter (+ .rejected.jsonl, .report.json)
-    DATA/mera/ruclevr.json, samples/ export: MERA items
+    DATA/mera/                       export: shots.json, test.json, provenance.json, samples/
     DATA/hf/README.md, data/*.parquet the Hugging Face copy and its card
     DATA/hf/plots/*.png              answer, objects-per-scene and score plots (linked from the card)
     DATA/stats.json                  statistics
@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
+import logging
 import os
 import shlex
 import signal
@@ -43,15 +44,15 @@ import psutil
 import yaml
 from tqdm import tqdm
 
-from dataset.document import load_document
+from dataset.document import PROVENANCE_NAME, load_document
 from dataset.export import ExportSettings, export_dataset
 from dataset.hf import write_hf_copy
 from dataset.layout import QuestionStageFiles
 from dataset.plots import CARD_PLOTS_DIR, PLOT_FILES, write_card_plots
-from dataset.prompt import InstructionTemplate
+from dataset.prompt import PromptSet
 from dataset.stats import compute_statistics
 from ruclevr import __version__
-from ruclevr.cli import UsageError
+from ruclevr.cli import LOGGER_ROOT, UsageError, progress_disabled
 from ruclevr.io import TMP_SUFFIX, atomic_write_json, file_sha256, read_json
 from ruclevr.jsonstream import JsonDocument
 
@@ -80,7 +81,8 @@ class BuildPaths(QuestionStageFiles):
 
     @property
     def mera(self) -> Path:
-        return self.mera_dir / "ruclevr.json"
+        """The export's last-written file: it exists only for a complete export."""
+        return self.mera_dir / PROVENANCE_NAME
 
     @property
     def hf_dir(self) -> Path:
@@ -120,7 +122,7 @@ class BuildSettings:
     backend: str = "native"
     filter_backend: str = "morph"
     shots: int = 10
-    prompt: Path | None = None
+    prompt: tuple[Path, ...] = ()
     license: str = "cc-by-4.0"
     render_args: tuple[str, ...] = ()
     questions_args: tuple[str, ...] = ()
@@ -132,7 +134,7 @@ class BuildSettings:
 
         A value not given is recorded as the stage's own default (``defaults``, see
         :func:`stage_defaults`), so giving the default explicitly is no change."""
-        prompt = InstructionTemplate.from_file(self.prompt)
+        prompt = PromptSet.from_paths(self.prompt)
         known = defaults or {}
 
         def value(name: str, given: Any) -> Any:
@@ -262,7 +264,7 @@ def export_is_current(path: Path, settings: ExportSettings) -> bool:
     """Whether an existing export was made with these shots, seed and prompt."""
     info = read_json(path).get("info", {})
     recorded = (info.get("settings", {}).get("shots"), info.get("seed"), info.get("settings", {}).get("prompt", {}).get("sha256"))
-    return recorded == (settings.shots, settings.seed, settings.template().sha256)
+    return recorded == (settings.shots, settings.seed, settings.prompts().sha256)
 
 
 def card_license(card: Path) -> str | None:
@@ -284,12 +286,20 @@ def count_items(path: Path, key: str) -> int:
 
 
 def run_stage_in_process(module: str, argv: Sequence[str]) -> int:
-    """Call ``module.cli.main(argv)``; an argparse exit becomes its status, a UsageError propagates."""
+    """Call ``module.cli.main(argv)``; an argparse exit becomes its status, a UsageError propagates.
+
+    The stage gets the build's ``-q`` or ``-v``, and the build's own logging level is restored afterwards.
+    """
     main: Callable[[Sequence[str]], int] = importlib.import_module(f"{module}.cli").main
+    logger = logging.getLogger(LOGGER_ROOT)
+    level = logger.level
+    loudness = {logging.WARNING: ["--quiet"], logging.DEBUG: ["--verbose"]}.get(logger.getEffectiveLevel(), [])
     try:
-        status = main(list(argv))
+        status = main([*loudness, *argv])
     except SystemExit as stop:
         status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+    finally:
+        logger.setLevel(level)
     return int(status or 0)
 
 
@@ -410,7 +420,7 @@ class MemoryWatch:
 
 def one_step(name: str, run: Callable[[], str]) -> str:
     """A stage done in one step, with its own progress line."""
-    with tqdm(total=1, desc=name, unit="step", dynamic_ncols=True) as bar:
+    with tqdm(total=1, desc=name, unit="step", dynamic_ncols=True, disable=progress_disabled()) as bar:
         status = run()
         bar.update(1)
     return status
@@ -514,13 +524,13 @@ class Build:
 
     def questions_argv(self) -> list[str]:
         s = self.settings
-        argv = ["--scenes", str(self.paths.scenes), "--out", str(self.paths.questions), "--seed", str(s.seed)]
+        argv = ["--in", str(self.paths.scenes), "--out", str(self.paths.questions), "--seed", str(s.seed)]
         if s.per_image is not None:
             argv += ["--per-image", str(s.per_image)]
         return argv + list(s.questions_args) + self.overwrite_flag()
 
     def translate_argv(self) -> list[str]:
-        argv = ["--questions", str(self.paths.questions), "--out", str(self.paths.translated),
+        argv = ["--in", str(self.paths.questions), "--out", str(self.paths.translated),
                 "--backend", self.settings.backend, "--seed", str(self.settings.seed)]
         return argv + list(self.settings.translate_args) + self.overwrite_flag()
 
@@ -538,7 +548,7 @@ class Build:
 
     def render(self) -> str:
         n = self.settings.n
-        with tqdm(total=n, desc="render", unit="scene", dynamic_ncols=True) as bar:
+        with tqdm(total=n, desc="render", unit="scene", dynamic_ncols=True, disable=progress_disabled()) as bar:
             if self.is_current("render", []) and count_items(self.paths.scenes, "scenes") == n:
                 bar.update(n)
                 return "skipped"
@@ -567,7 +577,7 @@ class Build:
         return "ran"
 
     def export(self) -> str:
-        settings = ExportSettings(self.settings.shots, self.settings.seed, InstructionTemplate.from_file(self.settings.prompt))
+        settings = ExportSettings(self.settings.shots, self.settings.seed, PromptSet.from_paths(self.settings.prompt))
         inputs = [self.paths.kept, self.paths.scenes]
         if self.is_current("export", inputs) and export_is_current(self.paths.mera, settings):
             return "skipped"
@@ -590,7 +600,7 @@ class Build:
         plots = self.write_plots(document)
         write_hf_copy(document, self.paths.hf_dir, self.settings.license, plots=plots)
         atomic_write_json(self.paths.stats, {"info": {"stage": "dataset.stats", "version": __version__,
-                                                      "data": "mera/ruclevr.json"},
+                                                      "data": "mera"},
                                              "statistics": compute_statistics(document)})
         self.record_outputs("hf", [self.paths.mera])
         return "ran"
@@ -618,7 +628,7 @@ def format_summary(paths: BuildPaths, report: BuildReport) -> str:
     counts = report.counts
     lines += [
         "scenes {scenes}, questions {questions}, in Russian {questions_ru}, kept by the filter {kept}".format(**counts),
-        f"MERA items: {counts['shots']} shots + {counts['test']} test in {paths.mera}",
+        f"MERA items: {counts['shots']} shots + {counts['test']} test in {paths.mera_dir}",
         f"Hugging Face copy: {paths.hf_dir} (datasets.load_dataset({str(paths.hf_dir)!r}))",
         f"statistics: {paths.stats}",
     ]

@@ -12,12 +12,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
-import yaml
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from assets.vocabulary import load_vocabulary
 from dataset.document import SPLITS, MeraDocument
+from dataset.features import card_dataset_info, mera_features
 from translate.answers import russian_answer_words
 
 CARD_TEMPLATE_PATH = Path(__file__).parent / "templates" / "card.md.j2"
@@ -34,23 +34,37 @@ def size_category(n_items: int) -> str:
     return "1M<n<10M"
 
 
-def front_matter(dataset_info: Mapping[str, Any], license_id: str, n_items: int) -> dict[str, Any]:
-    """The YAML header: what the Hub and ``datasets.load_dataset`` read."""
-    return {
-        "dataset_info": dict(dataset_info),
-        "configs": [
-            {
-                "config_name": "default",
-                "data_files": [{"split": split, "path": f"data/{split}-*"} for split in SPLITS],
-            }
-        ],
-        "license": license_id,
-        "task_categories": ["visual-question-answering"],
-        "language": ["ru"],
-        "pretty_name": "ruCLEVR (generated with ruclevr)",
-        "size_categories": [size_category(n_items)],
-        "tags": ["synthetic", "clevr", "mera", "blender"],
-    }
+def front_matter(dataset_info: Mapping[str, Any], license_id: str, n_items: int) -> str:
+    """The YAML header (what the Hub and ``datasets.load_dataset`` read), written by
+    ``huggingface_hub.DatasetCardData`` and ``datasets``' ``DatasetInfosDict``, with MERA's
+    ``sequence`` spelling of list features.
+
+    ``dataset_info`` holds ``splits`` (name, num_bytes, num_examples), ``download_size`` and
+    ``dataset_size``; the features are MERA's.
+    """
+    from datasets import DatasetInfo, SplitInfo
+    from datasets.info import DatasetInfosDict
+    from datasets.splits import SplitDict
+    from huggingface_hub import DatasetCardData
+
+    splits = SplitDict()
+    for split in dataset_info["splits"]:
+        splits.add(SplitInfo(name=split["name"], num_bytes=split["num_bytes"], num_examples=split["num_examples"]))
+    info = DatasetInfo(features=mera_features(), splits=splits, download_size=dataset_info["download_size"],
+                       dataset_size=dataset_info["dataset_size"])
+    card_data = DatasetCardData(
+        license=license_id,
+        task_categories=["visual-question-answering"],
+        language=["ru"],
+        pretty_name="ruCLEVR (generated with ruclevr)",
+        size_categories=[size_category(n_items)],
+        tags=["synthetic", "clevr", "mera", "blender"],
+        configs=[{"config_name": "default",
+                  "data_files": [{"split": split, "path": f"data/{split}-*"} for split in SPLITS]}],
+    )
+    DatasetInfosDict({"default": info}).to_dataset_card_data(card_data)
+    card_data.dataset_info = card_dataset_info(card_data.dataset_info)
+    return card_data.to_yaml() + "\n"
 
 
 def flatten_record(record: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
@@ -69,6 +83,13 @@ def provenance_summary(document: MeraDocument, field: str, describe: Any) -> lis
     """How many items share each value of a provenance field (translator, filter settings...)."""
     counts = Counter(describe(record.get(field)) for record in document.provenance.values())
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def prompt_files(record: Mapping[str, Any]) -> list[str]:
+    """The template files an export's instructions came from (one ``file`` in exports before prompt sets)."""
+    if "templates" in record:
+        return [str(template.get("file", "?")) for template in record["templates"]]
+    return [str(record["file"])] if "file" in record else []
 
 
 def describe_acceptability(acceptability: Any) -> str:
@@ -90,10 +111,11 @@ def card_context(
     example_split = "test" if document.items("test") else "shots"
     sources = info.get("sources", {})
     return {
-        "yaml_header": yaml.safe_dump(front_matter(dataset_info, license_id, n_items), allow_unicode=True, sort_keys=False),
+        "yaml_header": front_matter(dataset_info, license_id, n_items),
         "version": info.get("version", "unknown"),
         "seed": info.get("seed"),
         "settings": info.get("settings", {}),
+        "prompt_files": prompt_files(info.get("settings", {}).get("prompt", {})),
         "counts": info.get("counts", {}),
         "splits": {split["name"]: split for split in dataset_info["splits"]},
         "n_items": n_items,

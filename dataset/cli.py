@@ -8,16 +8,27 @@ from __future__ import annotations
 
 import argparse
 import signal
-import sys
 from pathlib import Path
 from typing import Sequence
 
 from dataset.annotate.cli import add_annotate_parser, command_annotate
 from ruclevr import __version__
-from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, probability, run_cli
+from ruclevr.cli import (
+    ArgumentParser,
+    UsageError,
+    add_common_options,
+    add_renamed_argument,
+    configure_logging,
+    non_negative_int,
+    positive_int,
+    probability,
+    run_cli,
+    stage_logger,
+)
 from ruclevr.paths import check_output_location
 
 PROG = "python -m dataset"
+log = stage_logger("dataset")
 TRANSLATE_BACKENDS = ("native", "google", "marian")
 FILTER_BACKENDS = ("morph", "rucola", "none")
 
@@ -30,10 +41,12 @@ def add_export_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=non_negative_int, default=0,
                         help="seed for every random choice (the shot draw here; rendering and questions in build); "
                              "default 0")
-    parser.add_argument("--prompt", type=Path, default=None,
-                        help="Jinja instruction template (rendered in a sandbox; variables question_type and split; "
-                             "must produce <image> and the literal {question}); default: the ruCLEVR card's "
-                             "Russian prompt, dataset/prompts/default.j2")
+    parser.add_argument("--prompt", type=Path, action="append", default=None, metavar="FILE|DIR",
+                        help="Jinja instruction template, or a folder of *.j2 templates; repeatable. Rendered in a "
+                             "sandbox with the variables question_type and split; each must produce <image> and the "
+                             "literal {question} and no other str.format field. Templates share the items evenly "
+                             "within every question type. Default: the shipped set, dataset/prompts/instructions/ "
+                             "(the card's single prompt is dataset/prompts/card.j2)")
 
 
 def add_build_parser(commands: argparse._SubParsersAction) -> None:
@@ -42,6 +55,7 @@ def add_build_parser(commands: argparse._SubParsersAction) -> None:
         description="Run render → questions → translate → filter → export → Hugging Face copy into --out. "
                     "A stage whose output exists and is newer than its input is skipped, so rerunning the same "
                     "command resumes.")
+    add_common_options(parser)
     parser.add_argument("--n", type=positive_int, required=True, help="number of scenes to render")
     parser.add_argument("--out", type=Path, required=True, help="build folder (created); see docs for its layout")
     add_export_options(parser)
@@ -68,8 +82,9 @@ def add_build_parser(commands: argparse._SubParsersAction) -> None:
 def add_export_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "export", help="filtered Russian questions → MERA ruCLEVR items (shots and test)",
-        description="Write OUT/ruclevr.json (MERA items in data.shots and data.test, with provenance) and "
-                    "OUT/samples/*.png (the images they use).")
+        description="Write MERA's layout: OUT/shots.json and OUT/test.json ({\"data\": [items]}), "
+                    "OUT/samples/*.png (the images they use) and OUT/provenance.json (how each item was made).")
+    add_common_options(parser)
     parser.add_argument("--questions", type=Path, required=True,
                         help="Russian questions, normally the filter stage's output (questions_ru_kept.json)")
     parser.add_argument("--scenes", type=Path, required=True, help="the render stage's scenes.json")
@@ -80,14 +95,16 @@ def add_export_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--provenance", action="append", default=[], metavar="NAME=FILE",
                         help="another stage's output whose info record goes into the export (and the card); "
                              "repeatable, e.g. --provenance translate=questions_ru.json")
-    parser.add_argument("--overwrite", action="store_true", help="export again even if OUT/ruclevr.json exists")
+    parser.add_argument("--overwrite", action="store_true", help="export again even if OUT/provenance.json exists")
 
 
 def add_hf_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "hf", help="MERA items → Hugging Face parquet copy with a generated README card",
         description="Write OUT/data/{shots,test}-00000-of-00001.parquet (images embedded) and OUT/README.md.")
-    parser.add_argument("--mera", type=Path, required=True, help="the export's ruclevr.json, or its folder")
+    add_common_options(parser)
+    add_renamed_argument(parser, "--data", "--mera", type=Path, required=True,
+                         help="the export folder (MERA's shots.json/test.json), a build folder, or a legacy ruclevr.json")
     parser.add_argument("--out", type=Path, required=True, help="folder for the copy (created)")
     parser.add_argument("--license", default="cc-by-4.0", help="licence id written in the card; default cc-by-4.0")
     parser.add_argument("--rejected", type=Path, default=None,
@@ -99,7 +116,9 @@ def add_stats_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "stats", help="answer distributions per question type and family, objects per scene",
         description="Print statistics of an exported dataset; with --out also write them as JSON.")
-    parser.add_argument("--mera", type=Path, required=True, help="the export's ruclevr.json, or its folder")
+    add_common_options(parser)
+    add_renamed_argument(parser, "--data", "--mera", type=Path, required=True,
+                         help="the export folder (MERA's shots.json/test.json), a build folder, or a legacy ruclevr.json")
     parser.add_argument("--out", type=Path, default=None, help="write the statistics to this JSON file")
 
 
@@ -108,8 +127,9 @@ def add_evaluate_parser(commands: argparse._SubParsersAction) -> None:
         "evaluate", help="exact match of predictions, and blind baselines",
         description="Score predictions with lm-eval's exact_match (ignore_case, ignore_punctuation) overall and per "
                     "question type, next to blind baselines (majority answer per question type and per family).")
+    add_common_options(parser)
     parser.add_argument("--data", type=Path, required=True,
-                        help="build folder, export folder, or ruclevr.json")
+                        help="build folder, export folder, or a legacy ruclevr.json")
     parser.add_argument("--predictions", type=Path, default=None,
                         help='JSON lines {"id": <meta.id>, "prediction": "<answer>"}; without it only the '
                              "baselines are shown")
@@ -127,6 +147,7 @@ def add_augment_parser(commands: argparse._SubParsersAction) -> None:
                     "question over with its colour words mapped and its answer re-computed, drop questions that "
                     "became ill-posed, realise them in Russian and run the acceptability filter. Rerunning the same "
                     "command resumes; OUT/questions_ru_kept.json and OUT/scenes.json go straight into export.")
+    add_common_options(parser)
     parser.add_argument("--scenes", type=Path, required=True, help="the render stage's scenes.json")
     parser.add_argument("--questions", type=Path, required=True,
                         help="questions about those scenes: the questions stage's questions.json (or any later "
@@ -176,8 +197,9 @@ def add_gallery_parser(commands: argparse._SubParsersAction) -> None:
         description="Write a static page: per image a thumbnail and its questions in English and Russian with "
                     "answers, question type, family and acceptability score, filterable by type and family; plus "
                     "the answer, objects-per-scene and score plots. Every piece of text is escaped.")
+    add_common_options(parser)
     parser.add_argument("--data", type=Path, required=True,
-                        help="a build folder, an export folder or its ruclevr.json, or a questions file with "
+                        help="a build folder, an export folder (or a legacy ruclevr.json), or a questions file with "
                              "question_ru (e.g. augment's questions_ru_kept.json)")
     parser.add_argument("--images", type=Path, default=None,
                         help="for a questions file: folder of its images; default images/ beside it, or "
@@ -193,7 +215,7 @@ def add_gallery_parser(commands: argparse._SubParsersAction) -> None:
 
 def build_parser() -> ArgumentParser:
     parser = ArgumentParser(prog=PROG, description="Make, export, describe and score ruCLEVR-format datasets.")
-    parser.add_argument("--version", action="version", version=f"ruclevr {__version__}")
+    parser.add_argument("--version", action="version", version=f"ruclevr {__version__}")  # also on each command
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_build_parser(commands)
     add_export_parser(commands)
@@ -219,21 +241,21 @@ def parse_provenance(values: Sequence[str]) -> dict[str, Path]:
 def command_build(args: argparse.Namespace) -> int:
     from dataset.build import (Build, BuildPaths, BuildSettings, StageFailed, StageModules, Terminated, format_summary,
                                split_extra_args, terminate_on_sigterm)
-    from dataset.export import check_template
+    from dataset.export import check_prompts
     from dataset.hf import check_license
-    from dataset.prompt import InstructionTemplate
+    from dataset.prompt import PromptSet
     from render.settings import render_limit_problem
 
     settings = BuildSettings(
         n=args.n, seed=args.seed, width=args.width, height=args.height, samples=args.samples,
         per_image=args.per_image, backend=args.backend, filter_backend=args.filter_backend, shots=args.shots,
-        prompt=args.prompt, license=check_license(args.license),
+        prompt=tuple(args.prompt or ()), license=check_license(args.license),
         render_args=split_extra_args(args.render_args, "--render-args"),
         questions_args=split_extra_args(args.questions_args, "--questions-args"),
         translate_args=split_extra_args(args.translate_args, "--translate-args"),
         filter_args=split_extra_args(args.filter_args, "--filter-args"),
     )
-    check_template(InstructionTemplate.from_file(args.prompt))
+    check_prompts(PromptSet.from_paths(args.prompt))
     problem = render_limit_problem(args.n, args.width, args.height, args.samples)
     if problem:
         raise UsageError(problem)
@@ -246,30 +268,30 @@ def command_build(args: argparse.Namespace) -> int:
         with terminate_on_sigterm():
             report = Build(paths, settings, args.overwrite, StageModules()).run()
     except StageFailed as failure:
-        print(f"{PROG} build: {failure}", file=sys.stderr)
+        log.error(f"{PROG} build: {failure}")
         return failure.status or 1
     except Terminated:
-        print(f"{PROG} build: terminated; finished work is kept: rerun the same command to resume", file=sys.stderr)
+        log.error(f"{PROG} build: terminated; finished work is kept: rerun the same command to resume")
         return 128 + signal.SIGTERM
     print(format_summary(paths, report))
     return 0
 
 
 def command_export(args: argparse.Namespace) -> int:
-    from dataset.document import DOCUMENT_NAME
+    from dataset.document import PROVENANCE_NAME
     from dataset.export import ExportSettings, export_dataset
-    from dataset.prompt import InstructionTemplate
+    from dataset.prompt import PromptSet
 
-    template = InstructionTemplate.from_file(args.prompt)
+    prompts = PromptSet.from_paths(args.prompt)
     provenance = parse_provenance(args.provenance)
-    target = args.out / DOCUMENT_NAME
+    target = args.out / PROVENANCE_NAME
     if target.exists() and not args.overwrite:
-        print(f"{PROG} export: {target} exists; nothing to do (pass --overwrite to export again)", file=sys.stderr)
+        log.info(f"{PROG} export: {target} exists; nothing to do (pass --overwrite to export again)")
         return 0
-    document = export_dataset(args.questions, args.scenes, args.out, ExportSettings(args.shots, args.seed, template),
+    document = export_dataset(args.questions, args.scenes, args.out, ExportSettings(args.shots, args.seed, prompts),
                               images_dir=args.images, provenance_files=provenance)
     counts = document["info"]["counts"]
-    print(f"{target}: {counts['shots']} shots, {counts['test']} test "
+    print(f"{args.out}: {counts['shots']} shots, {counts['test']} test "
           f"(from {counts['input_questions']} questions; dropped {counts['dropped_duplicates']} duplicates, "
           f"{counts['dropped_sharing_shot_image']} on shot images, "
           f"{counts['dropped_sharing_shot_question']} repeating a shot question)")
@@ -281,11 +303,10 @@ def command_hf(args: argparse.Namespace) -> int:
     from dataset.hf import CARD_NAME, check_hf_inputs, write_hf_copy
     from dataset.plots import write_card_plots
 
-    document = load_document(args.mera)
+    document = load_document(args.data)
     check_hf_inputs(document, args.license)
     if (args.out / CARD_NAME).exists() and not args.overwrite:
-        print(f"{PROG} hf: {args.out / CARD_NAME} exists; nothing to do (pass --overwrite to write again)",
-              file=sys.stderr)
+        log.info(f"{PROG} hf: {args.out / CARD_NAME} exists; nothing to do (pass --overwrite to write again)")
         return 0
     plots = write_card_plots(document, args.out, args.rejected)
     result = write_hf_copy(document, args.out, args.license, plots=plots, show_progress=True)
@@ -299,7 +320,7 @@ def command_stats(args: argparse.Namespace) -> int:
     from dataset.stats import compute_statistics, format_statistics
     from ruclevr.io import atomic_write_json
 
-    document = load_document(args.mera)
+    document = load_document(args.data)
     statistics = compute_statistics(document)
     print(format_statistics(statistics))
     if args.out is not None:
@@ -344,8 +365,8 @@ def command_augment(args: argparse.Namespace) -> int:
     result = augment(AugmentSources(args.scenes, args.questions, args.masks), args.out, settings, args.overwrite)
     if result.failures:
         for failure in result.failures:
-            print(f"{PROG} augment: failed: {failure}", file=sys.stderr)
-        print(f"{PROG} augment: finished scenes are kept; rerun the same command to retry the rest", file=sys.stderr)
+            log.error(f"{PROG} augment: failed: {failure}")
+        log.error(f"{PROG} augment: finished scenes are kept; rerun the same command to retry the rest")
         return 1
     counts = result.counts
     print(f"{args.out}: {counts['augmented_scenes']} of {counts['source_scenes']} scenes recoloured; "
@@ -385,6 +406,7 @@ def _main(argv: Sequence[str] | None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as stop:  # --help, --version, or a one-line argparse error (status 2)
         return stop.code if isinstance(stop.code, int) else 0
+    configure_logging(args.verbosity)
     if getattr(args, "out", None) is not None:
         check_output_location(args.out, OUTPUT_KINDS[args.command])
     return COMMANDS[args.command](args)

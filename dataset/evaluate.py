@@ -6,8 +6,12 @@ lower-case, then delete the 32 ASCII characters of ``string.punctuation``. White
 stripped and non-ASCII punctuation (« » — …) is *not* removed, exactly as there: ``"Нет."``
 matches ``"нет"`` but ``" нет"`` does not.
 
-Predictions are JSON lines, one object per item: ``{"id": 12, "prediction": "нет"}`` where
-``id`` is the item's ``meta.id``.
+Predictions come in any of three formats, told apart by their content:
+
+- JSON lines, one object per item: ``{"id": 12, "prediction": "нет"}`` (``id`` is ``meta.id``);
+- MERA's submission file: ``{"data": {"test": [{"outputs": "нет", "meta": {"id": 12}}, ...]}}``;
+- lm-evaluation-harness's ``--log_samples`` output (``samples_<task>_<date>.jsonl``): one object
+  per item with the item as ``doc`` and the model's filtered answer as ``filtered_resps[0]``.
 """
 
 from __future__ import annotations
@@ -67,15 +71,17 @@ def is_synonym(prediction: str | None, reference: str, synonyms: Mapping[str, fr
     return prediction is not None and normalise_answer(prediction) in synonyms.get(normalise_answer(reference), ())
 
 
-def score_predictions(items: Sequence[Item], predictions: Mapping[int, str]) -> dict[str, Any]:
+def score_predictions(items: Sequence[Item], predictions: Mapping[int, str], per_item: bool = False) -> dict[str, Any]:
     """Exact match overall and per ``meta.question_type``; an item without a prediction counts as wrong.
 
     Each tally also counts the wrong predictions that are synonyms of the gold word
     (``wrong_synonyms``, e.g. «шар» for «сфера»); they stay wrong, as in MERA's exact match.
+    ``per_item`` adds ``items``: ``{"id", "exact_match": 0 or 1}`` for every scored item, in order.
     """
     synonyms = synonyms_of_answers()
     overall = Tally()
     per_type: dict[str, Tally] = {}
+    scores = []
     missing = 0
     for item in items:
         prediction = predictions.get(item["meta"]["id"])
@@ -84,11 +90,15 @@ def score_predictions(items: Sequence[Item], predictions: Mapping[int, str]) -> 
         synonym = not is_correct and is_synonym(prediction, item["outputs"], synonyms)
         overall.add(is_correct, synonym)
         per_type.setdefault(item["meta"]["question_type"], Tally()).add(is_correct, synonym)
-    return {
+        scores.append({"id": item["meta"]["id"], "exact_match": int(is_correct)})
+    result: dict[str, Any] = {
         "overall": overall.as_dict(),
         "question_types": {name: per_type[name].as_dict() for name in sorted(per_type)},
         "missing": missing,
     }
+    if per_item:
+        result["items"] = scores
+    return result
 
 
 def majority_predictions(items: Sequence[Item], group_of: Callable[[Item], str]) -> dict[int, str]:
@@ -118,49 +128,87 @@ def blind_baselines(items: Sequence[Item], family_of: Callable[[Item], str]) -> 
 
 
 def read_predictions(path: str | Path) -> dict[int, str]:
-    """Read a predictions JSON-lines file into ``{id: prediction}``; blank lines are skipped."""
-    predictions: dict[int, str] = {}
+    """Read predictions in any of the three formats into ``{id: prediction}``."""
     try:
-        handle = open(path, encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UsageError(f"predictions file {path} does not exist") from None
-    with handle:
-        for line_number, line in enumerate(_lines(handle, path), start=1):
-            if not line.strip():
-                continue
-            record = _parse_prediction_line(line, f"{path} line {line_number}")
-            if record[0] in predictions:
-                raise UsageError(f"{path} line {line_number}: id {record[0]} appears twice")
-            predictions[record[0]] = record[1]
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"predictions file {path} cannot be read as UTF-8 text: {error}") from None
+    submission = _as_mera_submission(text)
+    if submission is not None:
+        return _read_mera_submission(submission, path)
+    predictions: dict[int, str] = {}
+    for line_number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        item_id, prediction = _parse_prediction_line(line, f"{path} line {line_number}")
+        if item_id in predictions:
+            raise UsageError(f"{path} line {line_number}: id {item_id} appears twice")
+        predictions[item_id] = prediction
     return predictions
 
 
-def _lines(handle, path: str | Path):
-    """The file's lines; a byte that is not UTF-8 is a UsageError naming the line."""
-    line_number = 0
-    while True:
-        try:
-            line = handle.readline()
-        except UnicodeDecodeError as error:
-            raise UsageError(f"{path} line {line_number + 1} is not UTF-8 text ({error.reason})") from None
-        if not line:
-            return
-        line_number += 1
-        yield line
+def _as_mera_submission(text: str) -> dict[str, Any] | None:
+    """The parsed file when it is one JSON object with a ``data`` object (MERA's submission), else None."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        return None  # JSON lines: several objects
+    return whole if isinstance(whole, dict) and isinstance(whole.get("data"), dict) else None
+
+
+def _read_mera_submission(submission: Mapping[str, Any], path: str | Path) -> dict[int, str]:
+    predictions: dict[int, str] = {}
+    for split, records in submission["data"].items():
+        if not isinstance(records, list):
+            raise UsageError(f"{path}: data.{split} of a MERA submission must be a list")
+        for position, record in enumerate(records):
+            where = f"{path} data.{split}[{position}]"
+            meta = record.get("meta") if isinstance(record, dict) else None
+            item_id = meta.get("id") if isinstance(meta, dict) else None
+            prediction = record.get("outputs") if isinstance(record, dict) else None
+            item_id, prediction = _checked(item_id, prediction, where, ("meta.id", "outputs"))
+            if item_id in predictions:
+                raise UsageError(f"{where}: id {item_id} appears twice")
+            predictions[item_id] = prediction
+    return predictions
 
 
 def _parse_prediction_line(line: str, where: str) -> tuple[int, str]:
+    """One JSON line: ours ({"id", "prediction"}) or an lm-eval logged sample ({"doc", "filtered_resps"})."""
+    expected = '{"id": 1, "prediction": "..."} or an lm-eval sample'
     try:
         record = json.loads(line)
     except json.JSONDecodeError as error:
-        raise UsageError(f"{where}: not JSON ({error.msg}); expected {{\"id\": 1, \"prediction\": \"...\"}}") from None
+        raise UsageError(f"{where}: not JSON ({error.msg}); expected {expected}") from None
     if not isinstance(record, dict):
-        raise UsageError(f"{where}: expected an object {{\"id\": 1, \"prediction\": \"...\"}}")
-    item_id, prediction = record.get("id"), record.get("prediction")
+        raise UsageError(f"{where}: expected an object {expected}")
+    if "doc" in record:
+        return _lm_eval_sample(record, where)
+    return _checked(record.get("id"), record.get("prediction"), where, ("id", "prediction"))
+
+
+def _lm_eval_sample(record: Mapping[str, Any], where: str) -> tuple[int, str]:
+    """lm-eval's logged sample: the item is ``doc``; the scored answer is the first filtered response."""
+    doc = record["doc"]
+    meta = doc.get("meta") if isinstance(doc, dict) else None
+    responses = record.get("filtered_resps")
+    answer = responses[0] if isinstance(responses, list) and responses else None
+    if isinstance(answer, list):  # some lm-eval versions keep one list per repeat
+        answer = answer[0] if answer else None
+    return _checked(meta.get("id") if isinstance(meta, dict) else None, answer, where,
+                    ("doc.meta.id", "filtered_resps[0]"))
+
+
+def _checked(item_id: Any, prediction: Any, where: str, keys: tuple[str, str]) -> tuple[int, str]:
+    """``(id, prediction)`` once both have the right type; ``keys`` name them as the file's format does."""
     if not isinstance(item_id, int) or isinstance(item_id, bool):
-        raise UsageError(f"{where}: 'id' must be an integer meta.id, got {item_id!r}")
+        raise UsageError(f"{where}: '{keys[0]}' must be an integer meta.id, got {item_id!r}")
     if not isinstance(prediction, str):
-        raise UsageError(f"{where}: 'prediction' must be a string, got {prediction!r}")
+        raise UsageError(f"{where}: '{keys[1]}' must be a string, got {prediction!r}")
     return item_id, prediction
 
 
@@ -182,7 +230,7 @@ def evaluate(
             shown = ", ".join(str(i) for i in unknown[:5])
             raise UsageError(f"predictions name ids that are not in the dataset: {shown}{' ...' if len(unknown) > 5 else ''}")
         scored_ids = {item["meta"]["id"] for item in items}
-        result["predictions"] = score_predictions(items, predictions)
+        result["predictions"] = score_predictions(items, predictions, per_item=True)
         result["predictions"]["ignored_other_split"] = len(set(predictions) - scored_ids)
     return result
 

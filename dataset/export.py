@@ -1,12 +1,14 @@
 """Filtered Russian questions and rendered scenes to MERA ruCLEVR items (``shots`` and ``test``).
 
-Output folder::
+Output folder, MERA's layout for a task (:mod:`dataset.document` reads it)::
 
-    OUT/ruclevr.json          {"info", "data": {"shots": [...], "test": [...]}, "provenance": [...]}
+    OUT/shots.json            {"data": [MERA item, ...]}
+    OUT/test.json             {"data": [MERA item, ...]}
+    OUT/provenance.json       {"info": {...}, "provenance": [...]}: what MERA has no field for
     OUT/samples/<image>.png   the images the items use; ``inputs.image`` is "samples/<image>.png"
 
-Everything is checked before anything is written, images are placed first and ``ruclevr.json``
-last, so an existing ``ruclevr.json`` means a complete export.
+Everything is checked before anything is written, images are placed first and
+``provenance.json`` last, so an existing ``provenance.json`` means a complete export.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import jsonschema
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
-from dataset.document import DOCUMENT_NAME
-from dataset.prompt import InstructionTemplate
+from dataset.document import LEGACY_DOCUMENT_NAME, PROVENANCE_NAME, SPLITS, split_path
+from dataset.prompt import PromptSet, instruction_format_problem
 from dataset.splits import Split, split_shots_and_test
 from ruclevr import __version__
 from ruclevr.cli import UsageError
@@ -45,10 +47,11 @@ REQUIRED_QUESTION_KEYS = ("image_filename", "question_ru", "answer_ru", "questio
 class ExportSettings:
     shots: int = 10
     seed: int = 0
-    prompt: InstructionTemplate | None = None
+    prompt: PromptSet | None = None
 
-    def template(self) -> InstructionTemplate:
-        return self.prompt if self.prompt is not None else InstructionTemplate.from_file()
+    def prompts(self) -> PromptSet:
+        """The instruction templates: the shipped set unless others were given."""
+        return self.prompt if self.prompt is not None else PromptSet.from_paths()
 
 
 @lru_cache(maxsize=1)
@@ -61,13 +64,14 @@ def question_types() -> tuple[str, ...]:
     return tuple(item_schema()["properties"]["meta"]["properties"]["question_type"]["enum"])
 
 
-def check_template(template: InstructionTemplate) -> InstructionTemplate:
-    """Render the instruction of every question type and split once, so a template that fails
-    (or breaks a limit of the sandbox) is refused before any work."""
-    for question_type in question_types():
-        for split in ("shots", "test"):
-            template.render(question_type=question_type, split=split)
-    return template
+def check_prompts(prompts: PromptSet) -> PromptSet:
+    """Render every template's instruction for every question type and split once, so a template
+    that fails (breaks a limit of the sandbox, or MERA's str.format) is refused before any work."""
+    for template in prompts.templates:
+        for question_type in question_types():
+            for split in SPLITS:
+                template.render(question_type=question_type, split=split)
+    return prompts
 
 
 @lru_cache(maxsize=1)
@@ -118,10 +122,10 @@ def sample_path(image_filename: str) -> str:
     return f"{SAMPLES_DIR}/{image_filename}"
 
 
-def make_item(question: Mapping[str, Any], item_id: int, split: str, template: InstructionTemplate) -> dict[str, Any]:
+def make_item(question: Mapping[str, Any], item_id: int, instruction: str) -> dict[str, Any]:
     """One MERA item; the instruction keeps the literal {question} placeholder as MERA's data does."""
     return {
-        "instruction": template.render(question_type=str(question["question_type"]), split=split),
+        "instruction": instruction,
         "inputs": {"image": sample_path(str(question["image_filename"])), "question": question["question_ru"]},
         "outputs": question["answer_ru"],
         "meta": {
@@ -132,7 +136,9 @@ def make_item(question: Mapping[str, Any], item_id: int, split: str, template: I
     }
 
 
-def make_provenance(question: Mapping[str, Any], item_id: int, split: str, scene: Mapping[str, Any]) -> dict[str, Any]:
+def make_provenance(
+    question: Mapping[str, Any], item_id: int, split: str, scene: Mapping[str, Any], prompt: str
+) -> dict[str, Any]:
     """What MERA has no field for, kept so statistics, baselines and audits can trace each item."""
     return {
         "id": item_id,
@@ -147,6 +153,7 @@ def make_provenance(question: Mapping[str, Any], item_id: int, split: str, scene
         "translator": question.get("translator"),
         "acceptability": question.get("acceptability"),
         "num_objects": len(scene.get("objects", [])),
+        "prompt": prompt,
         "augmentation": question.get("augmentation"),
     }
 
@@ -158,22 +165,51 @@ def validate_items(items: Iterable[Mapping[str, Any]]) -> None:
         if error is not None:
             location = "/".join(str(part) for part in error.absolute_path) or "(item)"
             raise UsageError(f"item {item['meta']['id']} does not fit MERA's format at {location}: {error.message}")
+        check_instruction_fills(item)
+
+
+def check_instruction_fills(item: Mapping[str, Any]) -> None:
+    """The instruction survives MERA's ``instruction.format(**inputs)`` and gains exactly the question."""
+    problem = instruction_format_problem(item["instruction"])
+    if problem is None:
+        filled = item["instruction"].format(**item["inputs"])
+        if item["inputs"]["question"] not in filled or item["inputs"]["image"] in filled:
+            problem = "instruction.format(**inputs) does not give the question alone"
+    if problem is not None:
+        raise UsageError(f"item {item['meta']['id']}: {problem}")
+
+
+def assign_templates(split: Split, prompts: PromptSet, seed: int) -> dict[str, list[int]]:
+    """A template per item, rotated per question type over test first, then shots.
+
+    Test comes first so that the scored split on its own gives every prompt an equal share of
+    every question type; the shots continue each type's rotation.
+    """
+    test_types = [str(q["question_type"]) for q in split.test]
+    shot_types = [str(q["question_type"]) for q in split.shots]
+    assigned = prompts.assign(test_types + shot_types, question_types(), seed)
+    return {"test": assigned[: len(test_types)], "shots": assigned[len(test_types):]}
 
 
 def build_document(
     split: Split,
     scenes_by_image: Mapping[str, Mapping[str, Any]],
-    template: InstructionTemplate,
+    prompts: PromptSet,
     info: dict[str, Any],
+    seed: int = 0,
 ) -> dict[str, Any]:
     """Number items from 1 across shots then test and pair each with its provenance."""
     data: dict[str, list[dict[str, Any]]] = {"shots": [], "test": []}
     provenance = []
+    assigned = assign_templates(split, prompts, seed)
     item_id = 1
     for split_name, questions in (("shots", split.shots), ("test", split.test)):
-        for question in questions:
-            data[split_name].append(make_item(question, item_id, split_name, template))
-            provenance.append(make_provenance(question, item_id, split_name, scenes_by_image[question["image_filename"]]))
+        for question, template_index in zip(questions, assigned[split_name]):
+            template = prompts.templates[template_index]
+            instruction = template.render(question_type=str(question["question_type"]), split=split_name)
+            data[split_name].append(make_item(question, item_id, instruction))
+            scene = scenes_by_image[question["image_filename"]]
+            provenance.append(make_provenance(question, item_id, split_name, scene, template.name))
             item_id += 1
     validate_items(data["shots"] + data["test"])
     return {"info": info, "data": data, "provenance": provenance}
@@ -232,9 +268,9 @@ def export_dataset(
     images_dir: Path | None = None,
     provenance_files: Mapping[str, Path] | None = None,
 ) -> dict[str, Any]:
-    """Write ``out_dir/ruclevr.json`` and ``out_dir/samples/``; return the written document."""
+    """Write MERA's files and ``samples/`` into ``out_dir``; return the export as one object."""
     images_dir = images_dir if images_dir is not None else scenes_path.parent / "images"
-    template = settings.template()
+    prompts = settings.prompts()
     questions_info, questions = read_stage_file(questions_path, "questions", "questions")
     scenes_info, scenes = read_stage_file(scenes_path, "scenes", "scenes")
     for position, question in enumerate(questions):
@@ -251,12 +287,12 @@ def export_dataset(
         "stage": "dataset.export",
         "version": __version__,
         "seed": settings.seed,
-        "settings": {"shots": settings.shots, "prompt": template.record()},
+        "settings": {"shots": settings.shots, "prompt": prompts.record()},
         "counts": {"input_questions": len(questions), **split.counts()},
         "sources": sources,
         "image_paths": "relative to the folder of this file",
     }
-    document = build_document(split, scenes_by_image, template, info)
+    document = build_document(split, scenes_by_image, prompts, info, settings.seed)
     write_export(document, images_dir, out_dir)
     return document
 
@@ -285,5 +321,9 @@ def write_export(document: Mapping[str, Any], images_dir: Path, out_dir: Path) -
             if filename not in used:
                 place_image(images_dir / filename, samples_dir / filename)
                 used.add(filename)
-    atomic_write_json(out_dir / DOCUMENT_NAME, document)
+    for split in SPLITS:
+        atomic_write_json(split_path(out_dir, split), {"data": document["data"][split]})
+    atomic_write_json(out_dir / PROVENANCE_NAME, {"info": document["info"], "provenance": document["provenance"]})
     remove_unused_samples(samples_dir, used)
+    with contextlib.suppress(FileNotFoundError):  # an export of the earlier single-file layout
+        (out_dir / LEGACY_DOCUMENT_NAME).unlink()

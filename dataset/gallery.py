@@ -1,7 +1,7 @@
 """A static HTML gallery: each image with its questions, answers and scores, and the dataset's plots.
 
 ``write_gallery(DATA, OUT.html)`` reads either an export (a build folder, an export folder or
-``ruclevr.json``) or a stage file of Russian questions (``questions_ru_kept.json`` of the filter
+its files, or a legacy ``ruclevr.json``) or a stage file of Russian questions (``questions_ru_kept.json`` of the filter
 or of ``dataset augment``), and writes::
 
     OUT.html                 the page (one file; filters and paging in a few lines of plain JavaScript)
@@ -32,7 +32,7 @@ from tqdm import tqdm
 from dataset.document import SPLITS, MeraDocument, load_document
 from dataset.plots import PLOT_FILES, PlotRow, rejected_scores, row_of, write_plots
 from ruclevr import __version__
-from ruclevr.cli import UsageError
+from ruclevr.cli import UsageError, progress_disabled
 from ruclevr.io import atomic_write_bytes, atomic_write_text, read_json, read_json_input, remove_stale_temporaries
 from ruclevr.paths import confined_path
 
@@ -87,7 +87,7 @@ class GallerySource:
 
 
 def read_source(data: Path, images_dir: Path | None = None) -> GallerySource:
-    """An export (folder or ruclevr.json), or a stage file of Russian questions."""
+    """An export (folder, one of its files, or a legacy ruclevr.json), or a stage file of Russian questions."""
     if data.suffix == ".json" and data.is_file():
         raw = read_json_input(data, str(data))
         if isinstance(raw, dict) and isinstance(raw.get("questions"), list):
@@ -201,7 +201,8 @@ def write_thumbnails(images: Sequence[GalleryImage], folder: Path, width: int) -
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(folder)
     thumbs = {}
-    for image in tqdm(images, desc="gallery: thumbnails", unit="image", file=sys.stderr, dynamic_ncols=True):
+    for image in tqdm(images, desc="gallery: thumbnails", unit="image", file=sys.stderr, dynamic_ncols=True,
+                      disable=progress_disabled()):
         data, size = thumbnail_bytes(image.path, width)
         target = folder / (Path(image.filename).stem + ".jpg")
         if not target.exists() or target.read_bytes() != data:

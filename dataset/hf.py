@@ -27,8 +27,9 @@ from tqdm import tqdm
 from dataset.card import render_card
 from dataset.document import SPLITS, MeraDocument
 from dataset.evaluate import blind_baselines
+from dataset.features import parquet_schema
 from dataset.stats import compute_statistics
-from ruclevr.cli import UsageError
+from ruclevr.cli import UsageError, progress_disabled
 from ruclevr.io import atomic_write_text, remove_stale_temporaries
 
 CARD_NAME = "README.md"
@@ -42,24 +43,6 @@ _LICENSE_ID = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
 
 def parquet_name(split: str, index: int = 0, count: int = 1) -> str:
     return f"{DATA_DIR}/{split}-{index:05d}-of-{count:05d}.parquet"
-
-
-def mera_features() -> Any:
-    """The features MERA declares for ruCLEVR (imported here: ``datasets`` is slow to import)."""
-    from datasets import Features, Image, List, Value
-
-    return Features(
-        {
-            "instruction": Value("string"),
-            "inputs": {"image": Image(decode=False), "question": Value("string")},
-            "outputs": Value("string"),
-            "meta": {
-                "id": Value("int32"),
-                "question_type": Value("string"),
-                "image": {"synt_source": List(Value("string")), "type": List(Value("string"))},
-            },
-        }
-    )
 
 
 def check_license(license_id: str) -> str:
@@ -103,12 +86,13 @@ def write_split(
     """
     import pyarrow as pa
 
-    schema = mera_features().arrow_schema
+    schema = parquet_schema()
     items = document.items(split)
     num_bytes = 0
     pieces: list[Path] = []
     writer = None
-    progress = tqdm(total=len(items), desc=f"hf {split}", unit="item", disable=not show_progress, dynamic_ncols=True)
+    progress = tqdm(total=len(items), desc=f"hf {split}", unit="item", disable=progress_disabled() if show_progress else True,
+                    dynamic_ncols=True)
     try:
         with progress:
             for start in range(0, len(items), ROWS_PER_GROUP):
@@ -193,7 +177,6 @@ def write_hf_copy(
     splits = [split for split, _ in written]
     download_size = sum(path.stat().st_size for _, files in written for path in files)
     dataset_info = {
-        "features": mera_features()._to_yaml_list(),
         "splits": splits,
         "download_size": download_size,
         "dataset_size": sum(split["num_bytes"] for split in splits),

@@ -3,7 +3,7 @@ scene, and the acceptability score histogram.
 
 Skewed answers are what blind baselines exploit, crowded scenes are what makes counting hard,
 and the score histogram is what a filter threshold is chosen from; these are the first things
-to look at. Plots are drawn from :class:`PlotRow` records, so an export (``ruclevr.json``) and a
+to look at. Plots are drawn from :class:`PlotRow` records, so an export (``mera/``) and a
 stage file (questions with ``question_ru``) are plotted alike. Figures are made with
 ``matplotlib.figure.Figure`` (no pyplot, no global state) and written atomically; PNGs carry no
 date, so the same data gives the same bytes.

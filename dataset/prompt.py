@@ -1,4 +1,4 @@
-"""The instruction template: a Jinja file rendered in a sandbox into MERA's ``instruction`` field.
+"""Instruction templates: Jinja files rendered in a sandbox into MERA's ``instruction`` field.
 
 Templates are data a user may supply, so they only ever run in a
 ``jinja2.sandbox.SandboxedEnvironment`` with undefined names as errors, no loader
@@ -7,25 +7,56 @@ on what one evaluation may build: no number argument, repetition or power beyond
 :data:`MAX_VALUE_SIZE`, loops of at most :data:`MAX_LOOP`, and at most
 :data:`MAX_OUTPUT_CHARS` of output. The rendered
 instruction keeps MERA's literal ``{question}`` placeholder (single braces are plain text to
-Jinja) and the ``<image>`` marker; MERA fills the question in from ``inputs.question``.
+Jinja) and the ``<image>`` marker. MERA fills the instruction with
+``instruction.format(**inputs)``, so a rendered instruction may name no other field: ``{image}``
+would be filled with the image's path, ``{answer}`` raises KeyError, ``{}`` IndexError. Every
+instruction is checked for exactly that before anything is written.
+
+A :class:`PromptSet` is several templates (the shipped set is ``dataset/prompts/instructions/``,
+one file per prompt); :meth:`PromptSet.assign` spreads them over the items so that every prompt
+gets an equal share of every question type.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import string
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import jinja2
+import numpy as np
 from jinja2 import nodes
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 
 from ruclevr.cli import UsageError
 
-DEFAULT_PROMPT_PATH = Path(__file__).parent / "prompts" / "default.j2"
+PROMPTS_DIR = Path(__file__).parent / "prompts"
+DEFAULT_PROMPTS_DIR = PROMPTS_DIR / "instructions"
+CARD_PROMPT_PATH = PROMPTS_DIR / "card.j2"
+TEMPLATE_SUFFIX = ".j2"
 REQUIRED_MARKERS = ("<image>", "{question}")
+FORMAT_FIELDS = ("question",)  # the only inputs field an instruction may name
+PROMPT_STREAM = 7  # keeps the prompt rotation's generator apart from the other seeded draws
+
+
+def instruction_format_problem(text: str) -> str | None:
+    """Why ``text.format(**inputs)`` would fail or fill in more than the question, or None."""
+    try:
+        fields = list(string.Formatter().parse(text))
+    except ValueError as error:
+        return f"str.format cannot read it ({error}); write a literal brace as {{{{ or }}}}"
+    for _, field, spec, conversion in fields:
+        if field is None:
+            continue
+        if field not in FORMAT_FIELDS or spec or conversion:
+            shown = "{" + field + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+            return f"{shown} is a str.format field, and MERA fills only {{question}}"
+    return None
+
+
 MAX_OUTPUT_CHARS = 20_000  # an instruction is a paragraph; MERA's are under 1,000 characters
 MAX_VALUE_SIZE = 20_000  # the largest number argument, repeated sequence or power result (in digits) allowed
 MAX_LOOP = 1_000  # range() of at most this many numbers
@@ -102,7 +133,7 @@ class InstructionTemplate:
     @classmethod
     def from_file(cls, path: str | Path | None = None) -> "InstructionTemplate":
         """Read a template file (the ruCLEVR card's Russian prompt when ``path`` is None)."""
-        template_path = Path(path) if path is not None else DEFAULT_PROMPT_PATH
+        template_path = Path(path) if path is not None else CARD_PROMPT_PATH
         try:
             source = template_path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -142,6 +173,10 @@ class InstructionTemplate:
                 f"prompt template {self.name} must produce {' and '.join(REQUIRED_MARKERS)}; "
                 f"missing {', '.join(missing)}"
             )
+        problem = instruction_format_problem(text)
+        if problem is not None:
+            where = ", ".join(f"{name}={value}" for name, value in sorted(context.items()))
+            raise UsageError(f"prompt template {self.name} ({where}): {problem}")
         return text
 
     def _bounded_render(self, context: dict[str, str]) -> str:
@@ -153,3 +188,60 @@ class InstructionTemplate:
                 raise SecurityError(f"the instruction is longer than the limit of {MAX_OUTPUT_CHARS} characters")
             pieces.append(piece)
         return "".join(pieces)
+
+
+class PromptSet:
+    """Instruction templates used side by side, each for an equal share of every question type."""
+
+    def __init__(self, templates: Sequence[InstructionTemplate]) -> None:
+        if not templates:
+            raise UsageError("no prompt templates given")
+        names = [template.name for template in templates]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise UsageError(f"prompt templates share the file name {repeated[0]}; give each prompt its own name")
+        self.templates = list(templates)
+
+    @classmethod
+    def from_paths(cls, paths: Sequence[str | Path] | None = None) -> "PromptSet":
+        """Templates from files and folders (each folder's ``*.j2`` in name order); the shipped set by default."""
+        files: list[Path] = []
+        for given in [Path(p) for p in paths] if paths else [DEFAULT_PROMPTS_DIR]:
+            if given.is_dir():
+                found = sorted(given.glob(f"*{TEMPLATE_SUFFIX}"))
+                if not found:
+                    raise UsageError(f"prompt folder {given} holds no *{TEMPLATE_SUFFIX} templates")
+                files.extend(found)
+            else:
+                files.append(given)
+        return cls([InstructionTemplate.from_file(path) for path in files])
+
+    @property
+    def sha256(self) -> str:
+        """One hash of every template, in order: a changed, added or reordered prompt changes it."""
+        digest = hashlib.sha256()
+        for template in self.templates:
+            digest.update(template.sha256.encode("ascii"))
+        return digest.hexdigest()
+
+    def record(self) -> dict[str, object]:
+        return {"sha256": self.sha256, "templates": [template.record() for template in self.templates]}
+
+    def assign(self, question_types: Sequence[str], types_in_order: Sequence[str], seed: int) -> list[int]:
+        """A template index per item: the k-th item of a type gets its type's rotation at k.
+
+        Each type walks through all templates in an order drawn from ``(seed, type)``, so over
+        any prefix of the items every template has an equal share of each type (counts differ
+        by at most one). ``types_in_order`` fixes each type's number in the seed.
+        """
+        rotations = {
+            name: np.random.default_rng([seed, PROMPT_STREAM, number]).permutation(len(self.templates))
+            for number, name in enumerate(types_in_order)
+        }
+        seen: dict[str, int] = {}
+        assigned = []
+        for question_type in question_types:
+            k = seen.get(question_type, 0)
+            seen[question_type] = k + 1
+            assigned.append(int(rotations[question_type][k % len(self.templates)]))
+        return assigned

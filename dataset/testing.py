@@ -105,8 +105,8 @@ def write_sample_stage_outputs(folder: Path, n_scenes: int = 8, seed: int = 0) -
     return {"scenes": render_dir / "scenes.json", "images": render_dir / "images", "questions": kept}
 
 
-def mera_export_problems(document_path: Path) -> list[str]:
-    """Everything wrong with an exported ``ruclevr.json``, checked independently of the exporter.
+def mera_export_problems(export: Path) -> list[str]:
+    """Everything wrong with an export (its folder, or a legacy ``ruclevr.json``), checked independently of the exporter.
 
     Items against the JSON Schema, ids 1..N across shots then test, shots and test disjoint in
     images and in question text (compared case- and punctuation-blind), images present on disk.
@@ -116,7 +116,17 @@ def mera_export_problems(document_path: Path) -> list[str]:
 
     import jsonschema
 
-    document = json.loads(Path(document_path).read_text(encoding="utf-8"))
+    from dataset.document import LEGACY_DOCUMENT_NAME, PROVENANCE_NAME, SPLIT_FILES
+
+    export = Path(export)
+    if export.name == LEGACY_DOCUMENT_NAME:
+        document = json.loads(export.read_text(encoding="utf-8"))
+        folder = export.parent
+    else:  # MERA's layout: each split file is {"data": [...]}
+        folder = export
+        document = {"data": {split: json.loads((folder / name).read_text(encoding="utf-8"))["data"]
+                             for split, name in SPLIT_FILES.items()},
+                    **json.loads((folder / PROVENANCE_NAME).read_text(encoding="utf-8"))}
     schema = json.loads((Path(__file__).with_name("schema.json")).read_text(encoding="utf-8"))
     validator = jsonschema.Draft202012Validator(schema)
     shots, test = document["data"]["shots"], document["data"]["test"]
@@ -134,10 +144,18 @@ def mera_export_problems(document_path: Path) -> list[str]:
     shared_questions = {text(i) for i in shots} & {text(i) for i in test}
     if shared_questions:
         problems.append(f"shots and test share questions {sorted(shared_questions)}")
-    folder = Path(document_path).parent
     missing = sorted({i["inputs"]["image"] for i in shots + test if not (folder / i["inputs"]["image"]).is_file()})
     if missing:
         problems.append(f"images missing on disk: {missing}")
     if [record["id"] for record in document.get("provenance", [])] != ids:
         problems.append("provenance records do not match the items one to one")
     return problems
+
+
+def write_sample_export(folder: Path, n_scenes: int = 8, shots: int = 3) -> Path:
+    """Sample stage outputs under ``folder/in`` exported (shipped prompts, seed 0) to ``folder/mera``; return that."""
+    from dataset.export import ExportSettings, export_dataset
+
+    inputs = write_sample_stage_outputs(folder / "in", n_scenes=n_scenes)
+    export_dataset(inputs["questions"], inputs["scenes"], folder / "mera", ExportSettings(shots=shots))
+    return folder / "mera"

@@ -12,9 +12,18 @@ from filter.pipeline import BatchFailures, FilterJob, merge_shards, run_filter
 from filter.rucola import DEFAULT_MAX_LENGTH, DEFAULT_MODEL, DEVICES, RucolaOptions
 from render.farm import add_text_farm_arguments, run_text_stage
 from render.shards import SHARD_SPEC_HELP, merge_target, parse_shard
-from ruclevr.cli import ArgumentParser, positive_int, probability, run_cli
+from ruclevr.cli import (
+    ArgumentParser,
+    add_common_options,
+    configure_logging,
+    positive_int,
+    probability,
+    run_cli,
+    stage_logger,
+)
 from ruclevr.paths import check_output_location
 
+log = stage_logger("filter")
 PROG = "python -m filter"
 
 
@@ -27,14 +36,15 @@ def build_parser() -> ArgumentParser:
             "as they are computed (OUT.scores.sqlite), so a rerun resumes and never scores a text twice."
         ),
     )
+    add_common_options(parser)
     parser.add_argument("--in", dest="input", required=True, type=Path, metavar="PATH",
                         help="questions in Russian: the output of python -m translate")
     parser.add_argument("--out", required=True, type=Path, metavar="PATH",
                         help="kept questions (JSON); OUT.rejected.jsonl and OUT.report.json are written beside it")
-    parser.add_argument("--backend", choices=BACKENDS, default="rucola",
+    parser.add_argument("--backend", choices=BACKENDS, default="morph",
                         help="rucola: RuCoLA classifier (transformers; downloads the model unless cached or local); "
                              "morph: offline pymorphy3 checks (placeholders, Latin, unknown words, agreement, "
-                             "numerals, prepositions); none: keep everything (default: rucola)")
+                             "numerals, prepositions); none: keep everything (default: morph, offline)")
     parser.add_argument("--threshold", type=probability, default=None,
                         help="keep items whose score >= this, in [0, 1] (default: 0.5 for rucola, "
                              "1.0 for morph, meaning any problem rejects; 0 for none)")
@@ -45,7 +55,6 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--shard", default=None, metavar="SPEC",
                         help=f"filter only one shard of the scenes: {SHARD_SPEC_HELP}; writes OUT.shard-I-of-N.json and its "
                              "files, and 'python -m filter merge --out OUT' then writes OUT's files, the same bytes as one run")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     add_text_farm_arguments(parser)
     rucola = parser.add_argument_group("rucola backend")
     rucola.add_argument("--model", default=DEFAULT_MODEL,
@@ -71,6 +80,7 @@ def build_parser() -> ArgumentParser:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    configure_logging(args.verbosity)
     check_output_location(args.out, "file", "--out")
     on_ray = run_text_stage(args, argv or [], "filter", PROG)
     if on_ray is not None:
@@ -86,19 +96,16 @@ def _main(argv: Sequence[str] | None) -> int:
         threads=args.threads,
     )
     shard = parse_shard(args.shard, os.environ) if args.shard is not None else None
-    job = FilterJob(args.input, args.out, args.threshold, args.batch_size, args.overwrite, not args.quiet, shard)
+    job = FilterJob(args.input, args.out, args.threshold, args.batch_size, args.overwrite, args.verbosity >= 0, shard)
     try:
         result = run_filter(job, lambda: make_scorer(args.backend, options))
     except BatchFailures as failures:
         for failure in failures.failures:
-            print(f"{PROG}: failed: {failure}", file=sys.stderr)
-        print(f"{PROG}: finished batches are saved in the score file; rerun to retry the rest", file=sys.stderr)
+            log.error(f"{PROG}: failed: {failure}")
+        log.error(f"{PROG}: finished batches are saved in the score file; rerun to retry the rest")
         return 1
-    print(
-        f"{PROG}: kept {result.kept} of {result.total} questions ({result.rejected} rejected, "
-        f"{result.scored} scored now) -> {result.paths.kept}",
-        file=sys.stderr,
-    )
+    log.info(f"{PROG}: kept {result.kept} of {result.total} questions ({result.rejected} rejected, "
+        f"{result.scored} scored now) -> {result.paths.kept}")
     return 0
 
 
@@ -112,5 +119,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 def merge_main(argv: Sequence[str] | None) -> int:
     out = merge_target(argv, f"{PROG} merge", "of python -m filter --shard I/N (OUT.shard-I-of-N.json, .rejected.jsonl, .report.json)")
     result = merge_shards(out)
-    print(f"{PROG}: merged shards: kept {result.kept} of {result.total} questions -> {result.paths.kept}", file=sys.stderr)
+    log.info(f"{PROG}: merged shards: kept {result.kept} of {result.total} questions -> {result.paths.kept}")
     return 0

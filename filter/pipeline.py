@@ -29,7 +29,7 @@ from filter.base import Scorer, Verdict
 from filter.report import Summary
 from filter.score_cache import ScoreCache
 from render.shards import Shard, consecutive_shards, scene_block_positions, sharded_path
-from ruclevr.cli import UsageError
+from ruclevr.cli import UsageError, progress_disabled
 from ruclevr.io import atomic_open, atomic_write_json, remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items, input_document
 
@@ -229,7 +229,7 @@ def run_filter(job: FilterJob, make_scorer: Callable[[], Scorer]) -> FilterResul
         if job.overwrite:
             cache.forget(scorer.key)
         with atomic_open(paths.rejected) as rejected, tqdm(total=len(selected), unit="q", desc=f"filter ({scorer.name})",
-                                                            disable=not job.progress, file=sys.stderr) as bar:
+                                                            disable=progress_disabled() if job.progress else True, file=sys.stderr) as bar:
             for window in item_windows(source.document, selected):
                 texts = [t for t in map(question_text, window) if t is not None]
                 verdicts, new, failed = score_window(texts, scorer, cache, job.batch_size)

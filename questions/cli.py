@@ -12,7 +12,17 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from ruclevr import __version__
-from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, run_cli
+from ruclevr.cli import (
+    ArgumentParser,
+    UsageError,
+    add_common_options,
+    add_renamed_argument,
+    configure_logging,
+    non_negative_int,
+    positive_int,
+    run_cli,
+    stage_logger,
+)
 from ruclevr.io import remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items
 from render.farm import add_text_farm_arguments, run_text_stage
@@ -23,6 +33,7 @@ from questions.families import families_digest, family_files, load_families
 from questions.generate import CHUNK_SCENES, ResumeMismatch, SceneFailed, Settings, SplitWideUnique, generate_chunks
 from questions.validator import FAMILY_SUFFIXES, FamilyError, validate_files
 
+log = stage_logger("questions")
 PROG = "questions"
 
 
@@ -50,7 +61,9 @@ def generation_parser() -> ArgumentParser:
         epilog="To check family files instead: python -m questions validate FILE_OR_DIR... "
         "(see python -m questions validate --help). To combine shards: python -m questions merge --out OUT.",
     )
-    parser.add_argument("--scenes", required=True, type=Path, help="scenes.json written by `python -m render` ({info, scenes}).")
+    add_common_options(parser)
+    add_renamed_argument(parser, "--in", "--scenes", dest="scenes", required=True, type=Path, metavar="PATH",
+                         help="scenes.json written by `python -m render` ({info, scenes}).")
     parser.add_argument("--out", required=True, type=Path, help="questions.json to write ({info, questions}).")
     parser.add_argument("--per-image", type=positive_int, default=10, help="questions per image, at most one per family (default 10).")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of all random choices; same seed, same file (default 0).")
@@ -88,12 +101,12 @@ def generation_parser() -> ArgumentParser:
     )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output (and any stopped run's checkpoints).")
     add_text_farm_arguments(parser)
-    parser.add_argument("--quiet", action="store_true", help="no progress bar.")
     return parser
 
 
 def generate_command(argv: Sequence[str]) -> int:
     args = generation_parser().parse_args(argv)
+    configure_logging(args.verbosity)
     check_output_location(args.out, "file", "--out")
     on_ray = run_text_stage(args, argv, "questions", PROG)
     if on_ray is not None:
@@ -112,7 +125,7 @@ def generate_command(argv: Sequence[str]) -> int:
     checkpoints = out.with_name(out.name + ".partial")
     if out.exists() and not args.overwrite:
         if _existing_record(out) == file_record:
-            print(f"{PROG}: {out} is up to date", file=sys.stderr)
+            log.info(f"{PROG}: {out} is up to date")
             return 0
         raise UsageError(f"{out} exists and was made with other settings or inputs; pass --overwrite to replace it")
     if args.overwrite and checkpoints.exists():
@@ -120,9 +133,9 @@ def generate_command(argv: Sequence[str]) -> int:
     remove_temporaries_of(out)  # only its own: shards of the run may be writing beside it
     refusals: Counter[str] = Counter()
     chunks = generate_chunks(
-        checked_items(JsonDocument(args.scenes, "scenes"), f"--scenes: {args.scenes}"), families, settings,
+        checked_items(JsonDocument(args.scenes, "scenes"), f"--in: {args.scenes}"), families, settings,
         positions=positions, run_record=file_record, checkpoint_dir=checkpoints, chunk_scenes=args.checkpoint_every,
-        progress=not args.quiet, refusals=refusals,
+        progress=args.verbosity >= 0, refusals=refusals,
     )
     try:
         if shard:
@@ -134,12 +147,11 @@ def generate_command(argv: Sequence[str]) -> int:
         raise UsageError(str(error)) from None
     except SceneFailed as error:
         kept = f"; finished chunks are kept in {checkpoints}" if any(checkpoints.glob("scenes_*.json")) else ""
-        print(f"{PROG}: failed on {error}{kept}", file=sys.stderr)
+        log.error(f"{PROG}: failed on {error}{kept}")
         return 1
     shutil.rmtree(checkpoints, ignore_errors=True)
-    print(f"{PROG}: wrote {info['question_count']} questions for {info['scene_count']} scenes to {out}"
-          + (f" ({info['scenes_with_fewer_questions']} scenes got fewer than {settings.per_image})" if not shard else ""),
-          file=sys.stderr)
+    log.info(f"{PROG}: wrote {info['question_count']} questions for {info['scene_count']} scenes to {out}"
+          + (f" ({info['scenes_with_fewer_questions']} scenes got fewer than {settings.per_image})" if not shard else ""))
     return 0
 
 
@@ -189,7 +201,7 @@ def merge_command(argv: Sequence[str]) -> int:
     questions = (question for path in files for question in checked_items(JsonDocument(path, "questions"), str(path)))
     refusals = sum((Counter(info.get("refused_realisations", {})) for info in infos), Counter())
     info = write_questions(out, record, settings, questions, stop, refusals)
-    print(f"{PROG}: merged {len(files)} shards: {info['question_count']} questions for {stop} scenes in {out}", file=sys.stderr)
+    log.info(f"{PROG}: merged {len(files)} shards: {info['question_count']} questions for {stop} scenes in {out}")
     return 0
 
 
@@ -246,14 +258,14 @@ def _existing_record(path: Path) -> dict[str, Any] | None:
 def check_scenes(path: Path) -> tuple[int, Any]:
     """Check every scene of a scenes.json file for what programs need, one at a time; return the
     count and the file's info. UsageError naming the first problem (before any question is made)."""
-    label = f"--scenes: {path}"
+    label = f"--in: {path}"
     try:
         with open(path, "rb"):
             pass
     except FileNotFoundError:
-        raise UsageError(f"--scenes: no such file: {path}") from None
+        raise UsageError(f"--in: no such file: {path}") from None
     except OSError as error:
-        raise UsageError(f"--scenes: cannot read {path}: {error}") from None
+        raise UsageError(f"--in: cannot read {path}: {error}") from None
     document = JsonDocument(path, "scenes")
     seen: set[tuple[str, int]] = set()
     count = 0
@@ -271,7 +283,7 @@ def check_scenes(path: Path) -> tuple[int, Any]:
     except (DocumentError, UnicodeDecodeError) as error:
         message = str(error)
         if "no 'scenes' list" in message or "is not a JSON object" in message:
-            raise UsageError(f"--scenes: {path} must be {{\"info\": ..., \"scenes\": [...]}} as written by python -m render") from None
+            raise UsageError(f"--in: {path} must be {{\"info\": ..., \"scenes\": [...]}} as written by python -m render") from None
         raise UsageError(f"{label} {message}") from None
     return count, info
 
@@ -312,6 +324,7 @@ def validation_parser() -> ArgumentParser:
         "(unknown functions, wrong arity or types, undeclared placeholders, unknown parameter types, ...). "
         "Exit status 0 when all are valid, 2 otherwise.",
     )
+    add_common_options(parser)
     parser.add_argument("paths", nargs="+", type=Path, metavar="FILE_OR_DIR",
                         help="family files (*.yaml, *.yml, *.json), or folders of them; ids must be unique across all given")
     return parser
@@ -319,6 +332,7 @@ def validation_parser() -> ArgumentParser:
 
 def validate_command(argv: Sequence[str]) -> int:
     args = validation_parser().parse_args(argv)
+    configure_logging(args.verbosity)
     files: list[Path] = []
     for path in args.paths:
         if path.is_dir():
@@ -330,9 +344,9 @@ def validate_command(argv: Sequence[str]) -> int:
             files.append(path)
     families, problems = validate_files(files)
     for problem in problems:
-        print(f"{PROG}: {problem}", file=sys.stderr)
+        log.error(f"{PROG}: {problem}")
     if problems:
-        print(f"{PROG}: {len(problems)} problem(s) in {len(files)} file(s)", file=sys.stderr)
+        log.error(f"{PROG}: {len(problems)} problem(s) in {len(files)} file(s)")
         return 2
     print(f"{PROG}: ok: {len(families)} families in {len(files)} file(s)")
     return 0

@@ -22,6 +22,7 @@ from typing import Any, Callable, Generator, Iterable, Iterator, Mapping, Sequen
 from tqdm import tqdm
 
 from assets.vocabulary import load_vocabulary
+from ruclevr.cli import progress_disabled
 from ruclevr.io import atomic_write_json, read_json
 
 from questions.executor import execute_program
@@ -351,7 +352,8 @@ def generate_chunks(
     chunk_start = start
     _settle_long_lived_objects()
     try:
-        with tqdm(total=len(positions), initial=start - positions.start, desc="questions", unit="scene", disable=not progress) as bar:
+        with tqdm(total=len(positions), initial=start - positions.start, desc="questions", unit="scene",
+                  disable=progress_disabled() if progress else True) as bar:
             for position, scene in enumerate(scenes):
                 if position < start:
                     continue

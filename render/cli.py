@@ -27,12 +27,24 @@ from render.scene_graph import sample_scene_graph
 from render.settings import DEFAULT_SAMPLES, MAX_SCENES, MAX_SIDE, RenderSettings, render_limit_problem
 from render.shards import layout_for
 from render.worker import DEFAULT_MIN_PIXELS, RenderJob, default_min_pixels
-from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, run_cli
+from ruclevr.cli import (
+    ArgumentParser,
+    UsageError,
+    add_common_options,
+    configure_logging,
+    dispatch,
+    non_negative_int,
+    positive_int,
+    progress_disabled,
+    run_cli,
+    stage_logger,
+)
 from ruclevr.io import atomic_write_json
 from ruclevr.jsonstream import DocumentWriter
 from ruclevr.paths import check_name_part, check_output_location
 
 PROG = "python -m render"
+log = stage_logger("render")
 
 
 def build_parser() -> ArgumentParser:
@@ -43,6 +55,7 @@ def build_parser() -> ArgumentParser:
         epilog="Subcommands: 'python -m render merge OUT [SHARD_FOLDER ...]' combines the shards of a job array into "
         "OUT/scenes.json; 'python -m render verify OUT' checks a finished folder (each has its own --help).",
     )
+    add_common_options(parser)
     parser.add_argument("--n", type=positive_int, required=True, help=f"number of scenes to render (indices start-index .. start-index+n-1; start-index+n at most {MAX_SCENES})")
     parser.add_argument("--out", default="out", help="output folder (images/, masks/, scenes/, scenes.json); default: out")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="run seed; scene i is sampled from numpy default_rng([seed, i]); default 0")
@@ -62,26 +75,29 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--graphs-only", action="store_true",
                         help="sample the scene graphs and write scenes.json only, without Blender: no images or masks, and objects' "
                              "visibility is not checked (the info says so); for working on questions at scale and for benchmarks")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar (--graphs-only)")
     add_farm_arguments(parser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "merge":
-        from render.merge import main as merge_main
+    return dispatch(argv, {"merge": _merge, "verify": _verify}, lambda arguments: run_cli(_main, arguments, PROG))
 
-        return merge_main(argv[1:])
-    if argv and argv[0] == "verify":
-        from render.verify import main as verify_main
 
-        return verify_main(argv[1:])
-    return run_cli(_main, argv, PROG)
+def _merge(argv: Sequence[str]) -> int:
+    from render.merge import main as merge_main
+
+    return merge_main(argv)
+
+
+def _verify(argv: Sequence[str]) -> int:
+    from render.verify import main as verify_main
+
+    return verify_main(argv)
 
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    configure_logging(args.verbosity)
     check_output_location(args.out, "dir", "--out")
     options = scene_options_from_args(args)
     shard = shard_from_args(args)
@@ -89,7 +105,7 @@ def _main(argv: Sequence[str] | None) -> int:
     check_scenes_possible(args.seed, indices.start, options)
     if args.graphs_only:
         return write_graphs_only(args, options, shard, indices)
-    farm = plan_farm(args, PROG)
+    farm = plan_farm(args, PROG, log.warning)
     layout = prepare_output(layout_for(Path(args.out), options.filename_prefix, shard, args.start_index, args.n), args.overwrite)
     settings = RenderSettings(
         width=args.width, height=args.height, samples=args.samples, denoise=not args.no_denoise, device=farm.device.backend,
@@ -103,10 +119,10 @@ def _main(argv: Sequence[str] | None) -> int:
     claim_output(layout, info)
     failures = execute(farm, job, plan(layout, indices), len(indices))
     merged = merge_scenes(layout, info)
-    print(f"{PROG}: {len(indices) - len(failures)} of {len(indices)} scenes ready in {layout.root} ({merged} in {layout.scenes_json.name})",
-          file=sys.stderr)
+    log.info(f"{PROG}: {len(indices) - len(failures)} of {len(indices)} scenes ready in {layout.root} "
+             f"({merged} in {layout.scenes_json.name})")
     for failure in failures:
-        print(f"{PROG}: failed: {failure}", file=sys.stderr)
+        log.error(f"{PROG}: failed: {failure}")
     return 1 if failures else 0
 
 
@@ -120,7 +136,7 @@ def write_graphs_only(args, options: SceneOptions, shard, indices: range) -> int
     if shard:
         info["shard"] = shard.to_dict(args.start_index, args.n)
     with DocumentWriter(layout.scenes_json, "scenes") as writer:
-        for index in tqdm(indices, desc="scene graphs", unit="scene", file=sys.stderr, disable=args.quiet):
+        for index in tqdm(indices, desc="scene graphs", unit="scene", file=sys.stderr, disable=progress_disabled()):
             writer.write(sample_scene_graph(args.seed, index, options))
         writer.finish(info)
     print(f"{PROG}: {writer.count} scene graphs (not rendered) in {layout.scenes_json}", file=sys.stderr)
@@ -203,7 +219,8 @@ def plan(layout: OutputLayout, indices: Iterable[int]) -> Iterator[int]:
 def execute(farm: FarmPlan, job: RenderJob, indices: Iterable[int], at_most: int) -> list[str]:
     """Render ``indices`` (at most ``at_most`` of them) with the chosen executor, showing progress; return the failures."""
     failures = []
-    with tqdm(total=at_most, desc="render", unit="scene", file=sys.stderr, dynamic_ncols=True) as progress:
+    with tqdm(total=at_most, desc="render", unit="scene", file=sys.stderr, dynamic_ncols=True,
+              disable=progress_disabled()) as progress:
         for outcome in farm.execute(job, indices, log=lambda line: tqdm.write(f"{PROG}: {line}", file=sys.stderr),
                                     at_most=at_most):
             if outcome.error:

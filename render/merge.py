@@ -20,7 +20,15 @@ from tqdm import tqdm
 
 from render.outputs import OutputLayout, merge_scenes
 from render.shards import Shard, shard_files
-from ruclevr.cli import ArgumentParser, UsageError, run_cli
+from ruclevr.cli import (
+    ArgumentParser,
+    UsageError,
+    add_common_options,
+    configure_logging,
+    progress_disabled,
+    run_cli,
+    stage_logger,
+)
 from ruclevr.io import atomic_write_bytes, read_json
 from ruclevr.paths import check_output_location
 
@@ -41,6 +49,7 @@ def build_parser() -> ArgumentParser:
         description="Combine the shards of 'python -m render --shard ...' into OUT/scenes.json, as one run over the whole "
         "range writes it. Checks first that shards 0..N-1 are all there, complete and made with the same settings.",
     )
+    add_common_options(parser)
     parser.add_argument("out", help="the output folder; shards that wrote here are merged in place")
     parser.add_argument("folders", nargs="*", help="other folders holding shards; their images, masks and scene files are copied into OUT")
     return parser
@@ -52,6 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    configure_logging(args.verbosity)
     check_output_location(args.out, "dir", "OUT")
     out = Path(args.out)
     sources = [Path(folder) for folder in args.folders]
@@ -68,8 +78,8 @@ def _main(argv: Sequence[str] | None) -> int:
     claim_output(layout, info)
     merged = merge_scenes(layout, info)
     count = shards[0].shard.count
-    print(f"{PROG}: {count} shard(s), {merged} scenes in {layout.scenes_json} ({len(copies)} files copied); "
-          f"check them with: python -m render verify {out}", file=sys.stderr)
+    stage_logger("render").info(f"{PROG}: {count} shard(s), {merged} scenes in {layout.scenes_json} "
+                                f"({len(copies)} files copied); check them with: python -m render verify {out}")
     return 0
 
 
@@ -157,7 +167,8 @@ def plan_copies(shards: list[ShardOutput], layout: OutputLayout) -> list[Copy]:
 def copy_files(copies: list[Copy]) -> None:
     """Images and masks before scene files, so a scene file in OUT always has its image and mask."""
     ordered = sorted(copies, key=lambda copy: copy.target.suffix == ".json")
-    for copy in tqdm(ordered, desc="merge", unit="file", file=sys.stderr, disable=not ordered):
+    for copy in tqdm(ordered, desc="merge", unit="file", file=sys.stderr,
+                     disable=progress_disabled() if ordered else True):
         copy.target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(copy.target, copy.source.read_bytes())
 

@@ -183,11 +183,14 @@ def scene_block_positions(shard: Shard, scene_starts: Sequence[int], count: int)
 
 def merge_target(argv: Sequence[str] | None, prog: str, what: str) -> Path:
     """``--out`` of a text stage's ``merge`` subcommand (``what``: the stage's shard files, for the help)."""
-    from ruclevr.cli import ArgumentParser
+    from ruclevr.cli import ArgumentParser, add_common_options, configure_logging
 
     parser = ArgumentParser(prog=prog, description=f"Combine the shard files {what} into OUT: the same bytes as one run.")
+    add_common_options(parser)
     parser.add_argument("--out", required=True, type=Path, help="the whole run's output; its shard files lie beside it")
-    return parser.parse_args(argv).out
+    args = parser.parse_args(argv)
+    configure_logging(args.verbosity)
+    return args.out
 
 
 def consecutive_shards(out: Path, key: str, split_info: Callable[[dict], tuple[dict, dict]]) -> tuple[list[Path], list[dict], int]:

@@ -34,7 +34,17 @@ from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from render.outputs import SUBFOLDERS, OutputLayout
 from render.shards import shard_files
 from render.worker import object_visibility
-from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, run_cli
+from ruclevr.cli import (
+    ArgumentParser,
+    UsageError,
+    add_common_options,
+    configure_logging,
+    non_negative_int,
+    positive_int,
+    progress_disabled,
+    run_cli,
+    stage_logger,
+)
 from ruclevr.io import TMP_SUFFIX, file_sha256, read_json
 from ruclevr.paths import check_name_part
 
@@ -51,6 +61,7 @@ def build_parser() -> ArgumentParser:
         description="Check a render output folder: every index present once, images and masks decode, JSON valid, masks "
         "match the objects. Prints one line per problem; exit status 1 if there is any.",
     )
+    add_common_options(parser)
     parser.add_argument("out", help="the output folder (with scenes.json, images/, masks/, scenes/)")
     parser.add_argument("--start-index", type=non_negative_int, default=None, help="first index expected (with --n); default: the smallest found")
     parser.add_argument("--n", type=positive_int, default=None, help="number of indices expected from --start-index; default: up to the largest found")
@@ -64,6 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    configure_logging(args.verbosity)
     root = Path(args.out)
     if not root.is_dir():
         raise UsageError(f"{root} is not a folder")
@@ -74,9 +86,9 @@ def _main(argv: Sequence[str] | None) -> int:
     for problem in problems:
         print(problem)
     if problems:
-        print(f"{PROG}: {len(problems)} problem(s) in {root} ({checked} indices checked)", file=sys.stderr)
+        stage_logger("render").error(f"{PROG}: {len(problems)} problem(s) in {root} ({checked} indices checked)")
         return 1
-    print(f"{PROG}: {root}: {checked} scenes verified, no problems", file=sys.stderr)
+    stage_logger("render").info(f"{PROG}: {root}: {checked} scenes verified, no problems")
     return 0
 
 
@@ -96,7 +108,8 @@ def verify_output(layout: OutputLayout, expected: range | None = None) -> tuple[
     for index in sorted(found - set(expected)):
         problems.append(f"index {index}: outside the expected range {expected.start}..{expected.stop - 1} ({', '.join(on_disk.get(index, ['scenes.json']))})")
     render = (info or {}).get("render") or {}
-    for index in tqdm(expected, desc="verify", unit="scene", file=sys.stderr, disable=len(expected) < 100):
+    for index in tqdm(expected, desc="verify", unit="scene", file=sys.stderr,
+                      disable=True if len(expected) < 100 else progress_disabled()):
         problems += check_index(layout, index, by_index.get(index), render)
     problems += leftover_temporaries(layout)
     return len(expected), problems

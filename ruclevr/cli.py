@@ -2,27 +2,118 @@
 
 Bad input ends with one line on stderr and exit status 2, never a traceback: raise
 :class:`UsageError` anywhere below a ``main`` wrapped with :func:`run_cli`.
+
+Every stage's parser gets :func:`add_common_options` (``--version``, ``-q/--quiet``,
+``-v/--verbose``) and calls :func:`configure_logging` once its arguments are parsed; messages go
+through ``logging`` (logger ``ruclevr.STAGE``) to stderr. Progress bars pass
+``disable=progress_disabled()``: on only when stderr is a terminal and the run is not quiet.
+A renamed flag keeps its old spelling as a hidden alias (:func:`add_renamed_argument`).
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 USAGE_EXIT = 2
+LOGGER_ROOT = "ruclevr"
+_LEVELS = {-1: logging.WARNING, 0: logging.INFO}
 
 
 class UsageError(Exception):
     """A bad value given by the user: the message names it and what is allowed."""
 
 
+class _HelpWithoutOldSpellings(argparse.HelpFormatter):
+    """Help that leaves out the deprecated spellings of renamed flags."""
+
+    def _format_action_invocation(self, action: argparse.Action) -> str:
+        old = getattr(action, "deprecated_spellings", ())
+        if old:
+            action = argparse.Action([o for o in action.option_strings if o not in old], action.dest,
+                                     nargs=action.nargs, metavar=action.metavar, help=action.help)
+        return super()._format_action_invocation(action)
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """argparse that reports errors as one line (``prog: error: ...``) with exit status 2."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpWithoutOldSpellings)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(USAGE_EXIT, f"{self.prog}: error: {message}\n")
+
+
+def add_common_options(parser: argparse.ArgumentParser) -> None:
+    """``--version``, ``-q/--quiet`` and ``-v/--verbose``, the same on every stage."""
+    from ruclevr import __version__
+
+    parser.add_argument("--version", action="version", version=f"ruclevr {__version__}")
+    loudness = parser.add_mutually_exclusive_group()
+    loudness.add_argument("-q", "--quiet", dest="verbosity", action="store_const", const=-1, default=0,
+                          help="only warnings and errors; no progress bars")
+    loudness.add_argument("-v", "--verbose", dest="verbosity", action="count",
+                          help="also debug messages (repeatable)")
+
+
+def add_renamed_argument(parser: Any, name: str, *old: str, **kwargs: Any) -> argparse.Action:
+    """Add ``name``, still accepting its ``old`` spellings (left out of --help) so existing scripts keep working."""
+    action = parser.add_argument(name, *old, **kwargs)
+    action.deprecated_spellings = old
+    return action
+
+
+class _CurrentStderr(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time of the message (tests swap it)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass
+
+
+def configure_logging(verbosity: int | None) -> None:
+    """Messages of every ``ruclevr.*`` logger to stderr: warnings only (-q), info (default), debug (-v)."""
+    logger = logging.getLogger(LOGGER_ROOT)
+    logger.setLevel(_LEVELS.get(int(verbosity or 0), logging.DEBUG))
+    if not any(isinstance(handler, _CurrentStderr) for handler in logger.handlers):
+        handler = _CurrentStderr()
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+    logger.propagate = False
+
+
+def stage_logger(stage: str) -> logging.Logger:
+    return logging.getLogger(f"{LOGGER_ROOT}.{stage}")
+
+
+def progress_disabled() -> bool | None:
+    """tqdm's ``disable``: True when quiet, else None (tqdm then draws only on a terminal)."""
+    return True if not logging.getLogger(LOGGER_ROOT).isEnabledFor(logging.INFO) else None
+
+
+def dispatch(
+    argv: Sequence[str] | None,
+    subcommands: dict[str, Callable[[Sequence[str]], int]],
+    default: Callable[[Sequence[str]], int],
+) -> int:
+    """A stage whose main command takes no name (``python -m render --n 4``) and named subcommands
+    beside it (``python -m render verify OUT``): the first word picks one, each has its own parser."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments and arguments[0] in subcommands:
+        return subcommands[arguments[0]](arguments[1:])
+    return default(arguments)
 
 
 def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None, prog: str = "") -> int:

@@ -344,7 +344,7 @@ def test_a_killed_run_resumes_to_the_same_files_and_the_output_exports(augmented
     assert run_dataset(*other) == 2
     assert run_dataset("export", "--questions", str(out / "questions_ru_kept.json"), "--scenes",
                        str(out / "scenes.json"), "--out", str(tmp_path / "mera"), "--shots", "1") == 0
-    assert mera_export_problems(tmp_path / "mera" / "ruclevr.json") == []
+    assert mera_export_problems(tmp_path / "mera") == []
 
 
 @pytest.mark.blender

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from dataset.document import read_export
 from dataset import build as build_module
 from dataset.build import Build, BuildPaths, BuildSettings, StageFailed, StageModules, format_summary
 from dataset.testing import mera_export_problems
@@ -69,11 +70,11 @@ from dataset.testing import questions_for_scene
 
 def main(argv):
     parser = argparse.ArgumentParser()
-    parser.add_argument("--scenes", type=Path)
+    parser.add_argument("--in", dest="scenes", type=Path)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--seed", type=int)
     parser.add_argument("--per-image", type=int, default=7)
-    parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("-q", "--quiet", action="store_true")
     parser.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(argv)
     if log_call("questions", argv):
@@ -87,10 +88,11 @@ def main(argv):
     "fake_translate/cli.py": FAKE_COMMON + '''
 def main(argv):
     parser = argparse.ArgumentParser()
-    parser.add_argument("--questions", type=Path)
+    parser.add_argument("--in", dest="questions", type=Path)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--backend")
     parser.add_argument("--seed", type=int)
+    parser.add_argument("-q", "--quiet", action="store_true")
     parser.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(argv)
     if log_call("translate", argv):
@@ -107,6 +109,7 @@ def main(argv):
     parser.add_argument("--out", type=Path)
     parser.add_argument("--backend")
     parser.add_argument("--threshold", type=float, default=0.5)
+    parser.add_argument("-q", "--quiet", action="store_true")
     parser.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(argv)
     if log_call("filter", argv):
@@ -159,14 +162,14 @@ def test_build_runs_every_stage_in_order_and_exports(fake_stages, tmp_path) -> N
     assert [(s.name, s.status) for s in report.stages] == [
         ("render", "ran"), ("questions", "ran"), ("translate", "ran"), ("filter", "ran"), ("export", "ran"),
         ("hf", "ran")]
-    assert mera_export_problems(root / "mera" / "ruclevr.json") == []
+    assert mera_export_problems(root / "mera") == []
     assert report.counts == {"scenes": 6, "questions": 42, "questions_ru": 42, "kept": 42, "shots": 2,
                              "test": report.counts["test"]}
     assert (root / "hf" / "README.md").exists() and (root / "stats.json").exists()
     logged = [json.loads(line) for line in fake_stages.read_text(encoding="utf-8").splitlines()]
     assert logged[0][1][:6] == ["--n", "6", "--out", str(root / "render"), "--seed", "0"]
     assert logged[3][1][-2:] == ["--threshold", "0.7"]
-    sources = read_json(root / "mera" / "ruclevr.json")["info"]["sources"]
+    sources = read_export(root / "mera")["info"]["sources"]
     assert sources["translate"]["info"] == {"stage": "translate", "backend": "native"}
     assert sources["questions"]["info"] == {"stage": "questions", "seed": 0}
     assert sources["input_questions"] == {"file": "questions_ru_kept.json",
@@ -262,7 +265,7 @@ def test_changed_export_settings_redo_only_export_but_render_settings_need_overw
             build(root, shots=3).run()
     report = build(root, shots=3).run()  # ...and the rerun still redoes it
     assert [s.status for s in report.stages] == ["skipped"] * 4 + ["ran", "ran"]
-    assert len(read_json(root / "mera" / "ruclevr.json")["data"]["shots"]) == 3
+    assert len(read_export(root / "mera")["data"]["shots"]) == 3
     report = build(root, shots=3, license="mit").run()
     assert [s.status for s in report.stages] == ["skipped"] * 5 + ["ran"]
     report = build(root, shots=3, license="mit").run()
@@ -333,7 +336,7 @@ def _missing_real_stages() -> list[str]:
 def test_tiny_end_to_end_build_with_the_real_stages(tmp_path, monkeypatch) -> None:
     import datasets
 
-    from dataset.hf import mera_features
+    from dataset.features import mera_features
 
     root = tmp_path / "DATA"
     command = [sys.executable, "-m", "dataset", "build", "--n", "4", "--out", str(root), "--width", "96",
@@ -341,9 +344,8 @@ def test_tiny_end_to_end_build_with_the_real_stages(tmp_path, monkeypatch) -> No
     result = subprocess.run(command, capture_output=True, text=True, check=False, env=dict(os.environ))
     assert result.returncode == 0, result.stderr[-3000:]
     assert "MERA items" in result.stdout
-    document_path = root / "mera" / "ruclevr.json"
-    assert mera_export_problems(document_path) == []
-    document = read_json(document_path)
+    assert mera_export_problems(root / "mera") == []
+    document = read_export(root / "mera")
     assert len(document["data"]["shots"]) == 2 and document["data"]["test"]
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
     loaded = datasets.load_dataset(str(root / "hf"), cache_dir=str(tmp_path / "cache"))

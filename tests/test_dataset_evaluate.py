@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from dataset.document import read_export
 from dataset.cli import main
 from dataset.evaluate import blind_baselines, exact_match, normalise_answer, score_predictions
 from dataset.testing import write_sample_stage_outputs
@@ -107,7 +108,7 @@ def exported(tmp_path: Path) -> Path:
     out = tmp_path / "DATA" / "mera"
     assert main(["export", "--questions", str(inputs["questions"]), "--scenes", str(inputs["scenes"]),
                  "--out", str(out), "--shots", "2"]) == 0
-    return out / "ruclevr.json"
+    return out
 
 
 def write_predictions(path: Path, records: list[dict]) -> Path:
@@ -116,13 +117,13 @@ def write_predictions(path: Path, records: list[dict]) -> Path:
 
 
 def test_cli_scores_gold_answers_as_one_and_writes_results(exported, tmp_path, capsys) -> None:
-    document = read_json(exported)
+    document = read_export(exported)
     records = [{"id": i["meta"]["id"], "prediction": i["outputs"].capitalize() + "."}
                for split in ("shots", "test") for i in document["data"][split]]
     predictions = write_predictions(tmp_path / "p.jsonl", records)
     results_path = tmp_path / "results.json"
-    # --data accepts the build folder (DATA, holding mera/ruclevr.json)
-    assert main(["evaluate", "--data", str(exported.parent.parent), "--predictions", str(predictions),
+    # --data accepts the build folder (DATA, holding mera/)
+    assert main(["evaluate", "--data", str(exported.parent), "--predictions", str(predictions),
                  "--out", str(results_path)]) == 0
     printed = capsys.readouterr().out
     assert "overall" in printed and "majority/type" in printed
@@ -149,6 +150,12 @@ def test_cli_without_predictions_reports_baselines(exported, capsys) -> None:
         ('{"id": 1, "prediction": 3}\n', "'prediction' must be a string"),
         ('[1, "да"]\n', "expected an object"),
         ('{"id": 100000, "prediction": "да"}\n', "not in the dataset: 100000"),
+        # MERA's submission format and lm-eval's logged samples
+        ('{"data": {"test": [{"outputs": "да", "meta": {}}]}}', "data.test[0]: 'meta.id' must be an integer"),
+        ('{"data": {"test": [{"outputs": 1, "meta": {"id": 1}}]}}', "'outputs' must be a string"),
+        ('{"data": {"test": {"outputs": "да"}}}', "data.test of a MERA submission must be a list"),
+        ('{"doc": {"meta": {"id": 1}}, "filtered_resps": []}\n', "'filtered_resps[0]' must be a string"),
+        ('{"doc": {"meta": {}}, "filtered_resps": ["да"]}\n', "'doc.meta.id' must be an integer"),
     ],
 )
 def test_bad_predictions_file_is_one_line_exit_2(exported, tmp_path, capsys, content, message) -> None:
@@ -164,3 +171,23 @@ def test_missing_files_are_usage_errors(exported, tmp_path, capsys) -> None:
     assert "does not exist" in capsys.readouterr().err
     assert main(["evaluate", "--data", str(tmp_path / "nowhere")]) == 2
     assert "no exported dataset" in capsys.readouterr().err
+
+
+def test_meras_submission_and_lm_eval_samples_score_like_json_lines(exported, tmp_path) -> None:
+    test = read_export(exported)["data"]["test"]
+    answers = {item["meta"]["id"]: (item["outputs"] if n % 2 else "неверно") for n, item in enumerate(test)}
+    lines = write_predictions(tmp_path / "p.jsonl", [{"id": i, "prediction": p} for i, p in answers.items()])
+    submission = tmp_path / "ruCLEVR.json"
+    submission.write_text(json.dumps({"data": {"test": [{"outputs": p, "meta": {"id": i}} for i, p in answers.items()]}},
+                                     ensure_ascii=False, indent=2), encoding="utf-8")
+    samples = write_predictions(tmp_path / "samples_ruclevr_2026.jsonl", [
+        {"doc_id": n, "doc": item, "target": item["outputs"], "resps": [[answers[item["meta"]["id"]]]],
+         "filtered_resps": [answers[item["meta"]["id"]]], "exact_match": 0.0}
+        for n, item in enumerate(test)])
+    scored = []
+    for path in (lines, submission, samples):
+        assert main(["evaluate", "--data", str(exported), "--predictions", str(path), "--out", str(tmp_path / "r.json")]) == 0
+        scored.append(read_json(tmp_path / "r.json")["results"]["predictions"])
+    assert scored[0] == scored[1] == scored[2]
+    assert [row["exact_match"] for row in scored[0]["items"]] == [n % 2 for n in range(len(test))]
+

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from dataset.document import read_export
 from dataset import export as export_module
 from dataset.cli import main
 from dataset.export import ExportSettings, export_dataset
-from dataset.prompt import InstructionTemplate
+from dataset.prompt import CARD_PROMPT_PATH, InstructionTemplate
 from dataset.splits import split_shots_and_test
 from dataset.testing import mera_export_problems, write_sample_stage_outputs
 from ruclevr.cli import UsageError
@@ -25,6 +26,11 @@ CARD_INSTRUCTION = (
     "цифры для его записи.\nОтвет:"
 )
 MERA_TYPES = {"binary", "colors", "count", "materials", "shapes", "size"}
+EXPORT_FILES = ("shots.json", "test.json", "provenance.json")
+
+
+def export_bytes(folder: Path) -> list[bytes]:
+    return [(folder / name).read_bytes() for name in EXPORT_FILES]
 
 
 @pytest.fixture()
@@ -37,16 +43,16 @@ def run_export(stage_outputs: dict[str, Path], out: Path, *extra: str) -> int:
                  "--out", str(out), *extra])
 
 
-def test_default_prompt_is_the_ruclevr_card_instruction() -> None:
-    template = InstructionTemplate.from_file()
+def test_card_prompt_is_the_ruclevr_card_instruction() -> None:
+    template = InstructionTemplate.from_file(CARD_PROMPT_PATH)
     assert template.render(question_type="count", split="test") == CARD_INSTRUCTION
 
 
 def test_export_writes_valid_mera_items_numbered_across_shots_then_test(stage_outputs, tmp_path) -> None:
     out = tmp_path / "mera"
-    assert run_export(stage_outputs, out, "--shots", "3") == 0
-    document = read_json(out / "ruclevr.json")
-    assert mera_export_problems(out / "ruclevr.json") == []
+    assert run_export(stage_outputs, out, "--shots", "3", "--prompt", str(CARD_PROMPT_PATH)) == 0
+    document = read_export(out)
+    assert mera_export_problems(out) == []
     shots, test = document["data"]["shots"], document["data"]["test"]
     assert len(shots) == 3 and len(test) > 0
     assert [item["meta"]["id"] for item in shots] == [1, 2, 3]
@@ -69,7 +75,7 @@ def test_export_writes_valid_mera_items_numbered_across_shots_then_test(stage_ou
 def test_shots_cover_every_question_type_when_there_are_as_many_shots(stage_outputs, tmp_path) -> None:
     out = tmp_path / "mera"
     assert run_export(stage_outputs, out, "--shots", "6", "--seed", "5") == 0
-    shots = read_json(out / "ruclevr.json")["data"]["shots"]
+    shots = read_export(out)["data"]["shots"]
     assert {item["meta"]["question_type"] for item in shots} == MERA_TYPES
     assert len({item["inputs"]["image"] for item in shots}) == 6
 
@@ -77,9 +83,9 @@ def test_shots_cover_every_question_type_when_there_are_as_many_shots(stage_outp
 def test_same_seed_gives_same_bytes_and_another_seed_other_shots(stage_outputs, tmp_path) -> None:
     for name, seed in (("a", "1"), ("b", "1"), ("c", "2")):
         assert run_export(stage_outputs, tmp_path / name, "--shots", "3", "--seed", seed) == 0
-    first = (tmp_path / "a" / "ruclevr.json").read_bytes()
-    assert (tmp_path / "b" / "ruclevr.json").read_bytes() == first
-    shot_images = {name: [i["inputs"]["image"] for i in read_json(tmp_path / name / "ruclevr.json")["data"]["shots"]]
+    first = export_bytes(tmp_path / "a")
+    assert export_bytes(tmp_path / "b") == first
+    shot_images = {name: [i["inputs"]["image"] for i in read_export(tmp_path / name)["data"]["shots"]]
                    for name in ("a", "c")}
     assert shot_images["a"] != shot_images["c"]
 
@@ -112,7 +118,7 @@ def test_every_seed_keeps_shot_questions_out_of_test(stage_outputs, tmp_path) ->
     for seed in range(6):
         out = tmp_path / f"seed{seed}"
         assert run_export(stage_outputs, out, "--shots", "4", "--seed", str(seed)) == 0
-        assert mera_export_problems(out / "ruclevr.json") == []
+        assert mera_export_problems(out) == []
 
 
 def test_user_prompt_is_rendered_per_question_type_in_a_sandbox(stage_outputs, tmp_path) -> None:
@@ -121,11 +127,11 @@ def test_user_prompt_is_rendered_per_question_type_in_a_sandbox(stage_outputs, t
                       encoding="utf-8")
     out = tmp_path / "mera"
     assert run_export(stage_outputs, out, "--shots", "2", "--prompt", str(prompt)) == 0
-    document = read_json(out / "ruclevr.json")
+    document = read_export(out)
     for item in document["data"]["shots"] + document["data"]["test"]:
         ending = "Ответ числом:" if item["meta"]["question_type"] == "count" else "Ответ:"
         assert item["instruction"] == "<image>\n{question}\n" + ending
-    assert document["info"]["settings"]["prompt"]["source"] == prompt.read_text(encoding="utf-8")
+    assert [t["source"] for t in document["info"]["settings"]["prompt"]["templates"]] == [prompt.read_text(encoding="utf-8")]
 
 
 def _with_question_change(stage_outputs: dict[str, Path], **change: str) -> None:
@@ -154,7 +160,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(stage_outputs, tmp_pat
     assert run_export(stage_outputs, out, "--shots", "2") == 2
     error = capsys.readouterr().err
     assert message in error and error.count("\n") == 1 and "Traceback" not in error
-    assert not (out / "ruclevr.json").exists()
+    assert not any((out / name).exists() for name in EXPORT_FILES)
 
 
 @pytest.mark.parametrize(
@@ -172,7 +178,7 @@ def test_bad_prompt_template_is_a_usage_error(stage_outputs, tmp_path, capsys, t
     assert run_export(stage_outputs, tmp_path / "mera", "--prompt", str(prompt), "--shots", "2") == 2
     error = capsys.readouterr().err
     assert message in error and error.count("\n") == 1
-    assert not (tmp_path / "mera" / "ruclevr.json").exists()
+    assert not any((tmp_path / "mera" / name).exists() for name in EXPORT_FILES)
 
 
 def test_more_shots_than_images_allow_is_a_usage_error(stage_outputs, tmp_path, capsys) -> None:
@@ -203,10 +209,10 @@ def test_interrupted_export_resumes_to_the_uninterrupted_result(stage_outputs, t
 
     monkeypatch.setattr(export_module, "place_image", place_then_die)
     assert run_export(stage_outputs, tmp_path / "cut", "--shots", "3") == 130
-    assert not (tmp_path / "cut" / "ruclevr.json").exists()
+    assert not any((tmp_path / "cut" / name).exists() for name in EXPORT_FILES)
     monkeypatch.setattr(export_module, "place_image", real_place_image)
     assert run_export(stage_outputs, tmp_path / "cut", "--shots", "3") == 0
-    assert (tmp_path / "cut" / "ruclevr.json").read_bytes() == (tmp_path / "whole" / "ruclevr.json").read_bytes()
+    assert export_bytes(tmp_path / "cut") == export_bytes(tmp_path / "whole")
     assert sorted(p.name for p in (tmp_path / "cut" / "samples").iterdir()) == \
         sorted(p.name for p in (tmp_path / "whole" / "samples").iterdir())
 
@@ -214,13 +220,13 @@ def test_interrupted_export_resumes_to_the_uninterrupted_result(stage_outputs, t
 def test_rerun_skips_and_overwrite_replaces_and_prunes_samples(stage_outputs, tmp_path, capsys) -> None:
     out = tmp_path / "mera"
     assert run_export(stage_outputs, out, "--shots", "2") == 0
-    before = (out / "ruclevr.json").read_bytes()
+    before = export_bytes(out)
     assert run_export(stage_outputs, out, "--shots", "5") == 0
     assert "nothing to do" in capsys.readouterr().err
-    assert (out / "ruclevr.json").read_bytes() == before
+    assert export_bytes(out) == before
     (out / "samples" / "stale.png").write_bytes(b"old")
     assert run_export(stage_outputs, out, "--shots", "5", "--overwrite") == 0
-    document = read_json(out / "ruclevr.json")
+    document = read_export(out)
     assert len(document["data"]["shots"]) == 5
     used = {Path(i["inputs"]["image"]).name for s in ("shots", "test") for i in document["data"][s]}
     assert {p.name for p in (out / "samples").iterdir()} == used
@@ -231,7 +237,7 @@ def test_provenance_records_other_stage_info(stage_outputs, tmp_path) -> None:
     atomic_write_json(translated, {"info": {"stage": "translate", "backend": "native"}, "questions": []})
     out = tmp_path / "mera"
     assert run_export(stage_outputs, out, "--shots", "2", "--provenance", f"translate={translated}") == 0
-    sources = read_json(out / "ruclevr.json")["info"]["sources"]
+    sources = read_export(out)["info"]["sources"]
     assert sources["translate"] == {"file": "questions_ru.json", "info": {"stage": "translate", "backend": "native"}}
     assert sources["scenes"]["info"]["settings"] == {"width": 8, "height": 6, "samples": 2}
     assert sources["input_questions"]["info"]["stage"] == "filter"

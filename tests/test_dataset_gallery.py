@@ -8,10 +8,11 @@ from urllib.parse import unquote
 
 import pytest
 
+from dataset.document import read_export
 from dataset.export import ExportSettings, export_dataset
 from dataset.gallery import GallerySettings, files_dir, write_gallery
 from dataset.plots import PLOT_FILES
-from dataset.prompt import InstructionTemplate
+from dataset.prompt import PromptSet
 from dataset.testing import write_sample_stage_outputs
 from headless_chromium import ChromiumPage, find_chromium
 from ruclevr.io import atomic_write_json, read_json
@@ -62,15 +63,14 @@ def export(tmp_path: Path) -> Path:
     document["questions"][2]["question"] = ENGLISH
     document["questions"][3]["family"] = ODD_FAMILY
     atomic_write_json(paths["questions"], document)
-    template = InstructionTemplate.from_file(None)
-    export_dataset(paths["questions"], paths["scenes"], tmp_path / "mera", ExportSettings(1, 0, template))
+    export_dataset(paths["questions"], paths["scenes"], tmp_path / "mera", ExportSettings(1, 0, PromptSet.from_paths()))
     return tmp_path / "mera"
 
 
 def test_page_escapes_every_text_and_links_only_files_that_exist(export, tmp_path) -> None:
     out = tmp_path / "site" / "gallery.html"
     summary = write_gallery(export, out, GallerySettings(per_page=2))
-    document = read_json(export / "ruclevr.json")
+    document = read_export(export)
     n_items = len(document["data"]["shots"]) + len(document["data"]["test"])
     assert summary == {"images": 4, "questions": n_items, "plots": len(PLOT_FILES)}
     page = out.read_text(encoding="utf-8")
@@ -132,7 +132,7 @@ CHROMIUM = find_chromium()
 def test_page_in_headless_chromium_loads_without_errors_and_filters(export, tmp_path) -> None:
     out = tmp_path / "gallery.html"
     write_gallery(export, out, GallerySettings(per_page=3))
-    document = read_json(export / "ruclevr.json")
+    document = read_export(export)
     items = document["data"]["shots"] + document["data"]["test"]
     with ChromiumPage(CHROMIUM) as page:
         page.open(out)

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from dataset.cli import main
-from dataset.document import load_document
-from dataset.hf import mera_features
+from dataset.document import load_document, read_export
+from dataset.features import mera_features
 from dataset.testing import write_sample_stage_outputs
 from ruclevr.io import read_json
 
@@ -25,7 +25,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     assert main(["export", "--questions", str(inputs["questions"]), "--scenes", str(inputs["scenes"]),
                  "--out", str(root / "mera"), "--shots", "3"]) == 0
     assert main(["hf", "--mera", str(root / "mera"), "--out", str(root / "hf")]) == 0
-    return {"root": root, "mera": root / "mera" / "ruclevr.json", "hf": root / "hf", **inputs}
+    return {"root": root, "mera": root / "mera", "hf": root / "hf", **inputs}
 
 
 def load_offline(folder: Path, cache: Path, monkeypatch: pytest.MonkeyPatch):
@@ -39,7 +39,7 @@ def load_offline(folder: Path, cache: Path, monkeypatch: pytest.MonkeyPatch):
 
 def test_load_dataset_reads_the_copy_offline_with_declared_features(built, tmp_path, monkeypatch) -> None:
     loaded = load_offline(built["hf"], tmp_path / "cache", monkeypatch)
-    document = read_json(built["mera"])
+    document = read_export(built["mera"])
     assert set(loaded) == {"shots", "test"}
     for split in ("shots", "test"):
         assert loaded[split].features == mera_features()
@@ -49,12 +49,15 @@ def test_load_dataset_reads_the_copy_offline_with_declared_features(built, tmp_p
         for row, item in zip(rows, items):
             image = row["inputs"].pop("image")
             assert image["path"] == item["inputs"]["image"]
-            assert image["bytes"] == (built["mera"].parent / item["inputs"]["image"]).read_bytes()
+            assert image["bytes"] == (built["mera"] / item["inputs"]["image"]).read_bytes()
             expected = json.loads(json.dumps(item))
             expected["inputs"].pop("image")
             assert row == expected
     ids = [row["meta"]["id"] for split in ("shots", "test") for row in loaded[split]]
     assert ids == list(range(1, len(ids) + 1))
+
+
+MERA_FEATURES_YAML = Path(__file__).parent / "data" / "mera_ruclevr_features.yaml"
 
 
 def card_parts(card: str) -> tuple[dict, str]:
@@ -65,9 +68,10 @@ def card_parts(card: str) -> tuple[dict, str]:
 
 def test_card_yaml_declares_features_splits_and_configs(built) -> None:
     header, _ = card_parts((built["hf"] / "README.md").read_text(encoding="utf-8"))
-    document = read_json(built["mera"])
+    document = read_export(built["mera"])
     info = header["dataset_info"]
-    assert info["features"] == mera_features()._to_yaml_list()
+    assert info["features"] == yaml.safe_load(MERA_FEATURES_YAML.read_text(encoding="utf-8"))
+    assert "sequence: string" in (built["hf"] / "README.md").read_text(encoding="utf-8")
     assert {s["name"]: s["num_examples"] for s in info["splits"]} == {
         "shots": len(document["data"]["shots"]), "test": len(document["data"]["test"])}
     parquet_bytes = sum(p.stat().st_size for p in (built["hf"] / "data").glob("*.parquet"))
@@ -83,7 +87,7 @@ def test_card_yaml_declares_features_splits_and_configs(built) -> None:
 
 def test_card_body_tells_how_the_data_was_made(built) -> None:
     _, body = card_parts((built["hf"] / "README.md").read_text(encoding="utf-8"))
-    document = read_json(built["mera"])
+    document = read_export(built["mera"])
     example = json.loads(re.search(r"## Example item\n\n```json\n(.*?)\n```", body, flags=re.S).group(1))
     assert example == document["data"]["test"][0]
     for expected in (
@@ -114,7 +118,7 @@ def test_statistics_agree_with_the_items_and_scenes(built, tmp_path, capsys) -> 
     assert main(["stats", "--mera", str(built["mera"]), "--out", str(out)]) == 0
     assert "objects per scene" in capsys.readouterr().out
     statistics = read_json(out)["statistics"]
-    document = read_json(built["mera"])
+    document = read_export(built["mera"])
     for split in ("shots", "test"):
         items = document["data"][split]
         per_type = statistics["splits"][split]["question_types"]
@@ -166,11 +170,11 @@ def test_a_split_in_several_parquet_files_loads_as_one_split(built, tmp_path, mo
     from dataset.hf import write_hf_copy
 
     monkeypatch.setattr(dataset.hf, "ROWS_PER_GROUP", 5)
-    document = load_document(built["mera"].parent)
+    document = load_document(built["mera"])
     out = tmp_path / "hf"
     write_hf_copy(document, out, max_file_bytes=1)  # every row group closes its file
     files = sorted(path.name for path in (out / "data").glob("test-*.parquet"))
-    items = read_json(built["mera"])["data"]["test"]
+    items = read_export(built["mera"])["data"]["test"]
     groups = -(-len(items) // 5)
     assert files == [f"test-{k:05d}-of-{groups:05d}.parquet" for k in range(groups)] and groups > 1
     header, _ = card_parts((out / "README.md").read_text(encoding="utf-8"))

@@ -21,7 +21,7 @@ from dataset.plots import (
     rows_from_document,
     write_plots,
 )
-from dataset.prompt import InstructionTemplate
+from dataset.prompt import PromptSet
 from dataset.testing import write_sample_stage_outputs
 from test_dataset_build import build, fake_stages  # noqa: F401  (a fixture, used by name)
 
@@ -30,7 +30,7 @@ from test_dataset_build import build, fake_stages  # noqa: F401  (a fixture, use
 def rows(tmp_path_factory) -> list[PlotRow]:
     folder = tmp_path_factory.mktemp("plots")
     paths = write_sample_stage_outputs(folder / "src", n_scenes=6)
-    export_dataset(paths["questions"], paths["scenes"], folder / "mera", ExportSettings(2, 0, InstructionTemplate.from_file(None)))
+    export_dataset(paths["questions"], paths["scenes"], folder / "mera", ExportSettings(2, 0, PromptSet.from_paths()))
     return rows_from_document(load_document(folder / "mera"))
 
 
@@ -120,7 +120,7 @@ def test_the_hf_command_alone_writes_the_plots_its_card_links(tmp_path):
     from dataset.cli import main
 
     paths = write_sample_stage_outputs(tmp_path / "src", n_scenes=6)
-    export_dataset(paths["questions"], paths["scenes"], tmp_path / "mera", ExportSettings(2, 0, InstructionTemplate.from_file(None)))
+    export_dataset(paths["questions"], paths["scenes"], tmp_path / "mera", ExportSettings(2, 0, PromptSet.from_paths()))
     out = tmp_path / "hf"
     assert main(["hf", "--mera", str(tmp_path / "mera"), "--out", str(out)]) == 0
     card = (out / "README.md").read_text(encoding="utf-8")

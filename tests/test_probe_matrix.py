@@ -29,7 +29,7 @@ class Inputs:
     questions: Path
     translated: Path
     kept: Path
-    export: Path  # an export folder with ruclevr.json and samples/
+    export: Path  # an export folder with MERA's shots.json, test.json, provenance.json and samples/
     regular_file: Path
     folder: Path
 
@@ -168,9 +168,11 @@ def hostile_export(inputs: Inputs, image: str, name: str) -> Path:
     if not folder.exists():
         folder.mkdir(parents=True)
         (folder / "samples").mkdir()
-        document = json.loads((inputs.export / "ruclevr.json").read_text(encoding="utf-8"))
-        document["data"]["test"][0]["inputs"]["image"] = image
-        (folder / "ruclevr.json").write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+        for unchanged in ("shots.json", "provenance.json"):
+            (folder / unchanged).write_bytes((inputs.export / unchanged).read_bytes())
+        test = json.loads((inputs.export / "test.json").read_text(encoding="utf-8"))
+        test["data"][0]["inputs"]["image"] = image
+        (folder / "test.json").write_text(json.dumps(test, ensure_ascii=False), encoding="utf-8")
         for sample in (inputs.export / "samples").iterdir():
             (folder / "samples" / sample.name).write_bytes(sample.read_bytes())
         (folder / "samples" / "evil.png").symlink_to(PASSWD)

@@ -101,7 +101,7 @@ def run(capsys, *argv):
 
 def test_cli_writes_questions_with_info(tmp_path, scenes_file, capsys):
     out = tmp_path / "out" / "questions.json"
-    code, err = run(capsys, "--scenes", scenes_file, "--out", out, "--seed", 3, "--per-image", 4, "--quiet")
+    code, err = run(capsys, "--scenes", scenes_file, "--out", out, "--seed", 3, "--per-image", 4)
     assert code == 0 and "wrote 120 questions for 30 scenes" in err
     data = json.loads(out.read_text())
     info = data["info"]
@@ -115,17 +115,17 @@ def test_cli_writes_questions_with_info(tmp_path, scenes_file, capsys):
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["questions.json"]
 
     before = out.read_bytes()
-    code, err = run(capsys, "--scenes", scenes_file, "--out", out, "--seed", 3, "--per-image", 4, "--quiet")
+    code, err = run(capsys, "--scenes", scenes_file, "--out", out, "--seed", 3, "--per-image", 4)
     assert code == 0 and "up to date" in err and out.read_bytes() == before
-    code, err = run(capsys, "--scenes", scenes_file, "--out", out, "--seed", 4, "--per-image", 4, "--quiet")
+    code, err = run(capsys, "--scenes", scenes_file, "--out", out, "--seed", 4, "--per-image", 4)
     assert code == 2 and "pass --overwrite" in err and out.read_bytes() == before
-    code, err = run(capsys, "--scenes", scenes_file, "--out", out, "--seed", 4, "--per-image", 4, "--quiet", "--overwrite")
+    code, err = run(capsys, "--scenes", scenes_file, "--out", out, "--seed", 4, "--per-image", 4, "--overwrite")
     assert code == 0 and json.loads(out.read_text())["info"]["seed"] == 4
 
 
 def test_cli_resumes_a_stopped_run_to_the_same_file(tmp_path, scenes_file, capsys, monkeypatch):
     whole = tmp_path / "whole.json"
-    assert run(capsys, "--scenes", scenes_file, "--out", whole, "--quiet")[0] == 0
+    assert run(capsys, "--scenes", scenes_file, "--out", whole)[0] == 0
 
     stopped = tmp_path / "stopped.json"
     save_chunk = generation._save_chunk
@@ -135,11 +135,11 @@ def test_cli_resumes_a_stopped_run_to_the_same_file(tmp_path, scenes_file, capsy
         raise KeyboardInterrupt  # as if the run were killed right after its first checkpoint
 
     monkeypatch.setattr(generation, "_save_chunk", save_then_stop)
-    code, err = run(capsys, "--scenes", scenes_file, "--out", stopped, "--quiet", "--checkpoint-every", 10)
+    code, err = run(capsys, "--scenes", scenes_file, "--out", stopped, "--checkpoint-every", 10)
     assert code == 130 and "rerun the same command to resume" in err
     assert not stopped.exists() and (tmp_path / "stopped.json.partial" / "scenes_00000000_00000010.json").exists()
     monkeypatch.setattr(generation, "_save_chunk", save_chunk)
-    assert run(capsys, "--scenes", scenes_file, "--out", stopped, "--quiet", "--checkpoint-every", 10)[0] == 0
+    assert run(capsys, "--scenes", scenes_file, "--out", stopped, "--checkpoint-every", 10)[0] == 0
     assert json.loads(stopped.read_text())["questions"] == json.loads(whole.read_text())["questions"]
     assert not (tmp_path / "stopped.json.partial").exists()
 
@@ -149,7 +149,7 @@ def test_cli_resumes_a_stopped_run_to_the_same_file(tmp_path, scenes_file, capsy
     [
         (None, ["--per-image", "-3"], "--per-image: must be a positive integer, got -3"),
         (None, ["--seed", "x"], "--seed: must be an integer, got 'x'"),
-        ("missing", [], "--scenes: no such file"),
+        ("missing", [], "--in: no such file"),
         ("not json", [], "is not valid JSON"),
         ("pink", [], "scene 1: object 0 has unknown color 'pink'; allowed: gray, red"),
         ("no relations", [], "scene 0: relationships['left'] must list one entry per object"),
@@ -171,7 +171,7 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, scenes_file, capsys, cha
     if change in ("pink", "no relations", "twice"):
         scenes_file.write_text(json.dumps(data))
     out = tmp_path / "q.json"
-    code, err = run(capsys, "--scenes", scenes_file, "--out", out, "--quiet", *argv)
+    code, err = run(capsys, "--scenes", scenes_file, "--out", out, *argv)
     assert code == 2
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
     assert not out.exists()
@@ -182,8 +182,8 @@ def test_cli_help_explains_every_flag(capsys):
         main(["--help"])
     assert exited.value.code == 0
     text = capsys.readouterr().out
-    for flag in ("--scenes", "--out", "--per-image", "--seed", "--families", "--budget", "--split-repeats",
-                 "--checkpoint-every", "--overwrite", "--quiet", "validate"):
+    for flag in ("--in", "--out", "--per-image", "--seed", "--families", "--budget", "--split-repeats",
+                 "--checkpoint-every", "--overwrite", "validate"):
         assert flag in text
 
 
@@ -199,6 +199,6 @@ def test_an_unexpected_failure_names_the_scene_and_keeps_finished_chunks(tmp_pat
 
     monkeypatch.setattr(generation.QuestionMaker, "questions_for_scene", fail_on_the_fifteenth)
     out = tmp_path / "q.json"
-    code, err = run(capsys, "--scenes", scenes_file, "--out", out, "--quiet", "--checkpoint-every", 10)
+    code, err = run(capsys, "--scenes", scenes_file, "--out", out, "--checkpoint-every", 10)
     assert code == 1 and "failed on scene ruclevr_000014.png: ValueError: boom" in err and "finished chunks are kept" in err
     assert not out.exists() and (tmp_path / "q.json.partial" / "scenes_00000000_00000010.json").exists()

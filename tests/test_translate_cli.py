@@ -240,7 +240,7 @@ def test_as_a_process_bad_input_is_one_line_without_traceback(tmp_path):
         cwd=REPO, capture_output=True, text=True, timeout=60,
     )
     assert result.returncode == 2
-    assert result.stderr == f"python -m translate: error: --questions {tmp_path / 'nope.json'}: no such file\n"
+    assert result.stderr == f"python -m translate: error: --in {tmp_path / 'nope.json'}: no such file\n"
 
 
 def test_help_explains_every_flag():
@@ -248,7 +248,7 @@ def test_help_explains_every_flag():
         [sys.executable, "-m", "translate", "--help"], cwd=REPO, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0
-    for flag in ("--questions", "--out", "--backend", "--model", "--cache", "--batch-size", "--yo", "--timeout",
+    for flag in ("--in", "--out", "--backend", "--model", "--cache", "--batch-size", "--yo", "--timeout",
                  "--retries", "--backoff", "--seed", "--families", "--overwrite"):
         assert flag in result.stdout
 

@@ -29,11 +29,16 @@ import ruclevr
 from ruclevr.cli import (
     ArgumentParser,
     UsageError,
+    add_common_options,
+    add_renamed_argument,
+    configure_logging,
     non_negative_float,
     non_negative_int,
     positive_float,
     positive_int,
+    progress_disabled,
     run_cli,
+    stage_logger,
 )
 from render.farm import add_text_farm_arguments, run_text_stage
 from render.shards import SHARD_SPEC_HELP, consecutive_shards, merge_target, parse_shard, scene_block_positions, sharded_path
@@ -44,6 +49,7 @@ from translate.answers import answer_to_russian
 from translate.base import Backend
 from translate.spelling import DEFAULT_YO_POLICY, YO_POLICIES, apply_yo_policy
 
+log = stage_logger("translate")
 PROG = "translate"
 BACKENDS = ("native", "google", "marian")
 DEFAULT_BATCH_SIZE = 32
@@ -67,7 +73,9 @@ def build_parser() -> ArgumentParser:
         description="Add Russian questions (question_ru) and answers (answer_ru) to a questions.json. "
         "Resumable: rerun the same command after an interruption.",
     )
-    parser.add_argument("--questions", required=True, type=Path, help="input questions.json (from python -m questions)")
+    add_common_options(parser)
+    add_renamed_argument(parser, "--in", "--questions", dest="questions", required=True, type=Path, metavar="PATH",
+                         help="input questions.json (from python -m questions)")
     parser.add_argument("--out", required=True, type=Path, help="output JSON file (for example OUT/questions_ru.json)")
     parser.add_argument(
         "--backend",
@@ -124,7 +132,6 @@ def build_parser() -> ArgumentParser:
         help=f"translate only one shard of the scenes: {SHARD_SPEC_HELP}; writes OUT.shard-I-of-N.json, and "
         "'python -m translate merge --out OUT' then writes OUT, the same bytes as one run",
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument(
         "--overwrite", action="store_true", help="replace an --out made from other input or settings, and its progress"
     )
@@ -134,6 +141,7 @@ def build_parser() -> ArgumentParser:
 
 def translate_questions(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    configure_logging(args.verbosity)
     check_output_location(args.out, "file", "--out")
     check_backend_options(args)
     on_ray = run_text_stage(args, argv or [], "translate", PROG)
@@ -152,7 +160,7 @@ def translate_questions(argv: Sequence[str] | None) -> int:
     progress_log = Progress(out, fingerprint)
     if output_is_up_to_date(out, fingerprint, overwrite=args.overwrite):
         progress_log.remove()
-        print(f"{PROG}: {out} is up to date", file=sys.stderr)
+        log.info(f"{PROG}: {out} is up to date")
         return 0
     remove_temporaries_of(out)
     run = TranslationRun(args, translator, progress_log)
@@ -199,7 +207,7 @@ class TranslationRun:
         path = args.questions
         window: list[tuple[int, dict[str, Any]]] = []
         # The bar shows after a second: bad input is reported alone on stderr.
-        with tqdm(total=total, desc=f"{PROG} ({args.backend})", unit="q", disable=args.quiet, delay=1) as bar:
+        with tqdm(total=total, desc=f"{PROG} ({args.backend})", unit="q", disable=progress_disabled(), delay=1) as bar:
             for index, question in enumerate(checked_questions(document, path)):
                 if index < selected.start:
                     continue
@@ -266,9 +274,9 @@ def input_sha256(path: Path) -> str:
         with open(path, "rb") as handle:
             return hashlib.file_digest(handle, "sha256").hexdigest()
     except FileNotFoundError:
-        raise UsageError(f"--questions {path}: no such file") from None
+        raise UsageError(f"--in {path}: no such file") from None
     except OSError as error:
-        raise UsageError(f"--questions {path}: cannot read it ({error.strerror})") from None
+        raise UsageError(f"--in {path}: cannot read it ({error.strerror})") from None
 
 
 def checked_questions(document: JsonDocument, path: Path) -> Iterator[Any]:
@@ -289,8 +297,8 @@ def questions_info(document: JsonDocument) -> dict[str, Any]:
 
 def questions_file_error(path: Path, error: Exception) -> UsageError:
     if "no 'questions' list" in str(error) or "not a JSON object" in str(error):
-        return UsageError(f"--questions {path}: expected an object with a \"questions\" list")
-    return UsageError(f"--questions {path}: {error}")
+        return UsageError(f"--in {path}: expected an object with a \"questions\" list")
+    return UsageError(f"--in {path}: {error}")
 
 
 def next_saved(saved: Iterator[tuple[int, str]], index: int) -> str:
@@ -340,11 +348,11 @@ def check_questions(path: Path, *, needs_english: bool, yo_policy: str) -> Sourc
 
 def check_question(path: Path, index: int, question: object, *, needs_english: bool) -> None:
     if not isinstance(question, dict):
-        raise UsageError(f"--questions {path}: question {index} is not an object")
+        raise UsageError(f"--in {path}: question {index} is not an object")
     required = ("question", "answer") if needs_english else ("answer",)
     for key in required:
         if not isinstance(question.get(key), str):
-            raise UsageError(f"--questions {path}: question {index} has no {key!r} string")
+            raise UsageError(f"--in {path}: question {index} has no {key!r} string")
 
 
 def translator_name(args: argparse.Namespace) -> str:
@@ -485,15 +493,12 @@ def run_settings(
 
 def report_failures(failed: Mapping[int, str], total: int, out: Path) -> None:
     for index in sorted(failed)[:FAILURES_SHOWN]:
-        print(f"{PROG}: question {index} failed: {failed[index]}", file=sys.stderr)
+        log.error(f"{PROG}: question {index} failed: {failed[index]}")
     if len(failed) > FAILURES_SHOWN:
-        print(f"{PROG}: ... and {len(failed) - FAILURES_SHOWN} more", file=sys.stderr)
-    print(
-        f"{PROG}: {len(failed)} of {total} questions failed; "
+        log.error(f"{PROG}: ... and {len(failed) - FAILURES_SHOWN} more")
+    log.error(f"{PROG}: {len(failed)} of {total} questions failed; "
         f"{out} holds the {total - len(failed)} that succeeded "
-        "(info.translate.failed lists all); rerun the same command to retry the failed ones",
-        file=sys.stderr,
-    )
+        "(info.translate.failed lists all); rerun the same command to retry the failed ones")
 
 
 class Progress:
@@ -587,5 +592,5 @@ def merge_command(argv: Sequence[str] | None) -> int:
             for item in checked_items(JsonDocument(path, "questions"), str(path)):
                 writer.write(item)
         writer.finish({**infos[0], "translate": settings})
-    print(f"{PROG}: merged {len(files)} shards: {writer.count} questions in {out}", file=sys.stderr)
+    log.info(f"{PROG}: merged {len(files)} shards: {writer.count} questions in {out}")
     return EXIT_FAILURES if failed else 0

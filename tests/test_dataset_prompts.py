@@ -1,0 +1,129 @@
+"""The shipped instruction prompts, their even spread over question types, and MERA's str.format check."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from dataset.cli import main
+from dataset.document import read_export
+from dataset.export import question_types
+from dataset.prompt import DEFAULT_PROMPTS_DIR, PromptSet, instruction_format_problem
+from dataset.testing import write_sample_stage_outputs
+
+TYPES = ("binary", "colors", "count", "materials", "shapes", "size")
+
+
+@pytest.fixture(scope="module")
+def stage_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return write_sample_stage_outputs(tmp_path_factory.mktemp("prompts"), n_scenes=60)
+
+
+def run_export(stage_outputs: dict[str, Path], out: Path, *extra: str) -> int:
+    return main(["export", "--questions", str(stage_outputs["questions"]), "--scenes", str(stage_outputs["scenes"]),
+                 "--out", str(out), *extra])
+
+
+def test_shipped_set_has_ten_distinct_prompts_each_stating_every_types_answer_format() -> None:
+    prompts = PromptSet.from_paths()
+    assert len(prompts.templates) >= 10
+    assert set(question_types()) == set(TYPES)
+    per_type_texts = []
+    for template in prompts.templates:
+        texts = {t: template.render(question_type=t, split="test") for t in TYPES}
+        for text in texts.values():
+            assert "<image>" in text and "{question}" in text and instruction_format_problem(text) is None
+            assert text.format(question="ВОПРОС", image="samples/x.png").count("ВОПРОС") == 1
+        # the answer format is written per question type: six different instructions per template
+        assert len(set(texts.values())) == len(TYPES), template.name
+        assert "да" in texts["binary"] and "нет" in texts["binary"]
+        assert "цифр" in texts["count"]
+        per_type_texts.append(texts)
+    for question_type in TYPES:
+        assert len({texts[question_type] for texts in per_type_texts}) == len(prompts.templates)
+
+
+def test_export_spreads_every_question_type_evenly_over_the_prompts(stage_outputs, tmp_path) -> None:
+    out = tmp_path / "mera"
+    assert run_export(stage_outputs, out, "--shots", "10", "--seed", "4") == 0
+    document = read_export(out)
+    prompt_names = [template.name for template in PromptSet.from_paths().templates]
+    by_id = {record["id"]: record for record in document["provenance"]}
+    items = document["data"]["test"] + document["data"]["shots"]
+    assert len({item["instruction"] for item in items}) >= 10
+    for scope in (document["data"]["test"], items):
+        for question_type in TYPES:
+            counts = Counter(by_id[i["meta"]["id"]]["prompt"] for i in scope if i["meta"]["question_type"] == question_type)
+            shares = [counts.get(name, 0) for name in prompt_names]
+            assert sum(shares) > len(prompt_names) and max(shares) - min(shares) <= 1, (question_type, shares)
+    for item in items:
+        filled = item["instruction"].format(**item["inputs"])
+        assert filled == item["instruction"].replace("{question}", item["inputs"]["question"])
+
+
+def test_prompt_assignment_is_seeded(stage_outputs, tmp_path) -> None:
+    runs = {}
+    for name, seed in (("a", "1"), ("b", "1"), ("c", "2")):
+        assert run_export(stage_outputs, tmp_path / name, "--shots", "3", "--seed", seed) == 0
+        runs[name] = [record["prompt"] for record in read_export(tmp_path / name)["provenance"]]
+    assert runs["a"] == runs["b"] and runs["a"] != runs["c"]
+
+
+def test_prompt_may_be_repeated_or_a_folder(stage_outputs, tmp_path) -> None:
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    for name in ("a.j2", "b.j2"):
+        (folder / name).write_text(f"<image>\n{{question}}\n{name}: {{{{ question_type }}}}", encoding="utf-8")
+    (folder / "notes.txt").write_text("not a template", encoding="utf-8")
+    single = tmp_path / "c.j2"
+    single.write_text("<image> {question} c", encoding="utf-8")
+    out = tmp_path / "mera"
+    assert run_export(stage_outputs, out, "--shots", "2", "--prompt", str(folder), "--prompt", str(single)) == 0
+    document = read_export(out)
+    assert [t["file"] for t in document["info"]["settings"]["prompt"]["templates"]] == ["a.j2", "b.j2", "c.j2"]
+    assert {record["prompt"] for record in document["provenance"]} == {"a.j2", "b.j2", "c.j2"}
+    endings = {item["instruction"].rsplit("\n", 1)[-1] for item in document["data"]["test"]}
+    assert "a.j2: count" in endings and "<image> {question} c" in endings
+
+
+@pytest.mark.parametrize(
+    "template, message",
+    [
+        ('<image> {question} Ответ в JSON: {"answer": "..."}', "is a str.format field"),
+        ("<image> {question} {}", "{} is a str.format field"),
+        ("<image> {question} {image}", "{image} is a str.format field"),
+        ("<image> {question} {question!r}", "{question!r} is a str.format field"),
+        ("<image> {question} {question:>10}", "{question:>10} is a str.format field"),
+        ("<image> {question} } ", "str.format cannot read it"),
+        ("<image> {question} {0}", "{0} is a str.format field"),
+    ],
+)
+def test_instruction_that_str_format_would_break_or_overfill_is_refused(stage_outputs, tmp_path, capsys,
+                                                                         template, message) -> None:
+    prompt = tmp_path / "bad.j2"
+    prompt.write_text(template, encoding="utf-8")
+    out = tmp_path / "mera"
+    assert run_export(stage_outputs, out, "--shots", "2", "--prompt", str(DEFAULT_PROMPTS_DIR), "--prompt", str(prompt)) == 2
+    error = capsys.readouterr().err
+    assert message in error and "bad.j2" in error and error.count("\n") == 1 and "Traceback" not in error
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_escaped_braces_are_literal_braces_after_format(stage_outputs, tmp_path) -> None:
+    prompt = tmp_path / "json.j2"
+    prompt.write_text('<image> {question} Ответ: {{ \'{{"answer": "..."}}\' }}', encoding="utf-8")
+    out = tmp_path / "mera"
+    assert run_export(stage_outputs, out, "--shots", "2", "--prompt", str(prompt)) == 0
+    item = read_export(out)["data"]["test"][0]
+    assert item["instruction"].format(**item["inputs"]).endswith('Ответ: {"answer": "..."}')
+
+
+def test_empty_prompt_folder_and_repeated_names_are_usage_errors(stage_outputs, tmp_path, capsys) -> None:
+    (tmp_path / "empty").mkdir()
+    assert run_export(stage_outputs, tmp_path / "m1", "--prompt", str(tmp_path / "empty")) == 2
+    assert "holds no *.j2 templates" in capsys.readouterr().err
+    assert run_export(stage_outputs, tmp_path / "m2", "--prompt", str(DEFAULT_PROMPTS_DIR),
+                      "--prompt", str(DEFAULT_PROMPTS_DIR)) == 2
+    assert "share the file name" in capsys.readouterr().err
