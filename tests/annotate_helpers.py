@@ -13,7 +13,6 @@ from typing import Any, Mapping
 
 from dataset.document import SPLITS, load_document
 from dataset.export import SAMPLES_DIR, ExportSettings, export_dataset, write_export
-from dataset.prompt import InstructionTemplate
 from dataset.testing import write_sample_stage_outputs
 from ruclevr.io import read_json
 
@@ -23,7 +22,7 @@ WRONG = {"binary": "ДА", "count": "99", "colors": "серый", "materials": "
 def small_export(folder: Path, n_scenes: int = 4, shots: int = 2) -> Path:
     paths = write_sample_stage_outputs(folder / "src", n_scenes=n_scenes)
     export_dataset(paths["questions"], paths["scenes"], folder / "mera",
-                   ExportSettings(shots, 0, InstructionTemplate.from_file(None)))
+                   ExportSettings(shots, 0))
     return folder / "mera"
 
 

@@ -28,6 +28,7 @@ COMMANDS = [
     ("translate", []),
     ("filter", []),
     *[("dataset", [name]) for name in ("build", "export", "hf", "stats", "evaluate", "augment", "gallery")],
+    ("dataset", ["annotate", "export"]), ("dataset", ["annotate", "import"]),
 ]
 # The flag a command reads its input by (the shared names of the README's table), and renamed spellings.
 INPUT_FLAGS = {
@@ -38,6 +39,8 @@ INPUT_FLAGS = {
     ("dataset", ("stats",)): ("--data", ["--mera"]),
     ("dataset", ("evaluate",)): ("--data", []),
     ("dataset", ("gallery",)): ("--data", []),
+    ("dataset", ("annotate", "export")): ("--data", []),
+    ("dataset", ("annotate", "import")): ("--data", []),
 }
 OUTPUT_FLAG_EXCEPTIONS = {("render", ("merge",)), ("render", ("verify",)), ("questions", ("validate",)),
                           ("dataset", ("evaluate",)), ("dataset", ("stats",))}  # positional OUT, or optional --out

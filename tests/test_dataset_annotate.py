@@ -259,7 +259,7 @@ def test_bad_answers_end_with_one_line_and_status_2(export, tmp_path, capsys) ->
         ([str(tmp_path / "unknown.json")], "not in the dataset: 99999"),
         ([str(tmp_path / "one.json"), str(tmp_path / "two.json")], "annotator 'same' also saved"),
         ([str(tmp_path / "twice.tsv")], "answered task 1 twice"),
-        ([str(locate_document(export))], "is not a Label Studio JSON export, the annotate page's JSON or a crowd TSV"),
+        ([str(locate_document(export) / "test.json")], "is not a Label Studio JSON export, the annotate page's JSON or a crowd TSV"),
         ([str(tmp_path / "other.json")], "is not a Label Studio JSON export"),
         ([str(tmp_path / "broken.json")], "is not valid JSON"),
         ([str(tmp_path / "columns.tsv")], "missing task_id, annotator, answer"),

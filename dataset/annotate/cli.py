@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ruclevr.cli import UsageError, non_negative_int, positive_int, probability
+from ruclevr.cli import UsageError, add_common_options, non_negative_int, positive_int, probability
 from ruclevr.paths import check_output_location
 
 SPLIT_CHOICES = ("test", "shots")
@@ -32,6 +32,7 @@ def add_annotate_parser(commands: argparse._SubParsersAction) -> None:
         "export", help="write Label Studio tasks, a crowd TSV and an offline page for the items of a split",
         description="Write TASKS/label_studio/{tasks.json,config.xml}, TASKS/crowd.tsv, TASKS/assignments.tsv, "
                     "TASKS/annotate.html (self-contained, offline) and TASKS/images/.")
+    add_common_options(export)
     export.add_argument("--data", type=Path, required=True, help="build folder, export folder, or ruclevr.json")
     export.add_argument("--out", type=Path, required=True, help="tasks folder (created)")
     export.add_argument("--split", choices=SPLIT_CHOICES, default="test", help="split people answer; default test")
@@ -57,6 +58,7 @@ def add_annotate_parser(commands: argparse._SubParsersAction) -> None:
         "import", help="people's answers → human baseline, agreement, annotators, disputed items",
         description="Read Label Studio JSON exports, crowd TSVs and the page's JSON files; write REPORT/human.json, "
                     "REPORT/disputed.html and REPORT/human_baseline.md (the card section).")
+    add_common_options(imported)
     imported.add_argument("--data", type=Path, required=True, help="the dataset the tasks were exported from")
     imported.add_argument("--answers", type=Path, nargs="+", required=True, metavar="FILE",
                           help="answer files, any mix of the three formats")
