@@ -56,6 +56,7 @@ class Family:
     text: Mapping[str, tuple[str, ...]]  # language -> templates
     source: str  # file name, written as CLEVR's template_filename
     position: int  # index in its file, written as CLEVR's question_family_index
+    clevr: tuple[str, int] | None = None  # CLEVR 1.0's counterpart: template file and index in it
 
     @property
     def answer_type(self) -> str:

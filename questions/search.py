@@ -23,7 +23,7 @@ from typing import Any, Iterator, Mapping, NamedTuple
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 
 from questions.family import Family
-from questions.functions import OBJECTS, format_answer, function_registry
+from questions.functions import OBJECTS, RELATION, ExecutionError, format_answer, function_registry
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
 
@@ -43,15 +43,16 @@ class _Slot(NamedTuple):
 
 @dataclass(frozen=True)
 class _PlanNode:
-    kind: str  # "filter", "relate", "unique" or "call"
+    kind: str  # "filter", "valued" (a function with a value input: relate, exclude_color, most...), "unique" or "call"
     function: str
     inputs: tuple[int, ...]
     slots: tuple[_Slot, ...] = ()  # filter
-    relation_param: str | None = None  # relate with a parameter
-    relation_literal: str = ""  # relate with a literal relation
+    value_param: str | None = None  # valued: the parameter it takes
+    value_literal: str = ""  # valued: the literal value written in the family file
+    value_type: str = ""  # valued: relation or an attribute
     need_single: bool = False  # filter: its output feeds a unique
-    handler: Any = None  # call
-    gives_set: bool = False  # call: its output is a set of objects
+    handler: Any = None  # valued, call
+    gives_set: bool = False  # valued, call: its output is a set of objects
 
 
 @dataclass(frozen=True)
@@ -87,15 +88,18 @@ def _plan_node(family: Family, node: Any, consumers: list[str]) -> _PlanNode:
             else:
                 slots.append(_Slot(load_vocabulary().attribute_of(value), None, FIXED, value))
         return _PlanNode("filter", node.function, node.inputs, slots=tuple(slots), need_single="unique" in consumers)
-    if node.function == "relate":
-        value = node.value_inputs[0]
-        if value in family.params:
-            return _PlanNode("relate", "relate", node.inputs, relation_param=value)
-        return _PlanNode("relate", "relate", node.inputs, relation_literal=value)
     if node.function == "unique":
         return _PlanNode("unique", "unique", node.inputs)
     function = registry[node.function]
-    return _PlanNode("call", node.function, node.inputs, handler=function.handler, gives_set=function.output == OBJECTS)
+    gives_set = function.output == OBJECTS
+    if function.value_type is not None:  # relate, exclude_<attribute>, most, second: one value to choose
+        value = node.value_inputs[0]
+        param, literal = (value, "") if value in family.params else (None, value)
+        return _PlanNode(
+            "valued", node.function, node.inputs, value_param=param, value_literal=literal,
+            value_type=function.value_type, handler=function.handler, gives_set=gives_set,
+        )
+    return _PlanNode("call", node.function, node.inputs, handler=function.handler, gives_set=gives_set)
 
 
 @dataclass(frozen=True)
@@ -131,8 +135,9 @@ class SceneSearch:
             raise KeyError(f"{plan.family.id} has no parameter {', '.join(sorted(unknown))}")
         return _Walk(self, plan, self.steps + 1_000_000, wanted=params).run()
 
-    def relation_options(self) -> tuple[str, ...]:
-        return self._relations
+    def value_options(self, value_type: str) -> tuple[str, ...]:
+        """The values a valued node may take here: the scene's relations, or an attribute's names."""
+        return self._relations if value_type == RELATION else self._names[value_type]
 
     def filter_options(self, base: int, slots: tuple[_Slot, ...], need_single: bool) -> list[tuple[tuple[str, ...], int]]:
         """Every assignment of a filter node's slots in which each filter is needed, with its output mask.
@@ -264,19 +269,25 @@ class _Walk:
                     if found is not None:
                         return found
             return None
-        if node.kind == "relate":
-            relations = (node.relation_literal,) if node.relation_literal else search.relation_options()
-            if self.wanted is not None and node.relation_param is not None:
-                relations = tuple(r for r in relations if r == self.wanted.get(node.relation_param))
-            subject = self.out[node.inputs[0]]
-            for k in _random_order(len(relations), self.stream):
+        if node.kind == "valued":
+            values = (node.value_literal,) if node.value_literal else search.value_options(node.value_type)
+            if self.wanted is not None and node.value_param is not None:
+                values = tuple(v for v in values if v == self.wanted.get(node.value_param))
+            args = tuple(self.out[i] for i in node.inputs)
+            for k in _random_order(len(values), self.stream):
                 if search.steps >= self.stop_at:
                     return None
                 search.steps += 1
-                relation = relations[k]
-                self.out[t] = self.scene.related(relation, subject)
-                self.choices[t] = relation
-                self.canon[t] = ("set", ("relate", relation, self.canon[node.inputs[0]]), frozenset())
+                value = values[k]
+                try:
+                    self.out[t] = node.handler(self.scene, args, value)
+                except ExecutionError:
+                    continue  # not answerable with this value (an ordinal of a set too small, a tie)
+                if node.function.startswith("exclude_") and self.out[t] == args[0]:
+                    continue  # excluding a value no object has says nothing
+                self.choices[t] = value
+                canon = (node.function, value, *(self.canon[i] for i in node.inputs))
+                self.canon[t] = ("set", canon, frozenset()) if node.gives_set else canon
                 if self._differs(t):
                     found = self._visit(t + 1)
                     if found is not None:
@@ -293,7 +304,10 @@ class _Walk:
             if not self._well_posed_call(node):
                 return None
             args = tuple(self.out[i] for i in node.inputs)
-            self.out[t] = node.handler(self.scene, args, None)
+            try:
+                self.out[t] = node.handler(self.scene, args, None)
+            except ExecutionError:
+                return None  # e.g. a most common value shared by a tie, fewer more than more
             canon = (node.function, *(self.canon[i] for i in node.inputs))
             self.canon[t] = ("set", canon, frozenset()) if node.gives_set else canon
         if not self._differs(t):
@@ -301,11 +315,20 @@ class _Walk:
         return self._visit(t + 1)
 
     def _well_posed_call(self, node: _PlanNode) -> bool:
-        if node.function == "exist" and self.canon[node.inputs[0]] == _SCENE_SET:
+        if node.function in ("exist", "none") and self.canon[node.inputs[0]] == _SCENE_SET:
             return False  # "is there a thing?" is always yes
         if len(node.inputs) == 2 and _overlapping(self.canon[node.inputs[0]], self.canon[node.inputs[1]]):
             return False
+        if node.function == "add" and self._counted_sets_overlap(node):
+            return False  # "how many red things and cubes in total" counts a red cube twice, or once?
         return True
+
+    def _counted_sets_overlap(self, node: _PlanNode) -> bool:
+        counted = [self.nodes[i] for i in node.inputs]
+        if not all(source.function == "count" for source in counted):
+            return False
+        first, second = (self.out[source.inputs[0]] for source in counted)
+        return bool(first & second)
 
     def _differs(self, t: int) -> bool:
         return all(self.out[t] != self.out[other] for other in self.plan.checks_at[t])
@@ -365,7 +388,7 @@ def expand_program(plan: Plan, choices: tuple[Any, ...]) -> list[dict[str, Any]]
                     current = len(program) - 1
             position.append(current)
             continue
-        values = [choice] if node.kind == "relate" else []
+        values = [choice] if node.kind == "valued" else []
         program.append({"function": node.function, "inputs": inputs, "value_inputs": values})
         position.append(len(program) - 1)
     return program
@@ -379,7 +402,7 @@ def parameter_values(plan: Plan, choices: tuple[Any, ...]) -> dict[str, str]:
             for slot, value in zip(node.slots, choice):
                 if slot.param is not None:
                     chosen[slot.param] = value
-        elif node.kind == "relate" and node.relation_param is not None:
-            chosen[node.relation_param] = choice
+        elif node.kind == "valued" and node.value_param is not None:
+            chosen[node.value_param] = choice
     return {name: chosen.get(name, "") for name in plan.family.params}
 

@@ -31,13 +31,18 @@ from questions.functions import (
 from questions.text import english_template_problems, other_language_problems
 
 FAMILY_SUFFIXES = (".yaml", ".yml", ".json")
-FAMILY_KEYS = ("id", "group", "params", "program", "constraints", "text")
+FAMILY_KEYS = ("id", "group", "params", "program", "constraints", "text", "clevr")
 REQUIRED_KEYS = ("id", "group", "params", "program", "text")
 NODE_KEYS = ("function", "inputs", "value_inputs")
 CONSTRAINT_KEYS = ("empty", "not_empty", "different_outputs")
 ID_PATTERN = re.compile(r"[a-z0-9_]+(/[a-z0-9_]+)*")
 PARAM_PATTERN = re.compile(r"<[A-Z][A-Z0-9]*>")
 LANGUAGE_PATTERN = re.compile(r"[a-z]{2,3}")
+#: CLEVR 1.0's template files: a family's ``clevr: [file, index]`` names its counterpart there.
+CLEVR_TEMPLATE_FILES = (
+    "zero_hop.json", "one_hop.json", "two_hop.json", "three_hop.json", "single_and.json",
+    "single_or.json", "same_relate.json", "comparison.json", "compare_integer.json",
+)
 
 Path_ = tuple[Any, ...]
 
@@ -229,6 +234,7 @@ class _Checker:
                 self.report(path + ("params", name), f"parameter {name} is used {uses.get(name, 0)} times in the program; use it once")
         empty, not_empty, different = self.check_constraints(path + ("constraints",), raw.get("constraints") or {}, params, program, uses)
         text = self.check_text(path + ("text",), raw["text"], params)
+        clevr = self.check_clevr(path + ("clevr",), raw.get("clevr"))
         if before != len(self.problems):
             return None
         return Family(
@@ -242,7 +248,19 @@ class _Checker:
             text=text,
             source=file_name,
             position=position,
+            clevr=clevr,
         )
+
+    def check_clevr(self, path: Path_, raw: Any) -> tuple[str, int] | None:
+        if raw is None:
+            return None
+        if (
+            isinstance(raw, list) and len(raw) == 2 and raw[0] in CLEVR_TEMPLATE_FILES
+            and isinstance(raw[1], int) and not isinstance(raw[1], bool) and raw[1] >= 0
+        ):
+            return raw[0], raw[1]
+        self.report(path, f"clevr must be [CLEVR template file, index], the file one of {', '.join(CLEVR_TEMPLATE_FILES)}; got {raw!r}")
+        return None
 
     # -- parameters ---------------------------------------------------------------------------
     def check_params(self, path: Path_, raw: Any) -> dict[str, str]:
