@@ -6,7 +6,7 @@ dies as soon as it breaks a rule; the question that comes out is well posed by c
 - every ``unique`` sees exactly one object (no ambiguous reference);
 - every filter is needed: dropping any one filter of a description would change its set, so no
   filter changes nothing and no word of a description is idle;
-- the family's constraints hold (``empty`` and ``not_empty`` parameters, ``different_outputs``);
+- the family's constraints hold (``empty``, ``not_empty`` and ``some_set`` parameters, ``different_outputs``);
 - the two inputs of a comparison, union or intersection are not the same description, nor one
   a narrowing of the other ("more red cubes than cubes" tells its answer);
 - ``exist`` is never asked of the whole scene, and a query's answer is never a word of the question.
@@ -51,6 +51,7 @@ class _PlanNode:
     value_literal: str = ""  # valued: the literal value written in the family file
     value_type: str = ""  # valued: relation or an attribute
     need_single: bool = False  # filter: its output feeds a unique
+    need_some: bool = False  # filter: at least one of its slots takes a value (the some_set constraint)
     handler: Any = None  # valued, call
     gives_set: bool = False  # valued, call: its output is a set of objects
 
@@ -87,7 +88,8 @@ def _plan_node(family: Family, node: Any, consumers: list[str]) -> _PlanNode:
                 slots.append(_Slot(family.params[value], value, mode))
             else:
                 slots.append(_Slot(load_vocabulary().attribute_of(value), None, FIXED, value))
-        return _PlanNode("filter", node.function, node.inputs, slots=tuple(slots), need_single="unique" in consumers)
+        need_some = any(value in family.some_set for value in node.value_inputs)
+        return _PlanNode("filter", node.function, node.inputs, slots=tuple(slots), need_single="unique" in consumers, need_some=need_some)
     if node.function == "unique":
         return _PlanNode("unique", "unique", node.inputs)
     function = registry[node.function]
@@ -139,17 +141,21 @@ class SceneSearch:
         """The values a valued node may take here: the scene's relations, or an attribute's names."""
         return self._relations if value_type == RELATION else self._names[value_type]
 
-    def filter_options(self, base: int, slots: tuple[_Slot, ...], need_single: bool) -> list[tuple[tuple[str, ...], int]]:
+    def filter_options(
+        self, base: int, slots: tuple[_Slot, ...], need_single: bool, need_some: bool = False
+    ) -> list[tuple[tuple[str, ...], int]]:
         """Every assignment of a filter node's slots in which each filter is needed, with its output mask.
 
         "Needed": dropping any one of the chosen filters would give a different set. So no filter
         changes nothing, whichever order they are applied in, and no word of a description is idle
         ("the large red cube" is not asked when "the red cube" is already the only one).
         """
-        key = (base, slots, need_single)
+        key = (base, slots, need_single, need_some)
         options = self._filter_options.get(key)
         if options is None:
             options = self._single_options(base, slots) if need_single else self._all_options(base, slots)
+            if need_some:
+                options = [option for option in options if any(option[0])]
             self._filter_options[key] = options
         return options
 
@@ -252,7 +258,7 @@ class _Walk:
         search = self.search
         if node.kind == "filter":
             base = self.out[node.inputs[0]]
-            options = search.filter_options(base, node.slots, node.need_single)
+            options = search.filter_options(base, node.slots, node.need_single, node.need_some)
             if self.wanted is not None:
                 want = tuple(self.wanted.get(slot.param, "") if slot.param else slot.literal for slot in node.slots)
                 options = [option for option in options if option[0] == want]
@@ -308,6 +314,8 @@ class _Walk:
                 self.out[t] = node.handler(self.scene, args, None)
             except ExecutionError:
                 return None  # e.g. a most common value shared by a tie, fewer more than more
+            if node.function == "between" and not self.out[t]:
+                return None  # nothing lies between the two: "what is between them?" has no subject
             canon = (node.function, *(self.canon[i] for i in node.inputs))
             self.canon[t] = ("set", canon, frozenset()) if node.gives_set else canon
         if not self._differs(t):
@@ -319,6 +327,8 @@ class _Walk:
             return False  # "is there a thing?" is always yes
         if len(node.inputs) == 2 and _overlapping(self.canon[node.inputs[0]], self.canon[node.inputs[1]]):
             return False
+        if node.function == "all" and not self.out[node.inputs[0]] & self.out[node.inputs[1]]:
+            return False  # "are all the red things cubes?" when no red thing is a cube says no twice over
         if node.function == "add" and self._counted_sets_overlap(node):
             return False  # "how many red things and cubes in total" counts a red cube twice, or once?
         return True
