@@ -16,7 +16,7 @@ from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_i
 from ruclevr.io import atomic_write_json, remove_stale_temporaries
 
 from questions.families import families_digest, family_files, load_families
-from questions.generate import CHUNK_SCENES, ResumeMismatch, SceneFailed, Settings, generate
+from questions.generate import CHUNK_SCENES, MIX_AXES, ResumeMismatch, SceneFailed, Settings, generate, mix_class
 from questions.validator import FAMILY_SUFFIXES, FamilyError, validate_files
 
 PROG = "questions"
@@ -64,6 +64,15 @@ def generation_parser() -> ArgumentParser:
         "--checkpoint-every", type=positive_int, default=CHUNK_SCENES,
         help=f"save progress every N scenes under OUT.partial/; a stopped run resumes from there (default {CHUNK_SCENES}).",
     )
+    parser.add_argument(
+        "--mix", default=None, metavar="CLASS=SHARE,...",
+        help="the mix of questions to reach, e.g. binary=0.3,count=0.2,colors=0.2,shapes=0.1,materials=0.1,size=0.1 "
+        "(shares sum to 1; classes not named get no questions); default: every family in turn.",
+    )
+    parser.add_argument(
+        "--mix-by", choices=MIX_AXES, default="type",
+        help="what --mix names: MERA question types (default), family groups, or hops (relations in the program: 0, 1, 2, 3).",
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output (and any stopped run's checkpoints).")
     parser.add_argument("--quiet", action="store_true", help="no progress bar.")
     return parser
@@ -73,7 +82,10 @@ def generate_command(argv: Sequence[str]) -> int:
     args = generation_parser().parse_args(argv)
     families = _load_families(args.families)
     scenes, scenes_info = read_scenes(args.scenes)
-    settings = Settings(seed=args.seed, per_image=args.per_image, budget=args.budget, split_repeats=args.split_repeats)
+    mix = parse_mix(args.mix, args.mix_by, families) if args.mix is not None else ()
+    settings = Settings(
+        seed=args.seed, per_image=args.per_image, budget=args.budget, split_repeats=args.split_repeats, mix=mix, mix_by=args.mix_by
+    )
     record = run_record(args, settings, families, scenes_info)
     checkpoints = args.out.with_name(args.out.name + ".partial")
     if args.out.exists() and not args.overwrite:
@@ -105,6 +117,27 @@ def generate_command(argv: Sequence[str]) -> int:
     return 0
 
 
+def parse_mix(text: str, axis: str, families: dict) -> tuple[tuple[str, float], ...]:
+    """``binary=0.3,count=0.7`` as (class, share) pairs; UsageError for an unknown class or shares not summing to 1."""
+    known = sorted({mix_class(family, axis) for family in families.values()})
+    shares: dict[str, float] = {}
+    for part in text.split(","):
+        name, _, value = part.partition("=")
+        name = name.strip()
+        try:
+            share = float(value)
+        except ValueError:
+            raise UsageError(f"--mix: {part.strip()!r} is not CLASS=SHARE") from None
+        if name not in known:
+            raise UsageError(f"--mix: unknown {axis} {name!r}; the families have: {', '.join(known)}")
+        if name in shares or not 0 <= share <= 1:
+            raise UsageError(f"--mix: {name} is given twice or its share {value} is not between 0 and 1")
+        shares[name] = share
+    if abs(sum(shares.values()) - 1) > 1e-6:
+        raise UsageError(f"--mix: the shares sum to {sum(shares.values()):g}, not 1")
+    return tuple(shares.items())
+
+
 def _load_families(directory: Path | None) -> dict:
     try:
         return load_families(directory)
@@ -123,6 +156,7 @@ def run_record(args: Any, settings: Settings, families: dict, scenes_info: Any) 
         "family_steps": settings.family_steps,
         "tries": settings.tries,
         "split_repeats": settings.split_repeats,
+        **({"mix": {"by": settings.mix_by, "shares": dict(settings.mix)}} if settings.mix else {}),
         "families": "builtin" if args.families is None else str(args.families),
         "families_digest": families_digest(args.families),
         "family_count": len(families),

@@ -16,7 +16,7 @@ import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from tqdm import tqdm
 
@@ -48,6 +48,20 @@ class Settings:
     family_steps: int = 300  # search steps for one family on one scene
     tries: int = 4  # searches per family and scene, each may find another answer to balance with
     split_repeats: int = 1  # how many images of a split may share one question program or text (0: no limit)
+    mix: tuple[tuple[str, float], ...] = ()  # (class, share): the mix of questions to reach; () keeps every family's turn
+    mix_by: str = "type"  # what a class of the mix is: a question "type", a family "group", or "hops" (relate nodes)
+
+
+MIX_AXES = ("type", "group", "hops")
+
+
+def mix_class(family: Family, axis: str) -> str:
+    """The class of ``family`` on a mix axis: its MERA question type, its group, or its number of relation hops."""
+    if axis == "type":
+        return family.question_type
+    if axis == "group":
+        return family.group
+    return str(sum(1 for node in family.program if node.function == "relate"))
 
 
 def answer_cap(family: Family) -> float:
@@ -135,7 +149,12 @@ class QuestionMaker:
 
     def __init__(self, families: Mapping[str, Family], settings: Settings) -> None:
         self.settings = settings
-        self.plans = [Plan.of(family) for family in families.values()]
+        self.shares = dict(settings.mix)
+        # With a mix, only families of a class with a share are asked; class_of tells each one's class.
+        self.class_of = {family_id: mix_class(family, settings.mix_by) for family_id, family in families.items()}
+        self.plans = [
+            Plan.of(family) for family in families.values() if not self.shares or self.shares.get(self.class_of[family.id], 0) > 0
+        ]
         self.vocabulary = load_vocabulary()
 
     def questions_for_scene(self, scene: Mapping[str, Any], state: RunState) -> list[dict[str, Any]]:
@@ -145,7 +164,7 @@ class QuestionMaker:
         seen_here: set[bytes] = set()  # programs and texts of this image
         made: list[dict[str, Any]] = []
         order = sorted(self.plans, key=lambda plan: (state.family_order_key(plan.family.id), stream.random()))
-        for plan in order:
+        for plan in order if not self.shares else self._mixed(order, state, made):
             if len(made) >= settings.per_image or search.steps >= settings.budget:
                 break
             asked = self._ask(plan, scene, search, state, seen_here)
@@ -156,6 +175,24 @@ class QuestionMaker:
             made.append(question)
             state.record(question, keys)
         return made
+
+    def _mixed(self, order: list[Plan], state: RunState, made: list[dict[str, Any]]) -> Iterator[Plan]:
+        """The scene's families in the order that moves the run towards the asked mix: each next one
+        from the class furthest below its share (least used first within it), until all were tried."""
+        waiting: dict[str, list[Plan]] = defaultdict(list)
+        for plan in order:
+            waiting[self.class_of[plan.family.id]].append(plan)
+        asked = Counter({name: 0 for name in self.shares})
+        for family_id, uses in state.family_uses.items():
+            asked[self.class_of.get(family_id, "")] += uses
+        while waiting:
+            total = sum(asked[name] for name in self.shares) + 1
+            name = max(sorted(waiting), key=lambda name: self.shares[name] * total - asked[name])
+            before = len(made)
+            yield waiting[name].pop(0)
+            asked[name] += len(made) - before
+            if not waiting[name]:
+                del waiting[name]
 
     def _ask(
         self, plan: Plan, scene: Mapping[str, Any], search: SceneSearch, state: RunState, seen_here: set[bytes]
