@@ -47,6 +47,7 @@ class Settings:
     budget: int = 3000  # search steps per scene, across all families tried on it
     family_steps: int = 300  # search steps for one family on one scene
     tries: int = 4  # searches per family and scene, each may find another answer to balance with
+    extra_tries: int = 4  # further searches while every answer found is over its cap
     split_repeats: int = 1  # how many images of a split may share one question program or text (0: no limit)
     mix: tuple[tuple[str, float], ...] = ()  # (class, share): the mix of questions to reach; () keeps every family's turn
     mix_by: str = "type"  # what a class of the mix is: a question "type", a family "group", or "hops" (relate nodes)
@@ -138,10 +139,12 @@ class RunState:
             return None
         counts = self.answers[family.id]
         least = min(sorted(answers), key=lambda answer: (counts[answer], stream.random()))
-        total = sum(counts.values())
-        if counts[least] + 1 > answer_cap(family) * (total + 1) + BALANCE_SLACK:
-            return None
-        return least
+        return least if self.answer_allowed(family, least) else None
+
+    def answer_allowed(self, family: Family, answer: str) -> bool:
+        """Whether one more ``answer`` keeps it within its cap of the family's questions."""
+        counts = self.answers[family.id]
+        return counts[answer] + 1 <= answer_cap(family) * (sum(counts.values()) + 1) + BALANCE_SLACK
 
 
 class QuestionMaker:
@@ -167,10 +170,13 @@ class QuestionMaker:
         for plan in order if not self.shares else self._mixed(order, state, made):
             if len(made) >= settings.per_image or search.steps >= settings.budget:
                 break
-            asked = self._ask(plan, scene, search, state, seen_here)
-            if asked is None:
-                state.family_misses[plan.family.id] += 1
+            options = self._candidates(plan, search, state, seen_here, str(scene["split"]))
+            if not options:
+                state.family_misses[plan.family.id] += 1  # nothing new to ask here: the family moves back
                 continue
+            asked = self._ask(plan, scene, search, state, seen_here, options)
+            if asked is None:
+                continue  # only answers over their caps: the family keeps its place to find its rare answer later
             question, keys = asked
             made.append(question)
             state.record(question, keys)
@@ -195,11 +201,12 @@ class QuestionMaker:
                 del waiting[name]
 
     def _ask(
-        self, plan: Plan, scene: Mapping[str, Any], search: SceneSearch, state: RunState, seen_here: set[bytes]
+        self, plan: Plan, scene: Mapping[str, Any], search: SceneSearch, state: RunState, seen_here: set[bytes],
+        options: Mapping[str, tuple[Candidate, list[dict[str, Any]], bytes]],
     ) -> tuple[dict[str, Any], tuple[bytes, bytes]] | None:
-        """One question of ``plan``'s family on this scene with its (program, text) keys, or None."""
+        """One question of ``plan``'s family on this scene from the candidates found, with its
+        (program, text) keys; None when every answer found is over its cap or the text repeats."""
         family, stream, split = plan.family, search.stream, str(scene["split"])
-        options = self._candidates(plan, search, state, seen_here, split)
         answer = state.choose_answer(family, list(options), stream)
         if answer is None:
             return None
@@ -227,8 +234,10 @@ class QuestionMaker:
         rarest = state.least_used_count(plan.family)
         counts = state.answers[plan.family.id]
         options: dict[str, tuple[Candidate, list[dict[str, Any]], bytes]] = {}
-        for _ in range(settings.tries):
+        for attempt in range(settings.tries + settings.extra_tries):
             if search.steps >= stop_at:
+                break
+            if attempt >= settings.tries and any(state.answer_allowed(plan.family, answer) for answer in options):
                 break
             candidate = search.find(plan, stop_at)
             if candidate is None or candidate.answer in options:
