@@ -150,7 +150,8 @@ class SceneSearch:
         changes nothing, whichever order they are applied in, and no word of a description is idle
         ("the large red cube" is not asked when "the red cube" is already the only one).
         """
-        key = (base, slots, need_single, need_some)
+        # Families name their parameters differently (<Z2>, <Z3>); the options depend only on the slots' kinds.
+        key = (base, tuple((slot.attribute, slot.mode, slot.literal) for slot in slots), need_single, need_some)
         options = self._filter_options.get(key)
         if options is None:
             options = self._single_options(base, slots) if need_single else self._all_options(base, slots)
