@@ -9,7 +9,11 @@ dies as soon as it breaks a rule; the question that comes out is well posed by c
 - the family's constraints hold (``empty``, ``not_empty`` and ``some_set`` parameters, ``different_outputs``);
 - the two inputs of a comparison, union or intersection are not the same description, nor one
   a narrowing of the other ("more red cubes than cubes" tells its answer);
-- ``exist`` is never asked of the whole scene, and a query's answer is never a word of the question.
+- ``exist`` is never asked of the whole scene, and a query's answer is never a word of the question;
+- beyond CLEVR: a function that cannot answer (an ordinal of too small a set, a tie for the most
+  common value, "how many more" of fewer) prunes its branch; ``between`` must find something
+  between, ``all`` a member of the first set in the second, ``add`` two counted sets with nothing
+  in common, ``exclude_<attribute>`` a member with the excluded value.
 
 Only values that the scene makes meaningful are tried: a filter that must end in one object is
 built from that object's own attribute values. Each search has a step budget, so no scene stalls.
