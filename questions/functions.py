@@ -121,6 +121,24 @@ def between_objects(scene: SceneIndex, first: int, second: int) -> int:
     return inside & ~outside & scene.all & ~(1 << first) & ~(1 << second)
 
 
+#: How much nearer the closest object must be than the next one (scene units; objects are at least 0.25 apart).
+CLOSEST_MARGIN = 0.2
+
+
+def closest_object(scene: SceneIndex, anchor: int, members: int) -> int:
+    """The object of ``members`` (the anchor itself left out) nearest to ``anchor`` on the ground
+    plane; ExecutionError for fewer than two candidates, a scene without coordinates, or a runner-up
+    within CLOSEST_MARGIN (too close to call from the image)."""
+    candidates = scene.indices(members & ~(1 << anchor))
+    if len(candidates) < 2 or scene.ground is None:
+        raise ExecutionError(f"closest: needs two other objects with coordinates, found {len(candidates)}")
+    ax, ay = scene.ground[anchor]
+    ranked = sorted((((scene.ground[i][0] - ax) ** 2 + (scene.ground[i][1] - ay) ** 2) ** 0.5, i) for i in candidates)
+    if ranked[1][0] - ranked[0][0] < CLOSEST_MARGIN:
+        raise ExecutionError(f"closest: objects {ranked[0][1]} and {ranked[1][1]} are about as near")
+    return ranked[0][1]
+
+
 def _subtract(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> int:
     if args[0] <= args[1]:
         raise ExecutionError(f"subtract: {args[0]} is not more than {args[1]} (\"how many more\" needs more)")
@@ -153,6 +171,7 @@ def _general_functions() -> list[Function]:
         Function("most", (OBJECTS,), RELATION, OBJECT, lambda scene, args, value: ranked_object(scene, args[0], value, 0)),
         Function("second", (OBJECTS,), RELATION, OBJECT, lambda scene, args, value: ranked_object(scene, args[0], value, 1)),
         Function("between", (OBJECT, OBJECT), None, OBJECTS, lambda scene, args, value: between_objects(scene, args[0], args[1])),
+        Function("closest", (OBJECT, OBJECTS), None, OBJECT, lambda scene, args, value: closest_object(scene, args[0], args[1])),
         Function("add", (INTEGER, INTEGER), None, INTEGER, lambda scene, args, value: args[0] + args[1]),
         Function("subtract", (INTEGER, INTEGER), None, INTEGER, _subtract),
         Function("all", (OBJECTS, OBJECTS), None, BOOL, _all),

@@ -203,11 +203,14 @@ CASES = [
     ("superlative/most_common/shape", {"<C>": "gray", "<R>": "right"}, "sphere"),  # spheres 1, 4; cylinder 2; cube 3
     ("superlative/most_common/material", {"<C>": "gray", "<R>": "right", "<Z2>": "small"}, "metal"),  # 1 rubber; 3, 4 metal
     ("superlative/most_common/material", {"<C>": "gray", "<R>": "right"}, None),  # rubber 1, 2 and metal 3, 4: a tie
+    ("superlative/closest/color", {"<Z>": "small", "<S>": "cube", "<S2>": "sphere"}, "red"),
+    # 3 is at (1, 1); sphere 1 at (-1, 0) is 2.24 away, sphere 4 at (2, 4) 3.16
+    ("superlative/closest/color", {"<C>": "gray"}, None),  # from 0 at (-2, 2), 1 and 2 are both 2.24 away
     # ---- between ----
-    ("between/count", {"<M>": "rubber", "<S>": "sphere", "<C2>": "yellow"}, "2"),
-    # 1 (x -1, depth 0) and 4 (x 2, depth 4): 0 is left of both; 2 and 3 lie inside on both axes
-    ("between/count", {"<C>": "gray", "<C2>": "yellow"}, "1"),  # 0 and 4: 1 and 3 are in front of both; 2 is inside
-    ("between/count", {"<C>": "gray", "<C2>": "red", "<M2>": "rubber"}, None),  # 0 and 1: nothing between them
+    ("between/query/material", {"<M>": "rubber", "<S>": "sphere", "<C2>": "yellow", "<S3>": "cube"}, "metal"),
+    # 1 (x -1, depth 0) and 4 (x 2, depth 4): 0 is left of both; 2 and 3 lie inside on both axes; the cube is 3
+    ("between/query/material", {"<C>": "gray", "<C2>": "yellow"}, "rubber"),  # 0 and 4: 1, 3 are in front of both; 2 inside
+    ("between/query/material", {"<C>": "gray", "<C2>": "red", "<M2>": "rubber"}, None),  # 0 and 1: nothing between them
     ("between/exist", {"<M>": "rubber", "<S>": "sphere", "<C2>": "yellow", "<S3>": "cube"}, "yes"),  # 3
     ("between/exist", {"<M>": "rubber", "<S>": "sphere", "<C2>": "yellow", "<M3>": "rubber"}, "yes"),  # 2
     ("between/exist", {"<C>": "gray", "<C2>": "yellow", "<S3>": "cube"}, "no"),  # only 2 is between 0 and 4
