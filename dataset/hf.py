@@ -68,7 +68,7 @@ def hf_rows(document: MeraDocument, items: Sequence[Mapping[str, Any]], images: 
     for item in items:
         relative = item["inputs"]["image"]
         if relative not in images:
-            images[relative] = (document.folder / relative).read_bytes()
+            images[relative] = document.image_path(item).read_bytes()
         rows.append({**item, "inputs": {**item["inputs"], "image": {"bytes": images[relative], "path": relative}}})
     return rows
 
@@ -77,8 +77,8 @@ def check_images_present(document: MeraDocument) -> None:
     """Fail before writing anything when an item's image is missing."""
     for split in SPLITS:
         for item in document.items(split):
-            if not (document.folder / item["inputs"]["image"]).is_file():
-                raise UsageError(f"item {item['meta']['id']}: image {document.folder / item['inputs']['image']} does not exist")
+            if not document.image_path(item).is_file():
+                raise UsageError(f"item {item['meta']['id']}: image {document.image_path(item)} does not exist")
 
 
 def write_split(document: MeraDocument, split: str, out_dir: Path, show_progress: bool = False) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from filter.backends import BACKENDS, make_scorer
 from filter.pipeline import BatchFailures, FilterJob, run_filter
 from filter.rucola import DEFAULT_MAX_LENGTH, DEFAULT_MODEL, DEVICES, RucolaOptions
 from ruclevr.cli import ArgumentParser, positive_int, probability, run_cli
+from ruclevr.paths import check_output_location
 
 PROG = "python -m filter"
 
@@ -62,6 +63,7 @@ def build_parser() -> ArgumentParser:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    check_output_location(args.out, "file", "--out")
     options = RucolaOptions(
         model=args.model,
         revision=args.revision,

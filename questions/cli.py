@@ -14,6 +14,7 @@ from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from ruclevr import __version__
 from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, run_cli
 from ruclevr.io import atomic_write_json, remove_stale_temporaries
+from ruclevr.paths import check_output_location
 
 from questions.families import families_digest, family_files, load_families
 from questions.generate import CHUNK_SCENES, MIX_AXES, ResumeMismatch, SceneFailed, Settings, generate, mix_class
@@ -80,6 +81,7 @@ def generation_parser() -> ArgumentParser:
 
 def generate_command(argv: Sequence[str]) -> int:
     args = generation_parser().parse_args(argv)
+    check_output_location(args.out, "file", "--out")
     families = _load_families(args.families)
     scenes, scenes_info = read_scenes(args.scenes)
     mix = parse_mix(args.mix, args.mix_by, families) if args.mix is not None else ()
@@ -96,10 +98,11 @@ def generate_command(argv: Sequence[str]) -> int:
     if args.overwrite and checkpoints.exists():
         shutil.rmtree(checkpoints)
     remove_stale_temporaries(args.out.parent)
+    refusals: Counter[str] = Counter()
     try:
         questions = generate(
             scenes, families, settings, run_record=record, checkpoint_dir=checkpoints,
-            chunk_scenes=args.checkpoint_every, progress=not args.quiet,
+            chunk_scenes=args.checkpoint_every, progress=not args.quiet, refusals=refusals,
         )
     except ResumeMismatch as error:
         raise UsageError(str(error)) from None
@@ -109,7 +112,8 @@ def generate_command(argv: Sequence[str]) -> int:
         return 1
     per_image = Counter((q["split"], q["image_index"]) for q in questions)
     short = sum(1 for scene in scenes if per_image[(scene["split"], scene["image_index"])] < settings.per_image)
-    info = {**record, "scene_count": len(scenes), "question_count": len(questions), "scenes_with_fewer_questions": short}
+    info = {**record, "scene_count": len(scenes), "question_count": len(questions), "scenes_with_fewer_questions": short,
+            "refused_realisations": dict(sorted(refusals.items()))}
     atomic_write_json(args.out, {"info": info, "questions": questions})
     shutil.rmtree(checkpoints, ignore_errors=True)
     print(f"{PROG}: wrote {len(questions)} questions for {len(scenes)} scenes to {args.out}"
@@ -172,7 +176,7 @@ def _existing_record(path: Path) -> dict[str, Any] | None:
             info = json.load(handle).get("info", {})
     except (OSError, ValueError, AttributeError):
         return None
-    keys = ("scene_count", "question_count", "scenes_with_fewer_questions")
+    keys = ("scene_count", "question_count", "scenes_with_fewer_questions", "refused_realisations")
     return {key: value for key, value in info.items() if key not in keys}
 
 

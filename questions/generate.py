@@ -28,8 +28,9 @@ from questions.family import Family
 from questions.functions import BOOL, INTEGER
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
-from questions.search import Candidate, Plan, SceneSearch, expand_program, parameter_values
-from questions.text import normalise_text, realise_english
+from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, admitted, structure_of, unsafe_readings
+from questions.search import Candidate, Plan, SceneSearch, choices_of, expand_program, expand_program_positions, parameter_values
+from questions.text import english_readings, normalise_text, realise_english, without_other
 
 #: Mixed into each scene's seed so the question stage never shares random numbers with rendering.
 STAGE = 3
@@ -101,17 +102,21 @@ class RunState:
     def __init__(self) -> None:
         self.family_uses: Counter[str] = Counter()
         self.family_misses: Counter[str] = Counter()  # scenes where a family was tried and gave nothing
+        self.refusals: Counter[str] = Counter()  # "family en template": realisations refused by the reading check
         self.answers: dict[str, Counter[str]] = defaultdict(Counter)
         self.split_programs: dict[str, Counter[bytes]] = defaultdict(Counter)
         self.split_texts: dict[str, Counter[bytes]] = defaultdict(Counter)
         self.next_index = 0
 
     @classmethod
-    def rebuilt(cls, questions: Sequence[Mapping[str, Any]], misses: Mapping[str, int]) -> "RunState":
+    def rebuilt(
+        cls, questions: Sequence[Mapping[str, Any]], misses: Mapping[str, int], refusals: Mapping[str, int] | None = None
+    ) -> "RunState":
         state = cls()
         for question in questions:
             state.record(question)
         state.family_misses.update(misses)
+        state.refusals.update(refusals or {})
         return state
 
     def record(self, question: Mapping[str, Any], keys: tuple[bytes, bytes] | None = None) -> None:
@@ -211,7 +216,9 @@ class QuestionMaker:
         if answer is None:
             return None
         candidate, program, key = options[answer]
-        question = self._question(scene, plan, candidate, program, state.next_index, stream)
+        question = self._question(scene, plan, candidate, program, state, search)
+        if question is None:
+            return None
         words = text_key(question["question"])
         if words in seen_here or self._repeated(state.split_texts[split], words):
             return None
@@ -254,12 +261,18 @@ class QuestionMaker:
     def _repeated(self, counts: Counter[bytes], key: bytes) -> bool:
         return self.settings.split_repeats > 0 and counts[key] >= self.settings.split_repeats
 
-    def _question(self, scene: Mapping[str, Any], plan: Plan, candidate: Candidate, program: list, index: int, stream: RandomStream) -> dict[str, Any]:
-        family = plan.family
+    def _question(
+        self, scene: Mapping[str, Any], plan: Plan, candidate: Candidate, program: list, state: RunState, search: SceneSearch
+    ) -> dict[str, Any] | None:
+        """The question record, or None when every English template admits a reading with another answer."""
+        family, stream, index = plan.family, search.stream, state.next_index
         params = parameter_values(plan, candidate.choices)
-        templates = family.text["en"]
-        template_index = stream.below(len(templates))
-        text = realise_english(templates[template_index], params, family.params, self.vocabulary, stream)
+        unsafe = unsafe_readings(family, params, search.scene, expand_family)
+        first = stream.below(len(family.text["en"]))
+        chosen = readable_english(family, params, unsafe, self.vocabulary, stream, first, state.refusals)
+        if chosen is None:
+            return None
+        template_index, text = chosen
         return {
             "split": scene["split"],
             "image_index": scene["image_index"],
@@ -274,7 +287,55 @@ class QuestionMaker:
             "question_type": plan.question_type,
             "template_index": template_index,
             "params": params,
+            UNSAFE_FIELD: unsafe,
         }
+
+def readable_english(
+    family: Family,
+    params: Mapping[str, str],
+    unsafe: Sequence[str],
+    vocabulary: Any,
+    stream: RandomStream,
+    first: int,
+    refusals: Counter[str],
+) -> tuple[int, str] | None:
+    """The English question from the first template, from ``first`` on, whose text admits no
+    reading in ``unsafe`` (:mod:`questions.readings`); "other"/"another" are dropped where the
+    anchor cannot be the described object. None when every template admits one.
+
+    ``refusals`` counts, per template ("<family> en <index>"), the refusals after which another
+    template was used, and under "<family> en all" the questions no template could say with one
+    reading.
+    """
+    structure = structure_of(family)
+    templates = family.text["en"]
+    refused = []
+    for step in range(len(templates)):
+        template_index = (first + step) % len(templates)
+        template = templates[template_index]
+        if structure.same_anchor and not any(f"self:{phrase}" in unsafe for phrase in structure.same_anchor):
+            template = without_other(template)
+        readings = list(english_readings(template, family.params, structure))
+        text = realise_english(template, params, family.params, vocabulary, stream, structure, readings)
+        if admitted(readings, unsafe):
+            refused.append(template_index)
+            continue
+        refusals.update(f"{family.id} en {index}" for index in refused)
+        return template_index, text
+    refusals[f"{family.id} en {NO_TEMPLATE}"] += 1
+    return None
+
+
+_PLANS: dict[tuple[str, tuple[Any, ...]], Plan] = {}
+
+
+def expand_family(family: Family, params: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[int]]:
+    """The release-form program of ``family`` (its program possibly edited) with ``params``."""
+    key = (family.id, family.program)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS[key] = Plan.of(family)
+    return expand_program_positions(plan, choices_of(plan, params))
 
 
 # -- a run over many scenes, with checkpoints --------------------------------------------------
@@ -307,21 +368,24 @@ def generate(
     on_chunk: Callable[[int], None] | None = None,
     on_scene: Callable[[int, list[dict[str, Any]]], None] | None = None,
     progress: bool = True,
+    refusals: Counter[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Questions for all scenes, in scene order.
 
     With ``checkpoint_dir``, each finished chunk of scenes is saved there, and a later call with
     the same ``run_record`` continues after the last saved chunk instead of starting over.
     ``on_chunk(scenes_done)`` is called after each chunk is saved, ``on_scene(position,
-    questions)`` after each scene (the benchmark times scenes with it).
+    questions)`` after each scene (the benchmark times scenes with it). ``refusals`` receives
+    the English realisations the reading check refused, by "family en template".
     """
     maker = QuestionMaker(families, settings)
     questions: list[dict[str, Any]] = []
     misses: dict[str, int] = {}
+    refused: dict[str, int] = {}
     start = 0
     if checkpoint_dir is not None:
-        questions, misses, start = resume_from(checkpoint_dir, run_record or {})
-    state = RunState.rebuilt(questions, misses)
+        questions, misses, refused, start = resume_from(checkpoint_dir, run_record or {})
+    state = RunState.rebuilt(questions, misses, refused)
     pending: list[dict[str, Any]] = []  # questions of the chunk not saved yet
     chunk_start = start
     _settle_long_lived_objects()
@@ -349,6 +413,8 @@ def generate(
                 pending, chunk_start = [], done
     finally:
         gc.unfreeze()
+    if refusals is not None:
+        refusals.update(state.refusals)
     return questions
 
 
@@ -364,12 +430,15 @@ def _settle_long_lived_objects() -> None:
 
 
 def _save_chunk(folder: Path, start: int, end: int, questions: list[dict[str, Any]], state: RunState) -> None:
-    chunk = {"start": start, "end": end, "family_misses": dict(sorted(state.family_misses.items())), "questions": questions}
+    chunk = {
+        "start": start, "end": end, "family_misses": dict(sorted(state.family_misses.items())),
+        "refusals": dict(sorted(state.refusals.items())), "questions": questions,
+    }
     atomic_write_json(folder / f"scenes_{start:08d}_{end:08d}.json", chunk, indent=None)
 
 
-def resume_from(folder: Path, run_record: Mapping[str, Any]) -> tuple[list[dict[str, Any]], dict[str, int], int]:
-    """The questions and miss counts of the chunks already saved, and the scene to continue from."""
+def resume_from(folder: Path, run_record: Mapping[str, Any]) -> tuple[list[dict[str, Any]], dict[str, int], dict[str, int], int]:
+    """The questions, miss and refusal counts of the chunks already saved, and the scene to continue from."""
     folder.mkdir(parents=True, exist_ok=True)
     run_file = folder / RUN_FILE
     if run_file.exists():
@@ -379,6 +448,7 @@ def resume_from(folder: Path, run_record: Mapping[str, Any]) -> tuple[list[dict[
         atomic_write_json(run_file, dict(run_record))
     questions: list[dict[str, Any]] = []
     misses: dict[str, int] = {}
+    refusals: dict[str, int] = {}
     position = 0
     for chunk_file in sorted(folder.glob("scenes_*.json")):
         chunk = read_json(chunk_file)
@@ -386,5 +456,6 @@ def resume_from(folder: Path, run_record: Mapping[str, Any]) -> tuple[list[dict[
             break  # atomic writes leave no gaps; stop at one rather than guess
         questions.extend(chunk["questions"])
         misses = chunk["family_misses"]
+        refusals = chunk.get("refusals", {})
         position = chunk["end"]
-    return questions, misses, position
+    return questions, misses, refusals, position

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from render.devices import DEVICE_CHOICES, DeviceChoice, choose_device, describe_choice, parse_gpu_ids, select_gpus, worker_gpus
 from render.scheduler import WorkerPolicy
@@ -66,9 +66,11 @@ class FarmPlan:
     policy: WorkerPolicy
     started_ray: bool = False  # this process started a local Ray cluster and shuts it down at the end
 
-    def execute(self, job: RenderJob, indices: Sequence[int], log: Callable[[str], None]) -> Iterator[Outcome]:
-        """Outcomes of ``indices`` in completion order, one per index."""
-        workers = min(self.workers, max(1, len(indices)))
+    def execute(self, job: RenderJob, indices: Iterable[int], log: Callable[[str], None],
+                at_most: int | None = None) -> Iterator[Outcome]:
+        """Outcomes of ``indices`` in completion order, one per index; ``indices`` may be a lazy iterable
+        of at most ``at_most`` items (then no more workers than that are started)."""
+        workers = min(self.workers, max(1, len(indices) if at_most is None else at_most))  # type: ignore[arg-type]
         if self.executor == "ray":
             from render.ray_executor import disconnect, run_on_ray
 

@@ -97,6 +97,9 @@ def test_card_body_tells_how_the_data_was_made(built) -> None:
         "Creative Commons Attribution 4.0",
         "@inproceedings{fenogenova-etal-2024-mera",
         "Blind baselines",
+        "| shapes | куб, сфера, цилиндр | кубик (куб), шар (сфера) |",  # the gold words and their synonyms
+        "| materials | металл, резина |",
+        "| binary | да, нет |",
     ):
         assert expected in body, expected
     families = {record["family"] for record in document["provenance"]}

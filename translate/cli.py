@@ -30,6 +30,7 @@ from ruclevr.cli import (
     run_cli,
 )
 from ruclevr.io import atomic_write_json, read_json, remove_stale_temporaries
+from ruclevr.paths import check_output_location
 from translate.answers import answer_to_russian
 from translate.base import Backend
 from translate.spelling import DEFAULT_YO_POLICY, YO_POLICIES, apply_yo_policy
@@ -114,6 +115,7 @@ def build_parser() -> ArgumentParser:
 
 def translate_questions(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    check_output_location(args.out, "file", "--out")
     check_backend_options(args)
     document, source_sha256 = load_questions(args.questions, needs_english=args.backend != "native")
     questions = document["questions"]
@@ -342,6 +344,8 @@ def run_settings(
         "seed": args.seed,
         "batch_size": args.batch_size,
         "backend_settings": backend.settings() if backend is not None and hasattr(backend, "settings") else None,
+        # native: reading-check refusals by "family ru template" among this run's realisations
+        "refused_realisations": dict(sorted(getattr(backend, "refusals", {}).items())),
         "fingerprint": fingerprint,
         "complete": not failed,
         "failed": [{"index": index, "reason": failed[index]} for index in sorted(failed)],
