@@ -420,8 +420,8 @@ def choices_of(plan: Plan, params: Mapping[str, str]) -> tuple[Any, ...]:
     for node in plan.nodes:
         if node.kind == "filter":
             choices.append(tuple(params.get(slot.param, "") if slot.param is not None else slot.literal for slot in node.slots))
-        elif node.kind == "relate":
-            choices.append(params[node.relation_param] if node.relation_param is not None else node.relation_literal)
+        elif node.kind == "valued":
+            choices.append(params[node.value_param] if node.value_param is not None else node.value_literal)
         else:
             choices.append(None)
     return tuple(choices)
