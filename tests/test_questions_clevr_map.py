@@ -31,8 +31,9 @@ def related(thing: list[str]) -> list[str]:
 
 def clevr_templates() -> dict[tuple[str, int], list[str]]:
     expected: dict[tuple[str, int], list[str]] = {}
-    queried = ("shape", "material", "color", "size")  # CLEVR's order in the hop files
     for name, hops in (("zero_hop", 0), ("one_hop", 1), ("two_hop", 2), ("three_hop", 3)):
+        # CLEVR's order of the queries: zero_hop.json asks shape first, the others size first.
+        queried = ("shape", "material", "color", "size") if hops == 0 else ATTRIBUTES
         thing, group = OBJECT, SET
         for _ in range(hops):
             group = related(thing)
