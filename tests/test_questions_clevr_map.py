@@ -4,7 +4,7 @@
 CLEVR's templates write fused nodes (filter_unique, relate_filter_count, ...); below, each
 template is its program read back to front as our release-form functions, inputs before the
 node that uses them (`filter` is the template-only filter of any attributes). The order of
-the sides matters: comparison.json 4-7 relate the first object, 8-11 the second.
+the sides matters: comparison.json relates the first object, the second, or both, attribute by attribute.
 """
 
 from __future__ import annotations
@@ -61,9 +61,10 @@ def clevr_templates() -> dict[tuple[str, int], list[str]]:
             expected[("same_relate.json", 16 + 3 * k + j)] = OBJECT + [f"same_{attribute}", "filter", "unique", f"query_{other}"]
         query, equal = f"query_{attribute}", f"equal_{attribute}"
         expected[("comparison.json", k)] = OBJECT + [query] + OBJECT + [query, equal]
-        expected[("comparison.json", 4 + k)] = hop(OBJECT) + [query] + OBJECT + [query, equal]
-        expected[("comparison.json", 8 + k)] = OBJECT + [query] + hop(OBJECT) + [query, equal]
-        expected[("comparison.json", 12 + k)] = hop(OBJECT) + [query] + hop(OBJECT) + [query, equal]
+        # then, attribute by attribute: related-vs-plain, plain-vs-related, related-vs-related
+        expected[("comparison.json", 4 + 3 * k)] = hop(OBJECT) + [query] + OBJECT + [query, equal]
+        expected[("comparison.json", 5 + 3 * k)] = OBJECT + [query] + hop(OBJECT) + [query, equal]
+        expected[("comparison.json", 6 + 3 * k)] = hop(OBJECT) + [query] + hop(OBJECT) + [query, equal]
     for k, compare in enumerate(("equal_integer", "less_than", "greater_than")):
         expected[("compare_integer.json", k)] = SET + ["count"] + SET + ["count", compare]
         expected[("compare_integer.json", 3 + k)] = related(OBJECT) + ["count"] + SET + ["count", compare]
