@@ -33,11 +33,13 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+import psutil
 import yaml
 from tqdm import tqdm
 
@@ -51,6 +53,7 @@ from dataset.stats import compute_statistics
 from ruclevr import __version__
 from ruclevr.cli import UsageError
 from ruclevr.io import TMP_SUFFIX, atomic_write_json, file_sha256, read_json
+from ruclevr.jsonstream import JsonDocument
 
 POLL_SECONDS = 0.5
 STOP_GRACE_SECONDS = 10.0  # after SIGTERM/SIGINT, how long the render stage may take before SIGKILL
@@ -157,6 +160,7 @@ class StageResult:
     name: str
     status: str
     seconds: float = 0.0
+    peak_rss_bytes: int = 0  # this process and its children together, sampled while the stage ran
 
 
 @dataclass
@@ -272,9 +276,10 @@ def card_license(card: Path) -> str | None:
 
 
 def count_items(path: Path, key: str) -> int:
+    """How many items a stage's list file holds (read one at a time); 0 when it is missing or unreadable."""
     try:
-        return len(read_json(path).get(key, []))
-    except (FileNotFoundError, ValueError):
+        return JsonDocument(path, key).count()
+    except (OSError, ValueError):
         return 0
 
 
@@ -364,6 +369,53 @@ def count_scene_files(scenes_dir: Path) -> int:
     return sum(1 for _ in scenes_dir.glob("*.json")) if scenes_dir.is_dir() else 0
 
 
+class MemoryWatch:
+    """The peak resident memory of this process and all its children while a stage runs.
+
+    A thread samples it every ``interval`` seconds (psutil); stages run in this process or as
+    child processes (render and its workers), so both are covered. A peak shorter than one
+    interval can be missed: the figure is a lower bound, good to a fraction of a second.
+    """
+
+    def __init__(self, interval: float = 0.2) -> None:
+        self.interval = interval
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> "MemoryWatch":
+        self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def _sample(self) -> None:
+        me = psutil.Process()
+        total = 0
+        for process in [me, *me.children(recursive=True)]:
+            try:
+                total += process.memory_info().rss
+            except psutil.Error:  # a child that just ended
+                continue
+        self.peak = max(self.peak, total)
+
+
+def one_step(name: str, run: Callable[[], str]) -> str:
+    """A stage done in one step, with its own progress line."""
+    with tqdm(total=1, desc=name, unit="step", dynamic_ncols=True) as bar:
+        status = run()
+        bar.update(1)
+    return status
+
+
 class StageFailed(Exception):
     def __init__(self, stage: str, status: int, detail: str = "") -> None:
         self.stage = stage
@@ -381,7 +433,6 @@ class Build:
         self.overwrite = overwrite
         self.modules = modules
         self.report = BuildReport()
-        self.bar: tqdm | None = None
         self.outputs: dict[str, Any] = {}  # stage -> what it read and wrote (build.json's "outputs")
         self.stage_settings: Mapping[str, Any] = {}
 
@@ -395,20 +446,17 @@ class Build:
             # Claim the folder for these settings before any stage writes into it.
             self.paths.root.mkdir(parents=True, exist_ok=True)
             atomic_write_json(self.paths.record, {"info": self.record_info(stage_settings)})
-        # One display: a step per scene, then a step per later stage; rendering dominates the time.
-        self.bar = tqdm(total=self.settings.n + 5, desc="build", unit="step", dynamic_ncols=True)
-        try:
-            self.render()
-            self.external_stage("questions", self.modules.questions, self.paths.questions, [self.paths.scenes],
-                                self.questions_argv())
-            self.external_stage("translate", self.modules.translate, self.paths.translated, [self.paths.questions],
-                                self.translate_argv())
-            self.external_stage("filter", self.modules.filter, self.paths.kept, [self.paths.translated],
-                                self.filter_argv())
-            self.export()
-            self.hf_copy()
-        finally:
-            self.bar.close()
+        # One progress line per stage, each with its rate and ETA: render's is drawn here from the
+        # scene files that appear, the text stages draw their own, export and hf are one step each.
+        self.stage("render", self.render)
+        self.stage("questions", lambda: self.external_stage("questions", self.modules.questions, self.paths.questions,
+                                                            [self.paths.scenes], self.questions_argv()))
+        self.stage("translate", lambda: self.external_stage("translate", self.modules.translate, self.paths.translated,
+                                                            [self.paths.questions], self.translate_argv()))
+        self.stage("filter", lambda: self.external_stage("filter", self.modules.filter, self.paths.kept,
+                                                         [self.paths.translated], self.filter_argv()))
+        self.stage("export", lambda: one_step("export", self.export))
+        self.stage("hf", lambda: one_step("hf", self.hf_copy))
         self.report.counts = self.counts()
         atomic_write_json(self.paths.record, {"info": self.record_info(stage_settings), "outputs": self.outputs,
                                               "counts": self.report.counts})
@@ -466,8 +514,7 @@ class Build:
 
     def questions_argv(self) -> list[str]:
         s = self.settings
-        # --quiet: the build's bar is the one progress display.
-        argv = ["--scenes", str(self.paths.scenes), "--out", str(self.paths.questions), "--seed", str(s.seed), "--quiet"]
+        argv = ["--scenes", str(self.paths.scenes), "--out", str(self.paths.questions), "--seed", str(s.seed)]
         if s.per_image is not None:
             argv += ["--per-image", str(s.per_image)]
         return argv + list(s.questions_args) + self.overwrite_flag()
@@ -482,59 +529,48 @@ class Build:
                 "--backend", self.settings.filter_backend]
         return argv + list(self.settings.filter_args) + self.overwrite_flag()
 
-    def step(self, name: str) -> None:
-        assert self.bar is not None
-        self.bar.set_description(f"build: {name}")
-
-    def finish(self, name: str, status: str, started: float) -> None:
-        self.report.stages.append(StageResult(name, status, time.monotonic() - started))
-        assert self.bar is not None
-        if name != "render":
-            self.bar.update(1)
-
-    def render(self) -> None:
+    def stage(self, name: str, run: Callable[[], str]) -> None:
+        """Run one stage (``run`` returns "ran" or "skipped"), recording its time and peak memory."""
         started = time.monotonic()
-        self.step("render")
-        assert self.bar is not None
-        if self.is_current("render", []) and count_items(self.paths.scenes, "scenes") == self.settings.n:
-            self.bar.update(self.settings.n)
-            self.finish("render", "skipped", started)
-            return
+        with MemoryWatch() as memory:
+            status = run()
+        self.report.stages.append(StageResult(name, status, time.monotonic() - started, memory.peak))
 
-        def show(done: int) -> None:
-            assert self.bar is not None
-            self.bar.update(max(0, min(done, self.settings.n) - self.bar.n))
+    def render(self) -> str:
+        n = self.settings.n
+        with tqdm(total=n, desc="render", unit="scene", dynamic_ncols=True) as bar:
+            if self.is_current("render", []) and count_items(self.paths.scenes, "scenes") == n:
+                bar.update(n)
+                return "skipped"
 
-        status = run_render_process(self.modules.render, self.render_argv(), self.paths.render_dir / "scenes", show)
+            def show(done: int) -> None:
+                bar.update(max(0, min(done, n) - bar.n))
+
+            status = run_render_process(self.modules.render, self.render_argv(), self.paths.render_dir / "scenes", show)
         if status != 0:
             raise StageFailed("render", status)
-        if count_items(self.paths.scenes, "scenes") != self.settings.n:
-            raise StageFailed("render", 1, f"{self.paths.scenes} does not list {self.settings.n} scenes")
+        if count_items(self.paths.scenes, "scenes") != n:
+            raise StageFailed("render", 1, f"{self.paths.scenes} does not list {n} scenes")
         self.record_outputs("render", [])
-        self.finish("render", "ran", started)
+        return "ran"
 
-    def external_stage(self, name: str, module: str, output: Path, inputs: list[Path], argv: list[str]) -> None:
-        started = time.monotonic()
-        self.step(name)
+    def external_stage(self, name: str, module: str, output: Path, inputs: list[Path], argv: list[str]) -> str:
         if self.is_current(name, inputs):
-            self.finish(name, "skipped", started)
-            return
+            print(f"{name}: {output} is up to date", file=sys.stderr)
+            return "skipped"
         status = run_stage_in_process(module, argv)
         if status != 0:
             raise StageFailed(name, status)
         if not output.exists():
             raise StageFailed(name, 1, f"it ended without writing {output}")
         self.record_outputs(name, inputs)
-        self.finish(name, "ran", started)
+        return "ran"
 
-    def export(self) -> None:
-        started = time.monotonic()
-        self.step("export")
+    def export(self) -> str:
         settings = ExportSettings(self.settings.shots, self.settings.seed, InstructionTemplate.from_file(self.settings.prompt))
         inputs = [self.paths.kept, self.paths.scenes]
         if self.is_current("export", inputs) and export_is_current(self.paths.mera, settings):
-            self.finish("export", "skipped", started)
-            return
+            return "skipped"
         export_dataset(
             self.paths.kept,
             self.paths.scenes,
@@ -543,16 +579,13 @@ class Build:
             provenance_files={"questions": self.paths.questions, "translate": self.paths.translated},
         )
         self.record_outputs("export", inputs)
-        self.finish("export", "ran", started)
+        return "ran"
 
-    def hf_copy(self) -> None:
-        started = time.monotonic()
-        self.step("hf")
+    def hf_copy(self) -> str:
         fresh = self.is_current("hf", [self.paths.mera])
         fresh = fresh and all((self.paths.plots_dir / name).exists() for name in PLOT_FILES)
         if fresh and card_license(self.paths.card) == self.settings.license:
-            self.finish("hf", "skipped", started)
-            return
+            return "skipped"
         document = load_document(self.paths.mera)
         plots = self.write_plots(document)
         write_hf_copy(document, self.paths.hf_dir, self.settings.license, plots=plots)
@@ -560,7 +593,7 @@ class Build:
                                                       "data": "mera/ruclevr.json"},
                                              "statistics": compute_statistics(document)})
         self.record_outputs("hf", [self.paths.mera])
-        self.finish("hf", "ran", started)
+        return "ran"
 
     def write_plots(self, document) -> list[tuple[str, str]]:
         """The plots of the exported items (with the filter's rejected scores), for the card to show."""
@@ -579,9 +612,9 @@ class Build:
 
 
 def format_summary(paths: BuildPaths, report: BuildReport) -> str:
-    lines = [f"dataset build: {paths.root}", f"{'stage':<12}{'status':<10}{'seconds':>9}"]
+    lines = [f"dataset build: {paths.root}", f"{'stage':<12}{'status':<10}{'seconds':>9}{'peak memory':>14}"]
     for stage in report.stages:
-        lines.append(f"{stage.name:<12}{stage.status:<10}{stage.seconds:>9.1f}")
+        lines.append(f"{stage.name:<12}{stage.status:<10}{stage.seconds:>9.1f}{stage.peak_rss_bytes / 2**30:>10.2f} GiB")
     counts = report.counts
     lines += [
         "scenes {scenes}, questions {questions}, in Russian {questions_ru}, kept by the filter {kept}".format(**counts),

@@ -30,6 +30,7 @@ from render.shards import layout_for
 from render.worker import DEFAULT_MIN_PIXELS, RenderJob, default_min_pixels
 from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, run_cli
 from ruclevr.io import atomic_write_json
+from ruclevr.jsonstream import DocumentWriter
 from ruclevr.paths import check_name_part, check_output_location
 
 PROG = "python -m render"
@@ -62,6 +63,10 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--workers", type=positive_int, default=None, help="parallel Blender processes (or Ray actors); default: one per CPU core on the CPU (1 thread each; as fast as threads on 2 cores, and isolated), one per GPU on GPUs, one per slot of a Ray cluster")
     parser.add_argument("--threads", type=non_negative_int, default=None, help="Cycles threads per worker (0 = all cores); default: 1 when several workers share the CPU, else 0")
     parser.add_argument("--overwrite", action="store_true", help="delete this folder's earlier renders first and render everything again (with --shard: that shard's only)")
+    parser.add_argument("--graphs-only", action="store_true",
+                        help="sample the scene graphs and write scenes.json only, without Blender: no images or masks, and objects' "
+                             "visibility is not checked (the info says so); for working on questions at scale and for benchmarks")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar (--graphs-only)")
     add_farm_arguments(parser)
     return parser
 
@@ -86,6 +91,8 @@ def _main(argv: Sequence[str] | None) -> int:
     shard = shard_from_args(args)
     indices = shard.indices(args.start_index, args.n) if shard else range(args.start_index, args.start_index + args.n)
     check_scenes_possible(args.seed, indices.start, options)
+    if args.graphs_only:
+        return write_graphs_only(args, options, shard, indices)
     farm = plan_farm(args, PROG)
     layout = prepare_output(layout_for(Path(args.out), options.filename_prefix, shard, args.start_index, args.n), args.overwrite)
     settings = RenderSettings(
@@ -105,6 +112,23 @@ def _main(argv: Sequence[str] | None) -> int:
     for failure in failures:
         print(f"{PROG}: failed: {failure}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def write_graphs_only(args, options: SceneOptions, shard, indices: range) -> int:
+    """Sample each index's scene graph (no Blender) and stream them into scenes.json (a shard: its own file)."""
+    layout = layout_for(Path(args.out), options.filename_prefix, shard, args.start_index, args.n)
+    if layout.scenes_json.exists() and not args.overwrite:
+        raise UsageError(f"{layout.scenes_json} exists; pass --overwrite to replace it")
+    info = {"generator": "ruclevr.render", "version": ruclevr.__version__, "seed": args.seed, "graphs_only": True,
+            "visibility_checked": False, "scene_options": dataclasses.asdict(options)}
+    if shard:
+        info["shard"] = shard.to_dict(args.start_index, args.n)
+    with DocumentWriter(layout.scenes_json, "scenes") as writer:
+        for index in tqdm(indices, desc="scene graphs", unit="scene", file=sys.stderr, disable=args.quiet):
+            writer.write(sample_scene_graph(args.seed, index, options))
+        writer.finish(info)
+    print(f"{PROG}: {writer.count} scene graphs (not rendered) in {layout.scenes_json}", file=sys.stderr)
+    return 0
 
 
 def scene_options_from_args(args) -> SceneOptions:

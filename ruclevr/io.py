@@ -7,6 +7,7 @@ A file that exists is complete. A killed run leaves at most ``*.tmp`` files behi
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import os
@@ -100,6 +101,17 @@ def remove_stale_temporaries(folder: str | os.PathLike[str]) -> int:
         with contextlib.suppress(FileNotFoundError):
             stale.unlink()
             removed += 1
+    return removed
+
+
+def remove_temporaries_of(target: str | os.PathLike[str]) -> int:
+    """Delete the temporaries a killed run left for ``target`` only (``.NAME.*.tmp`` beside it):
+    another stage may be writing into the same folder right now. Return how many."""
+    path = Path(target)
+    removed = 0
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*{TMP_SUFFIX}"):
+        stale.unlink(missing_ok=True)
+        removed += 1
     return removed
 
 

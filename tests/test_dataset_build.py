@@ -174,6 +174,22 @@ def test_build_runs_every_stage_in_order_and_exports(fake_stages, tmp_path) -> N
     assert list(sources) == ["scenes", "questions", "translate", "input_questions"]
     summary = format_summary(BuildPaths(root), report)
     assert "2 shots" in summary and "load_dataset" in summary
+    # each stage's peak memory: this process (tens of MB at least) and its children, while it ran
+    assert all(stage.peak_rss_bytes > 20 * 2**20 for stage in report.stages)
+    assert summary.count(" GiB") == len(report.stages)
+
+
+def test_memory_watch_sees_a_child_process_and_memory_this_process_takes() -> None:
+    from dataset.build import MemoryWatch
+
+    with MemoryWatch(interval=0.05) as alone:
+        pass
+    with MemoryWatch(interval=0.05) as busy:
+        block = bytearray(200 * 2**20)  # touched: resident
+        child = subprocess.Popen([sys.executable, "-c", "import time; b = bytearray(150 * 2**20); time.sleep(1.5)"])
+        child.wait()
+        del block
+    assert busy.peak - alone.peak > 300 * 2**20
 
 
 def test_rerun_skips_everything_and_changes_nothing(fake_stages, tmp_path) -> None:
