@@ -111,6 +111,7 @@ def card_context(
         "record_files": {name: source.get("file", "") for name, source in sources.items()},
         "license": license_id,
         "plots": list(plots),
+        "human_review": human_review_section(info),
         "answer_vocabulary": answer_vocabulary(),
     }
 
@@ -158,6 +159,15 @@ def answer_vocabulary() -> dict[str, dict[str, list[str]]]:
             "others": sorted({f"{word} ({answer})" for answer, words in entries.items() for word in words}),
         }
     return table
+
+
+def human_review_section(info: Mapping[str, Any]) -> str:
+    """The "Human baseline" section when people reviewed the data (``dataset annotate import``), else ""."""
+    if not isinstance(info.get("human_review"), Mapping):
+        return ""
+    from dataset.annotate.report import render_card_section
+
+    return render_card_section(info["human_review"])
 
 
 def render_card(

@@ -1,4 +1,4 @@
-"""``python -m dataset COMMAND``: build, export, hf, stats, evaluate, augment, gallery.
+"""``python -m dataset COMMAND``: build, export, hf, stats, evaluate, augment, gallery, annotate.
 
 Every command reads files and writes files atomically; bad input ends with one line on stderr
 and exit status 2.
@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from dataset.annotate.cli import add_annotate_parser, command_annotate
 from ruclevr import __version__
 from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, probability, run_cli
 from ruclevr.paths import check_output_location
@@ -201,6 +202,7 @@ def build_parser() -> ArgumentParser:
     add_evaluate_parser(commands)
     add_augment_parser(commands)
     add_gallery_parser(commands)
+    add_annotate_parser(commands)
     return parser
 
 
@@ -364,7 +366,7 @@ def command_gallery(args: argparse.Namespace) -> int:
 
 #: What each command's --out names: a folder it fills, or a file it writes.
 OUTPUT_KINDS = {"build": "dir", "export": "dir", "hf": "dir", "stats": "file", "evaluate": "file", "augment": "dir",
-                "gallery": "file"}
+                "gallery": "file", "annotate": "dir"}
 
 COMMANDS = {
     "build": command_build,
@@ -374,6 +376,7 @@ COMMANDS = {
     "evaluate": command_evaluate,
     "augment": command_augment,
     "gallery": command_gallery,
+    "annotate": command_annotate,
 }
 
 

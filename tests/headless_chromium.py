@@ -1,4 +1,4 @@
-"""Open a page in headless Chromium and talk to it over the DevTools protocol, for the gallery test.
+"""Open a page in headless Chromium and talk to it over the DevTools protocol, for the page tests.
 
 The protocol runs over ``--remote-debugging-pipe`` (Chromium reads commands from fd 3 and writes
 replies and events to fd 4, each a JSON message ended by a NUL byte), so no port is opened and
@@ -141,9 +141,28 @@ class ChromiumPage:
         for domain in ("Runtime.enable", "Log.enable", "Page.enable"):
             self._send(domain)
         self._send("Page.navigate", {"url": path.resolve().as_uri()})
+        self._wait_for_load()
+
+    def reload(self) -> None:
+        """Reload the page (what the browser keeps, such as localStorage, stays) and wait for its load event."""
+        self._send("Page.reload")
+        self._wait_for_load()
+
+    def _wait_for_load(self) -> None:
         deadline = time.monotonic() + self.timeout
         while not any(event.get("method") == "Page.loadEventFired" for event in self.events):
             self.events.append(self._read_message(deadline))
+        self.events = [event for event in self.events if event.get("method") != "Page.loadEventFired"]
+
+    def type_text(self, text: str) -> None:
+        """Type ``text`` into the focused element, as a keyboard would (input events fire)."""
+        self._send("Input.insertText", {"text": text})
+
+    def press_key(self, key: str, code: int, shift: bool = False) -> None:
+        """Press and release one key, e.g. ``press_key("Enter", 13)``."""
+        params = {"key": key, "code": key, "windowsVirtualKeyCode": code, "modifiers": 8 if shift else 0}
+        self._send("Input.dispatchKeyEvent", {"type": "keyDown", **params})
+        self._send("Input.dispatchKeyEvent", {"type": "keyUp", **params})
 
     def evaluate(self, expression: str) -> Any:
         result = self._send("Runtime.evaluate", {"expression": expression, "returnByValue": True})

@@ -119,6 +119,9 @@ def commands(i: Inputs) -> dict[str, tuple[list[str], str]]:
         "dataset augment": (["dataset", "augment", "--scenes", scenes, "--questions", str(i.questions), "--map",
                              "blue=red", "--device", "cpu", "--out", OUT], "dir"),
         "dataset gallery": (["dataset", "gallery", "--data", mera, "--out", OUT], "file"),
+        "dataset annotate export": (["dataset", "annotate", "export", "--data", mera, "--out", OUT], "dir"),
+        "dataset annotate import": (["dataset", "annotate", "import", "--data", mera, "--answers",
+                                     str(answers_file(i)), "--out", OUT], "dir"),
     }
 
 
@@ -134,7 +137,8 @@ BAD_OUTPUTS = {
 
 BAD_OUTPUT_PROBES = [(command, bad) for command in (
     "render", "render merge", "questions", "translate", "filter", "dataset build", "dataset export", "dataset hf",
-    "dataset stats", "dataset evaluate", "dataset augment", "dataset gallery") for bad in BAD_OUTPUTS]
+    "dataset stats", "dataset evaluate", "dataset augment", "dataset gallery", "dataset annotate export",
+    "dataset annotate import") for bad in BAD_OUTPUTS]
 
 
 def check_probe(argv: list[str], inputs: Inputs, capsys, expect: str = "") -> None:
@@ -203,6 +207,19 @@ def non_utf8(inputs: Inputs, name: str) -> Path:
     return path
 
 
+def answers_file(inputs: Inputs) -> Path:
+    """The annotate page's JSON answering the first test item wrongly (so it is disputed, its image shown)."""
+    from dataset.document import load_document
+
+    path = inputs.root / "hostile" / "answers.json"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        first = load_document(inputs.export).items("test")[0]["meta"]["id"]  # the same in the hostile copies
+        path.write_text(json.dumps({"format": "ruclevr-annotate/1", "annotator": "probe",
+                                    "answers": [{"id": first, "answer": "999"}]}), encoding="utf-8")
+    return path
+
+
 def prompt_file(inputs: Inputs, name: str, source: str) -> Path:
     path = inputs.root / "hostile" / f"{name}.j2"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -238,6 +255,10 @@ def hostile_probes(i: Inputs) -> dict[str, list[str]]:
         probes[f"gallery: {label} in inputs.image"] = ["dataset", "gallery", "--data", mera, "--out", out + ".html"]
         probes[f"evaluate: {label} in inputs.image"] = ["dataset", "evaluate", "--data", mera]
         probes[f"stats: {label} in inputs.image"] = ["dataset", "stats", "--mera", mera]
+        probes[f"annotate export: {label} in inputs.image"] = ["dataset", "annotate", "export", "--data", mera,
+                                                               "--out", out]
+        probes[f"annotate import: {label} in inputs.image"] = ["dataset", "annotate", "import", "--data", mera,
+                                                               "--answers", str(answers_file(i)), "--out", out]
     for label, filename in STAGE_IMAGE_NAMES.items():
         hostile_scenes, folder = hostile_stage_files(i, filename, "stage-" + label.replace(" ", "-"))
         probes[f"export: {label} in image_filename"] = [
@@ -265,6 +286,9 @@ def hostile_probes(i: Inputs) -> dict[str, list[str]]:
     probes["build: --height 100000"] = ["dataset", "build", "--n", "2", "--shots", "1", "--height", "100000",
                                         "--out", out]
     probes["build: --shots beyond --n"] = ["dataset", "build", "--n", "5", "--out", out]
+    probes["annotate import: --write-filtered under a regular file"] = [
+        "dataset", "annotate", "import", "--data", str(i.export), "--answers",
+        str(answers_file(i)), "--out", out, "--write-filtered", str(i.regular_file / "sub")]
     bad_text = str(non_utf8(i, "latin1.json"))
     probes["evaluate: non-UTF-8 predictions"] = ["dataset", "evaluate", "--data", str(i.export), "--predictions", bad_text]
     for name, argv in {
@@ -281,6 +305,8 @@ def hostile_probes(i: Inputs) -> dict[str, list[str]]:
                     "--out", out],
         "export (prompt)": ["dataset", "export", "--questions", str(i.kept), "--scenes", scenes, "--prompt",
                             str(non_utf8(i, "latin1.j2")), "--out", out],
+        "annotate import (answers)": ["dataset", "annotate", "import", "--data", str(i.export), "--answers", bad_text,
+                                      "--out", out],
     }.items():
         probes[f"{name}: a non-UTF-8 file"] = argv
     for name, source in HOSTILE_PROMPTS.items():

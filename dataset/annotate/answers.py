@@ -1,0 +1,176 @@
+"""Reading people's answers: Label Studio's JSON export, a crowd TSV, and the annotate page's JSON.
+
+Every reader returns :class:`~dataset.annotate.agreement.Answer` records; anything else is a
+UsageError naming the file (one line, exit status 2). Blank answers are skipped (not answered).
+
+- Label Studio (``Export → JSON``): a list of tasks, each ``{"data": {"ruclevr_id": ...},
+  "annotations": [{"completed_by": <user id or {"id", "email"}>, "was_cancelled": false,
+  "result": [{"type": "textarea", "value": {"text": ["..."]}}]}]}``. The annotator is
+  ``label-studio:<email>`` when the export names it, else ``label-studio:<user id>``.
+- Crowd TSV: a header with at least ``task_id``, ``annotator`` and ``answer`` (``crowd.tsv``'s
+  columns plus the platform's worker id and the answer), one row per answer.
+- The page's JSON: ``{"format": "ruclevr-annotate/1", "annotator": ..., "answers": [{"id", "answer"}]}``.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from dataset.annotate.agreement import Answer
+from dataset.annotate.tasks import ANSWER_FIELD, ID_FIELD, PAGE_FORMAT
+from ruclevr.cli import UsageError
+from ruclevr.io import read_json_input
+
+TSV_COLUMNS = ("task_id", "annotator", "answer")
+FORMATS = "a Label Studio JSON export, the annotate page's JSON or a crowd TSV"
+
+
+def read_answers(paths: Sequence[Path]) -> list[Answer]:
+    """All answers of all files; the same person answering the same item twice is an error."""
+    answers: list[Answer] = []
+    page_annotators: dict[str, Path] = {}
+    for path in paths:
+        file_answers = read_answer_file(path, page_annotators)
+        answers.extend(file_answers)
+    check_duplicates(answers)
+    return answers
+
+
+def read_answer_file(path: Path, page_annotators: dict[str, Path]) -> list[Answer]:
+    if path.suffix.lower() in (".tsv", ".txt"):
+        return read_crowd_tsv(path)
+    raw = read_json_input(path, f"answers file {path}")
+    if isinstance(raw, list):
+        return read_label_studio(raw, path)
+    if isinstance(raw, dict) and raw.get("format") == PAGE_FORMAT:
+        annotator = page_annotator(raw, path)
+        if annotator in page_annotators:
+            raise UsageError(f"{path}: annotator {annotator!r} also saved {page_annotators[annotator]}; "
+                             "each person's page file must have their own name")
+        page_annotators[annotator] = path
+        return read_page_json(raw, annotator, path)
+    raise UsageError(f"{path} is not {FORMATS}")
+
+
+def check_duplicates(answers: Iterable[Answer]) -> None:
+    seen: dict[tuple[str, int], Answer] = {}
+    for answer in answers:
+        key = (answer.annotator, answer.item_id)
+        if key in seen:
+            raise UsageError(f"annotator {answer.annotator!r} answered task {answer.item_id} twice "
+                             f"({seen[key].source} and {answer.source}); annotator ids must be unique")
+        seen[key] = answer
+
+
+def integer_id(value: Any, where: str) -> int:
+    if isinstance(value, bool):
+        raise UsageError(f"{where}: task id must be an integer, got {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    raise UsageError(f"{where}: task id must be an integer, got {value!r}")
+
+
+# -- Label Studio --------------------------------------------------------------------------------
+
+
+def read_label_studio(tasks: list[Any], path: Path) -> list[Answer]:
+    answers = []
+    for position, task in enumerate(tasks):
+        where = f"{path} task {position}"
+        if not isinstance(task, dict) or not isinstance(task.get("data"), dict) or not isinstance(
+                task.get("annotations", []), list):
+            raise UsageError(f"{where}: not a Label Studio task with data and annotations (export as JSON, not "
+                             f"JSON_MIN or CSV; is {path} {FORMATS}?)")
+        if ID_FIELD not in task["data"]:
+            raise UsageError(f"{where}: data has no {ID_FIELD}; was the project made from annotate export's tasks.json?")
+        item_id = integer_id(task["data"][ID_FIELD], where)
+        for annotation in task.get("annotations", []):
+            if not isinstance(annotation, dict) or annotation.get("was_cancelled"):
+                continue
+            text = label_studio_text(annotation, where)
+            if text.strip():
+                answers.append(Answer(label_studio_annotator(annotation.get("completed_by"), where), item_id, text,
+                                      str(path)))
+    return answers
+
+
+def label_studio_annotator(completed_by: Any, where: str) -> str:
+    if isinstance(completed_by, dict):
+        name = completed_by.get("email") or completed_by.get("id")
+    else:
+        name = completed_by
+    if name is None or isinstance(name, (bool, list, dict)):
+        raise UsageError(f"{where}: an annotation has no completed_by user")
+    return f"label-studio:{name}"
+
+
+def label_studio_text(annotation: dict[str, Any], where: str) -> str:
+    """The free-text answer of one annotation (the config's TextArea named ``answer``)."""
+    for result in annotation.get("result") or []:
+        if isinstance(result, dict) and result.get("from_name", ANSWER_FIELD) == ANSWER_FIELD:
+            text = (result.get("value") or {}).get("text")
+            if isinstance(text, list) and all(isinstance(t, str) for t in text):
+                return " ".join(text)
+            if isinstance(text, str):
+                return text
+            raise UsageError(f"{where}: an answer's value.text is {text!r}, not text")
+    return ""
+
+
+# -- crowd TSV -----------------------------------------------------------------------------------
+
+
+def read_crowd_tsv(path: Path) -> list[Answer]:
+    try:
+        handle = open(path, encoding="utf-8-sig", newline="")  # a BOM, as spreadsheets write it, is not a column name
+    except OSError as error:
+        raise UsageError(f"answers file {path} cannot be read: {error.strerror}") from None
+    with handle:
+        try:
+            reader = csv.DictReader(handle, delimiter="\t")
+            missing = [column for column in TSV_COLUMNS if column not in (reader.fieldnames or [])]
+            if missing:
+                raise UsageError(f"{path}: a crowd TSV needs the columns {', '.join(TSV_COLUMNS)}; "
+                                 f"missing {', '.join(missing)} (is {path} {FORMATS}?)")
+            answers = []
+            for line, row in enumerate(reader, start=2):
+                where = f"{path} line {line}"
+                annotator, text = (row.get("annotator") or "").strip(), row.get("answer") or ""
+                if not annotator:
+                    raise UsageError(f"{where}: no annotator")
+                if text.strip():
+                    answers.append(Answer(annotator, integer_id(row.get("task_id"), where), text, str(path)))
+            return answers
+        except UnicodeDecodeError:
+            raise UsageError(f"{path} is not UTF-8 text (is it {FORMATS}?)") from None
+        except csv.Error as error:
+            raise UsageError(f"{path}: not a readable TSV: {error}") from None
+
+
+# -- the page's JSON -----------------------------------------------------------------------------
+
+
+def page_annotator(raw: dict[str, Any], path: Path) -> str:
+    annotator = raw.get("annotator")
+    if not isinstance(annotator, str) or not annotator.strip():
+        raise UsageError(f"{path}: the page's JSON has no annotator name")
+    return annotator.strip()
+
+
+def read_page_json(raw: dict[str, Any], annotator: str, path: Path) -> list[Answer]:
+    entries = raw.get("answers")
+    if not isinstance(entries, list):
+        raise UsageError(f"{path}: the page's JSON has no answers list")
+    answers = []
+    for position, entry in enumerate(entries):
+        where = f"{path} answer {position}"
+        if not isinstance(entry, dict) or not isinstance(entry.get("answer"), str):
+            raise UsageError(f"{where}: expected {{\"id\": 1, \"answer\": \"...\"}}")
+        if entry["answer"].strip():
+            answers.append(Answer(annotator, integer_id(entry.get("id"), where), entry["answer"], str(path)))
+    return answers
+

@@ -1,0 +1,124 @@
+"""``python -m dataset annotate export|import``: the argument parsing, wired into :mod:`dataset.cli`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ruclevr.cli import UsageError, non_negative_int, positive_int, probability
+from ruclevr.paths import check_output_location
+
+SPLIT_CHOICES = ("test", "shots")
+
+
+def id_list(text: str) -> tuple[int, ...]:
+    """argparse type: comma-separated item ids."""
+    try:
+        ids = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be comma-separated item ids, got {text}") from None
+    if not ids:
+        raise argparse.ArgumentTypeError("needs at least one item id")
+    return ids
+
+
+def add_annotate_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "annotate", help="tasks for people (Label Studio, crowd TSV, an offline page) and their answers back",
+        description="export: write annotation tasks with gold answers hidden; import: read people's answers and "
+                    "write the human baseline, agreement, annotator accuracy and disputed items.")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    export = actions.add_parser(
+        "export", help="write Label Studio tasks, a crowd TSV and an offline page for the items of a split",
+        description="Write TASKS/label_studio/{tasks.json,config.xml}, TASKS/crowd.tsv, TASKS/assignments.tsv, "
+                    "TASKS/annotate.html (self-contained, offline) and TASKS/images/.")
+    export.add_argument("--data", type=Path, required=True, help="build folder, export folder, or ruclevr.json")
+    export.add_argument("--out", type=Path, required=True, help="tasks folder (created)")
+    export.add_argument("--split", choices=SPLIT_CHOICES, default="test", help="split people answer; default test")
+    export.add_argument("--overlap", type=positive_int, default=3, help="answers wanted per item; default 3")
+    export.add_argument("--annotators", type=positive_int, default=None,
+                        help="annotators to spread the items over (each item goes to --overlap of them); "
+                             "default: as many as --overlap, so everybody answers everything")
+    export.add_argument("--controls", type=non_negative_int, default=None,
+                        help="control items (known answers) drawn from the other split and given to every "
+                             "annotator; default 5, or all the other split has if fewer")
+    export.add_argument("--control-ids", type=id_list, default=None, metavar="ID,ID,...",
+                        help="use these items (of the other split) as controls instead of a draw")
+    export.add_argument("--image-url-prefix", default="",
+                        help="prefix of crowd.tsv's image column, e.g. the URL where TASKS/ is hosted; default none "
+                             "(paths relative to TASKS)")
+    export.add_argument("--page-per-annotator", action="store_true",
+                        help="also write TASKS/pages/<annotator>.html holding only that annotator's tasks (smaller "
+                             "pages when many annotators share the items)")
+    export.add_argument("--seed", type=non_negative_int, default=0,
+                        help="seed of the control draw, the task order and each annotator's order; default 0")
+
+    imported = actions.add_parser(
+        "import", help="people's answers → human baseline, agreement, annotators, disputed items",
+        description="Read Label Studio JSON exports, crowd TSVs and the page's JSON files; write REPORT/human.json, "
+                    "REPORT/disputed.html and REPORT/human_baseline.md (the card section).")
+    imported.add_argument("--data", type=Path, required=True, help="the dataset the tasks were exported from")
+    imported.add_argument("--answers", type=Path, nargs="+", required=True, metavar="FILE",
+                          help="answer files, any mix of the three formats")
+    imported.add_argument("--out", type=Path, required=True, help="report folder (created)")
+    imported.add_argument("--split", choices=SPLIT_CHOICES, default="test",
+                          help="the split people answered (answers to other items are controls); default test")
+    imported.add_argument("--min-agreement", type=probability, default=0.0,
+                          help="items whose share of answers equal to the majority is below this are disputed; "
+                               "default 0 (only a majority differing from gold, or a tie)")
+    imported.add_argument("--min-control-accuracy", type=probability, default=0.8,
+                          help="annotators below this accuracy on control items are flagged; default 0.8")
+    imported.add_argument("--exclude-flagged", action="store_true",
+                          help="leave the flagged annotators' answers out of every figure")
+    imported.add_argument("--write-filtered", type=Path, default=None, metavar="OUT",
+                          help="also write a MERA export without the removed items (and the card section in its info)")
+    imported.add_argument("--jglue", type=positive_int, default=None, metavar="M",
+                          help="with --write-filtered: keep an item only if at least M of its answers equal gold "
+                               "(JGLUE's rule) instead of dropping the disputed items")
+
+
+def command_annotate(args: argparse.Namespace) -> int:
+    from dataset.document import load_document
+
+    document = load_document(args.data)
+    if args.action == "export":
+        return export_command(document, args)
+    return import_command(document, args)
+
+
+def export_command(document, args: argparse.Namespace) -> int:
+    from dataset.annotate.tasks import ExportSettings, export_tasks
+
+    settings = ExportSettings(split=args.split, overlap=args.overlap, annotators=args.annotators,
+                              controls=args.controls, control_ids=args.control_ids, seed=args.seed,
+                              image_url_prefix=args.image_url_prefix, page_per_annotator=args.page_per_annotator)
+    record = export_tasks(document, args.out, settings)
+    print(f"{args.out}: {record['counts']['items']} items and {record['settings']['controls']} controls for "
+          f"{record['settings']['annotators']} annotators, {record['settings']['overlap']} answers per item")
+    return 0
+
+
+def import_command(document, args: argparse.Namespace) -> int:
+    from dataset.annotate.answers import read_answers
+    from dataset.annotate.report import ImportSettings, import_answers
+
+    if args.jglue is not None and args.write_filtered is None:
+        raise UsageError("--jglue chooses what --write-filtered keeps; pass --write-filtered OUT too")
+    if args.write_filtered is not None:
+        check_output_location(args.write_filtered, "dir", "--write-filtered")
+        if args.write_filtered.resolve() == document.folder.resolve():
+            raise UsageError(f"--write-filtered {str(args.write_filtered)!r} is the dataset's own folder; "
+                             "name another folder")
+    settings = ImportSettings(split=args.split, min_agreement=args.min_agreement,
+                              min_control_accuracy=args.min_control_accuracy, exclude_flagged=args.exclude_flagged,
+                              jglue=args.jglue)
+    answers = read_answers(args.answers)
+    report = import_answers(document, answers, args.out, settings, args.write_filtered)
+    baseline = report["human_baseline"]["overall"]
+    alpha = report["agreement"]["krippendorff_alpha"]["overall"]
+    print(f"{args.out / 'human.json'}: human exact match {baseline['exact_match']:.4f} on {baseline['total']} items; "
+          f"Krippendorff's alpha {'undefined' if alpha is None else f'{alpha:.4f}'}; "
+          f"{report['items']['disputed']} disputed; flagged annotators: {', '.join(report['flagged_annotators']) or 'none'}"
+          + (f"; {args.write_filtered}: {report['items']['removed_by_filter']} items removed"
+             if args.write_filtered is not None else ""))
+    return 0
