@@ -126,6 +126,9 @@ def card_context(
         "translators": provenance_summary(document, "translator", lambda value: str(value or "not recorded")),
         "filters": provenance_summary(document, "acceptability", describe_acceptability),
         "families": statistics["all"]["families"],
+        "family_groups": family_groups(statistics["all"]["families"]),
+        "condition": sources.get("scenes", {}).get("info", {}).get("scene_options", {}).get("condition"),
+        "mix": find_mix(sources),
         "records": {name: list(flatten_record(source.get("info", {}))) for name, source in sources.items()},
         "record_files": {name: source.get("file", "") for name, source in sources.items()},
         "license": license_id,
@@ -133,6 +136,36 @@ def card_context(
         "human_review": human_review_section(info),
         "answer_vocabulary": answer_vocabulary(),
     }
+
+
+def family_groups(families: Mapping[str, Any]) -> dict[str, int]:
+    """How many of the families in the data there are per group (the first part of a family id)."""
+    groups: dict[str, int] = {}
+    for family_id in families:
+        group = family_id.split("/")[0]
+        groups[group] = groups.get(group, 0) + 1
+    return dict(sorted(groups.items()))
+
+
+def find_mix(sources: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The ``--mix`` the questions were drawn with, from the first stage record that has one."""
+    for source in sources.values():
+        found = _mix_in(source.get("info", {}))
+        if found is not None:
+            return found
+    return None
+
+
+def _mix_in(record: Any) -> Mapping[str, Any] | None:
+    if not isinstance(record, Mapping):
+        return None
+    if isinstance(record.get("mix"), Mapping) and "shares" in record["mix"]:
+        return record["mix"]
+    for value in record.values():
+        found = _mix_in(value)
+        if found is not None:
+            return found
+    return None
 
 
 def answer_vocabulary() -> dict[str, dict[str, list[str]]]:

@@ -77,7 +77,7 @@ def format_statistics(statistics: Mapping[str, Any]) -> str:
     lines = [
         "items: " + ", ".join(f"{split} {statistics['splits'][split]['items']}" for split in SPLITS),
         "",
-        f"{'question_type':<16}{'shots':>7}{'test':>7}  top answers (test)",
+        f"{'question_type':<16}{'shots':>7}{'test':>7}{'share':>7}  top answers (test)",
     ]
     test = statistics["splits"]["test"]
     shots = statistics["splits"]["shots"]
@@ -85,7 +85,8 @@ def format_statistics(statistics: Mapping[str, Any]) -> str:
         in_test = test["question_types"].get(name, {"items": 0, "answers": {}})
         in_shots = shots["question_types"].get(name, {"items": 0})
         top = _top_answers(in_test["answers"], in_test["items"]) if in_test["items"] else "-"
-        lines.append(f"{name:<16}{in_shots['items']:>7}{in_test['items']:>7}  {top}")
+        share = f"{in_test['items'] / test['items']:.1%}" if test["items"] else "-"  # the mix reached
+        lines.append(f"{name:<16}{in_shots['items']:>7}{in_test['items']:>7}{share:>7}  {top}")
     lines += ["", f"{'family':<32}{'test':>7}  top answers (test)"]
     for name, family in test["families"].items():
         lines.append(f"{name:<32}{family['items']:>7}  {_top_answers(family['answers'], family['items'])}")

@@ -30,7 +30,9 @@ from render.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_targ
 from ruclevr.paths import check_output_location
 
 from questions.families import families_digest, family_files, load_families
-from questions.generate import CHUNK_SCENES, ResumeMismatch, SceneFailed, Settings, SplitWideUnique, generate_chunks
+from questions.generate import (
+    CHUNK_SCENES, MIX_AXES, ResumeMismatch, SceneFailed, Settings, SplitWideUnique, generate_chunks, mix_class,
+)
 from questions.validator import FAMILY_SUFFIXES, FamilyError, validate_files
 
 log = stage_logger("questions")
@@ -99,6 +101,15 @@ def generation_parser() -> ArgumentParser:
         help=f"make only one shard of the scenes: {SHARD_SPEC_HELP}; a shard is a contiguous run of whole balance blocks and "
         "writes OUT.shard-I-of-N.json; 'python -m questions merge --out OUT' then writes OUT, the same bytes as one run.",
     )
+    parser.add_argument(
+        "--mix", default=None, metavar="CLASS=SHARE,...",
+        help="the mix of questions to reach, e.g. binary=0.3,count=0.2,colors=0.2,shapes=0.1,materials=0.1,size=0.1 "
+        "(shares sum to 1; classes not named get no questions); default: every family in turn.",
+    )
+    parser.add_argument(
+        "--mix-by", choices=MIX_AXES, default="type",
+        help="what --mix names: MERA question types (default), family groups, or hops (relations in the program: 0, 1, 2, 3).",
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output (and any stopped run's checkpoints).")
     add_text_farm_arguments(parser)
     return parser
@@ -113,8 +124,10 @@ def generate_command(argv: Sequence[str]) -> int:
         return on_ray
     families = _load_families(args.families)
     scene_count, scenes_info = check_scenes(args.scenes)
+    mix = parse_mix(args.mix, args.mix_by, families) if args.mix is not None else ()
     settings = Settings(seed=args.seed, per_image=args.per_image, budget=args.budget, split_repeats=args.split_repeats,
-                        balance_block=args.balance_block, unique_across_blocks=args.unique_across_blocks)
+                        balance_block=args.balance_block, unique_across_blocks=args.unique_across_blocks,
+                        mix=mix, mix_by=args.mix_by)
     record = run_record(args, settings, families, scenes_info)
     shard = parse_shard(args.shard, os.environ) if args.shard is not None else None
     positions = shard_positions(shard, scene_count, settings.balance_block) if shard else range(scene_count)
@@ -153,6 +166,27 @@ def generate_command(argv: Sequence[str]) -> int:
     log.info(f"{PROG}: wrote {info['question_count']} questions for {info['scene_count']} scenes to {out}"
           + (f" ({info['scenes_with_fewer_questions']} scenes got fewer than {settings.per_image})" if not shard else ""))
     return 0
+
+
+def parse_mix(text: str, axis: str, families: dict) -> tuple[tuple[str, float], ...]:
+    """``binary=0.3,count=0.7`` as (class, share) pairs; UsageError for an unknown class or shares not summing to 1."""
+    known = sorted({mix_class(family, axis) for family in families.values()})
+    shares: dict[str, float] = {}
+    for part in text.split(","):
+        name, _, value = part.partition("=")
+        name = name.strip()
+        try:
+            share = float(value)
+        except ValueError:
+            raise UsageError(f"--mix: {part.strip()!r} is not CLASS=SHARE") from None
+        if name not in known:
+            raise UsageError(f"--mix: unknown {axis} {name!r}; the families have: {', '.join(known)}")
+        if name in shares or not 0 <= share <= 1:
+            raise UsageError(f"--mix: {name} is given twice or its share {value} is not between 0 and 1")
+        shares[name] = share
+    if abs(sum(shares.values()) - 1) > 1e-6:
+        raise UsageError(f"--mix: the shares sum to {sum(shares.values()):g}, not 1")
+    return tuple(shares.items())
 
 
 def shard_positions(shard: Shard, scene_count: int, balance_block: int) -> range:
@@ -229,6 +263,7 @@ def run_record(args: Any, settings: Settings, families: dict, scenes_info: Any) 
         "split_repeats": settings.split_repeats,
         "balance_block": settings.balance_block,
         "unique_across_blocks": settings.unique_across_blocks,
+        **({"mix": {"by": settings.mix_by, "shares": dict(settings.mix)}} if settings.mix else {}),
         "families": "builtin" if args.families is None else str(args.families),
         "families_digest": families_digest(args.families),
         "family_count": len(families),

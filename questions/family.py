@@ -56,6 +56,8 @@ class Family:
     text: Mapping[str, tuple[str, ...]]  # language -> templates
     source: str  # file name, written as CLEVR's template_filename
     position: int  # index in its file, written as CLEVR's question_family_index
+    clevr: tuple[str, int] | None = None
+    some_set: frozenset[str] = frozenset()  # filter parameters of which at least one must get a value  # CLEVR 1.0's counterpart: template file and index in it
 
     @property
     def answer_type(self) -> str:

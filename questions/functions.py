@@ -68,12 +68,87 @@ def _attribute_functions(attribute: str) -> list[Function]:
     def equal_handler(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> bool:
         return args[0] == args[1]
 
+    def exclude_handler(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> int:
+        return args[0] & ~scene.mask(attribute, value)
+
+    def most_common_handler(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> str:
+        return most_common_value(scene, attribute, args[0])
+
     return [
         Function(f"filter_{attribute}", (OBJECTS,), attribute, OBJECTS, filter_handler),
         Function(f"query_{attribute}", (OBJECT,), None, attribute, query_handler),
         Function(f"same_{attribute}", (OBJECT,), None, OBJECTS, same_handler),
         Function(f"equal_{attribute}", (attribute, attribute), None, BOOL, equal_handler),
+        Function(f"exclude_{attribute}", (OBJECTS,), attribute, OBJECTS, exclude_handler),
+        Function(f"most_common_{attribute}", (OBJECTS,), None, attribute, most_common_handler),
     ]
+
+
+def most_common_value(scene: SceneIndex, attribute: str, members: int) -> str:
+    """The value of ``attribute`` that more objects of ``members`` have than any other value;
+    ExecutionError for fewer than two objects or a tie."""
+    if members.bit_count() < 2:
+        raise ExecutionError(f"most_common_{attribute}: needs at least two objects, found {members.bit_count()}")
+    counts = sorted(((scene.mask(attribute, value) & members).bit_count(), value) for value in allowed_values(attribute))
+    if counts[-1][0] == counts[-2][0]:
+        raise ExecutionError(f"most_common_{attribute}: {counts[-1][1]} and {counts[-2][1]} are equally common")
+    return counts[-1][1]
+
+
+def ranked_object(scene: SceneIndex, members: int, relation: str, rank: int) -> int:
+    """The object of ``members`` that has exactly ``rank`` other members in ``relation`` to it:
+    rank 0 with ``left`` is the leftmost, rank 1 the second from the left. ExecutionError when the
+    set is too small for the rank to mean anything (fewer than ``rank + 2`` objects) or when no
+    object or several have that rank (two objects level with each other)."""
+    if members.bit_count() < rank + 2:
+        raise ExecutionError(f"needs at least {rank + 2} objects to rank, found {members.bit_count()}")
+    found = [index for index in scene.indices(members) if (scene.related(relation, index) & members).bit_count() == rank]
+    if len(found) != 1:
+        raise ExecutionError(f"{len(found)} objects have rank {rank + 1} {relation}")
+    return found[0]
+
+
+def between_objects(scene: SceneIndex, first: int, second: int) -> int:
+    """The objects inside the rectangle on the ground plane that two objects span, as the
+    left/right and front/behind relations see it: on neither axis beyond both of them, and strictly
+    between them on at least one axis."""
+    if first == second:
+        raise ExecutionError("between: the two objects are the same")
+    outside = inside = 0
+    for near, far in (("left", "right"), ("front", "behind")):
+        outside |= (scene.related(near, first) & scene.related(near, second)) | (scene.related(far, first) & scene.related(far, second))
+        inside |= (scene.related(near, first) & scene.related(far, second)) | (scene.related(far, first) & scene.related(near, second))
+    return inside & ~outside & scene.all & ~(1 << first) & ~(1 << second)
+
+
+#: How much nearer the closest object must be than the next one (scene units; objects are at least 0.25 apart).
+CLOSEST_MARGIN = 0.2
+
+
+def closest_object(scene: SceneIndex, anchor: int, members: int) -> int:
+    """The object of ``members`` (the anchor itself left out) nearest to ``anchor`` on the ground
+    plane; ExecutionError for fewer than two candidates, a scene without coordinates, or a runner-up
+    within CLOSEST_MARGIN (too close to call from the image)."""
+    candidates = scene.indices(members & ~(1 << anchor))
+    if len(candidates) < 2 or scene.ground is None:
+        raise ExecutionError(f"closest: needs two other objects with coordinates, found {len(candidates)}")
+    ax, ay = scene.ground[anchor]
+    ranked = sorted((((scene.ground[i][0] - ax) ** 2 + (scene.ground[i][1] - ay) ** 2) ** 0.5, i) for i in candidates)
+    if ranked[1][0] - ranked[0][0] < CLOSEST_MARGIN:
+        raise ExecutionError(f"closest: objects {ranked[0][1]} and {ranked[1][1]} are about as near")
+    return ranked[0][1]
+
+
+def _subtract(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> int:
+    if args[0] <= args[1]:
+        raise ExecutionError(f"subtract: {args[0]} is not more than {args[1]} (\"how many more\" needs more)")
+    return args[0] - args[1]
+
+
+def _all(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> bool:
+    if args[0].bit_count() < 2:
+        raise ExecutionError(f"all: needs at least two objects to quantify over, found {args[0].bit_count()}")
+    return args[0] & ~args[1] == 0
 
 
 def _relate(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> int:
@@ -92,6 +167,15 @@ def _general_functions() -> list[Function]:
         Function("equal_integer", (INTEGER, INTEGER), None, BOOL, lambda scene, args, value: args[0] == args[1]),
         Function("less_than", (INTEGER, INTEGER), None, BOOL, lambda scene, args, value: args[0] < args[1]),
         Function("greater_than", (INTEGER, INTEGER), None, BOOL, lambda scene, args, value: args[0] > args[1]),
+        # Beyond CLEVR: extremes, ordinals, betweenness, arithmetic on counts, quantifiers.
+        Function("most", (OBJECTS,), RELATION, OBJECT, lambda scene, args, value: ranked_object(scene, args[0], value, 0)),
+        Function("second", (OBJECTS,), RELATION, OBJECT, lambda scene, args, value: ranked_object(scene, args[0], value, 1)),
+        Function("between", (OBJECT, OBJECT), None, OBJECTS, lambda scene, args, value: between_objects(scene, args[0], args[1])),
+        Function("closest", (OBJECT, OBJECTS), None, OBJECT, lambda scene, args, value: closest_object(scene, args[0], args[1])),
+        Function("add", (INTEGER, INTEGER), None, INTEGER, lambda scene, args, value: args[0] + args[1]),
+        Function("subtract", (INTEGER, INTEGER), None, INTEGER, _subtract),
+        Function("all", (OBJECTS, OBJECTS), None, BOOL, _all),
+        Function("none", (OBJECTS,), None, BOOL, lambda scene, args, value: args[0] == 0),
     ]
 
 

@@ -39,6 +39,9 @@ STAGE = 3
 
 #: A family's most frequent answer may exceed its cap by this many questions (a run has to start somewhere).
 BALANCE_SLACK = 2
+#: The same for yes/no families, whose cap (55 %) is nearer the 60 % the balance check allows: with
+#: this slack a family of 31 questions or more stays within it.
+YES_NO_SLACK = 1
 
 
 @dataclass(frozen=True)
@@ -50,9 +53,24 @@ class Settings:
     budget: int = 3000  # search steps per scene, across all families tried on it
     family_steps: int = 300  # search steps for one family on one scene
     tries: int = 4  # searches per family and scene, each may find another answer to balance with
+    extra_tries: int = 4  # further searches while every answer found is over its cap
     split_repeats: int = 1  # how many images of a split (of one balance block) may share one question program or text (0: no limit)
     balance_block: int = 1000  # scenes balanced together; blocks are independent, so shards of whole blocks run in parallel
     unique_across_blocks: bool = False  # also hold split_repeats across blocks, dropping what an earlier block asked
+    mix: tuple[tuple[str, float], ...] = ()  # (class, share): the mix of questions to reach; () keeps every family's turn
+    mix_by: str = "type"  # what a class of the mix is: a question "type", a family "group", or "hops" (relate nodes)
+
+
+MIX_AXES = ("type", "group", "hops")
+
+
+def mix_class(family: Family, axis: str) -> str:
+    """The class of ``family`` on a mix axis: its MERA question type, its group, or its number of relation hops."""
+    if axis == "type":
+        return family.question_type
+    if axis == "group":
+        return family.group
+    return str(sum(1 for node in family.program if node.function == "relate"))
 
 
 def answer_cap(family: Family) -> float:
@@ -124,10 +142,13 @@ class RunState:
             return None
         counts = self.answers[family.id]
         least = min(sorted(answers), key=lambda answer: (counts[answer], stream.random()))
-        total = sum(counts.values())
-        if counts[least] + 1 > answer_cap(family) * (total + 1) + BALANCE_SLACK:
-            return None
-        return least
+        return least if self.answer_allowed(family, least) else None
+
+    def answer_allowed(self, family: Family, answer: str) -> bool:
+        """Whether one more ``answer`` keeps it within its cap of the family's questions."""
+        counts = self.answers[family.id]
+        slack = YES_NO_SLACK if family.answer_type == BOOL else BALANCE_SLACK
+        return counts[answer] + 1 <= answer_cap(family) * (sum(counts.values()) + 1) + slack
 
 
 class QuestionMaker:
@@ -135,7 +156,12 @@ class QuestionMaker:
 
     def __init__(self, families: Mapping[str, Family], settings: Settings) -> None:
         self.settings = settings
-        self.plans = [Plan.of(family) for family in families.values()]
+        self.shares = dict(settings.mix)
+        # With a mix, only families of a class with a share are asked; class_of tells each one's class.
+        self.class_of = {family_id: mix_class(family, settings.mix_by) for family_id, family in families.items()}
+        self.plans = [
+            Plan.of(family) for family in families.values() if not self.shares or self.shares.get(self.class_of[family.id], 0) > 0
+        ]
         self.vocabulary = load_vocabulary()
 
     def questions_for_scene(self, scene: Mapping[str, Any], state: RunState) -> list[dict[str, Any]]:
@@ -145,24 +171,46 @@ class QuestionMaker:
         seen_here: set[bytes] = set()  # programs and texts of this image
         made: list[dict[str, Any]] = []
         order = sorted(self.plans, key=lambda plan: (state.family_order_key(plan.family.id), stream.random()))
-        for plan in order:
+        for plan in order if not self.shares else self._mixed(order, state, made):
             if len(made) >= settings.per_image or search.steps >= settings.budget:
                 break
-            asked = self._ask(plan, scene, search, state, seen_here)
-            if asked is None:
-                state.family_misses[plan.family.id] += 1
+            options = self._candidates(plan, search, state, seen_here, str(scene["split"]))
+            if not options:
+                state.family_misses[plan.family.id] += 1  # nothing new to ask here: the family moves back
                 continue
+            asked = self._ask(plan, scene, search, state, seen_here, options)
+            if asked is None:
+                continue  # only answers over their caps: the family keeps its place to find its rare answer later
             question, keys = asked
             made.append(question)
             state.record(question, keys)
         return made
 
+    def _mixed(self, order: list[Plan], state: RunState, made: list[dict[str, Any]]) -> Iterator[Plan]:
+        """The scene's families in the order that moves the run towards the asked mix: each next one
+        from the class furthest below its share (least used first within it), until all were tried."""
+        waiting: dict[str, list[Plan]] = defaultdict(list)
+        for plan in order:
+            waiting[self.class_of[plan.family.id]].append(plan)
+        asked = Counter({name: 0 for name in self.shares})
+        for family_id, uses in state.family_uses.items():
+            asked[self.class_of.get(family_id, "")] += uses
+        while waiting:
+            total = sum(asked[name] for name in self.shares) + 1
+            name = max(sorted(waiting), key=lambda name: self.shares[name] * total - asked[name])
+            before = len(made)
+            yield waiting[name].pop(0)
+            asked[name] += len(made) - before
+            if not waiting[name]:
+                del waiting[name]
+
     def _ask(
-        self, plan: Plan, scene: Mapping[str, Any], search: SceneSearch, state: RunState, seen_here: set[bytes]
+        self, plan: Plan, scene: Mapping[str, Any], search: SceneSearch, state: RunState, seen_here: set[bytes],
+        options: Mapping[str, tuple[Candidate, list[dict[str, Any]], bytes]],
     ) -> tuple[dict[str, Any], tuple[bytes, bytes]] | None:
-        """One question of ``plan``'s family on this scene with its (program, text) keys, or None."""
+        """One question of ``plan``'s family on this scene from the candidates found, with its
+        (program, text) keys; None when every answer found is over its cap or the text repeats."""
         family, stream, split = plan.family, search.stream, str(scene["split"])
-        options = self._candidates(plan, search, state, seen_here, split)
         answer = state.choose_answer(family, list(options), stream)
         if answer is None:
             return None
@@ -192,8 +240,10 @@ class QuestionMaker:
         rarest = state.least_used_count(plan.family)
         counts = state.answers[plan.family.id]
         options: dict[str, tuple[Candidate, list[dict[str, Any]], bytes]] = {}
-        for _ in range(settings.tries):
+        for attempt in range(settings.tries + settings.extra_tries):
             if search.steps >= stop_at:
+                break
+            if attempt >= settings.tries and any(state.answer_allowed(plan.family, answer) for answer in options):
                 break
             candidate = search.find(plan, stop_at)
             if candidate is None or candidate.answer in options:

@@ -18,10 +18,14 @@ class SceneError(ValueError):
 class SceneIndex:
     """Per attribute value the mask of objects having it; per relation and object the mask of related objects."""
 
-    __slots__ = ("count", "all", "values", "_masks", "_related")
+    __slots__ = ("count", "all", "values", "ground", "_masks", "_related")
 
-    def __init__(self, values: dict[str, list[str]], related: dict[str, list[int]], count: int) -> None:
+    def __init__(
+        self, values: dict[str, list[str]], related: dict[str, list[int]], count: int,
+        ground: list[tuple[float, float]] | None = None,
+    ) -> None:
         self.count = count
+        self.ground = ground  # each object's (x, y) on the ground plane, when the scene gives 3d_coords
         self.all = (1 << count) - 1
         self.values = values
         self._related = related
@@ -52,7 +56,7 @@ class SceneIndex:
             if not isinstance(lists, list) or len(lists) != len(objects):
                 raise SceneError(f"relationships[{relation!r}] must list one entry per object")
             related[relation] = [_mask_of(members, len(objects), relation, i) for i, members in enumerate(lists)]
-        return cls(values, related, len(objects))
+        return cls(values, related, len(objects), _ground_positions(objects))
 
     def mask(self, attribute: str, value: str) -> int:
         """The objects whose ``attribute`` is ``value`` (0 when none is)."""
@@ -71,6 +75,17 @@ class SceneIndex:
     def indices(self, mask: int) -> list[int]:
         """The object indices in ``mask``, ascending."""
         return [i for i in range(self.count) if mask >> i & 1]
+
+
+def _ground_positions(objects: list[Any]) -> list[tuple[float, float]] | None:
+    """Each object's (x, y) from its ``3d_coords``, or None when an object lacks them."""
+    positions = []
+    for obj in objects:
+        coords = obj.get("3d_coords")
+        if not isinstance(coords, list) or len(coords) < 2 or not all(isinstance(v, (int, float)) for v in coords[:2]):
+            return None
+        positions.append((float(coords[0]), float(coords[1])))
+    return positions
 
 
 def _mask_of(members: Any, count: int, relation: str, index: int) -> int:

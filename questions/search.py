@@ -6,10 +6,14 @@ dies as soon as it breaks a rule; the question that comes out is well posed by c
 - every ``unique`` sees exactly one object (no ambiguous reference);
 - every filter is needed: dropping any one filter of a description would change its set, so no
   filter changes nothing and no word of a description is idle;
-- the family's constraints hold (``empty`` and ``not_empty`` parameters, ``different_outputs``);
+- the family's constraints hold (``empty``, ``not_empty`` and ``some_set`` parameters, ``different_outputs``);
 - the two inputs of a comparison, union or intersection are not the same description, nor one
   a narrowing of the other ("more red cubes than cubes" tells its answer);
-- ``exist`` is never asked of the whole scene, and a query's answer is never a word of the question.
+- ``exist`` is never asked of the whole scene, and a query's answer is never a word of the question;
+- beyond CLEVR: a function that cannot answer (an ordinal of too small a set, a tie for the most
+  common value, "how many more" of fewer) prunes its branch; ``between`` must find something
+  between, ``all`` a member of the first set in the second, ``add`` two counted sets with nothing
+  in common, ``exclude_<attribute>`` a member with the excluded value.
 
 Only values that the scene makes meaningful are tried: a filter that must end in one object is
 built from that object's own attribute values. Each search has a step budget, so no scene stalls.
@@ -23,7 +27,7 @@ from typing import Any, Iterator, Mapping, NamedTuple
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 
 from questions.family import Family
-from questions.functions import OBJECTS, format_answer, function_registry
+from questions.functions import OBJECTS, RELATION, ExecutionError, format_answer, function_registry
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
 
@@ -43,15 +47,17 @@ class _Slot(NamedTuple):
 
 @dataclass(frozen=True)
 class _PlanNode:
-    kind: str  # "filter", "relate", "unique" or "call"
+    kind: str  # "filter", "valued" (a function with a value input: relate, exclude_color, most...), "unique" or "call"
     function: str
     inputs: tuple[int, ...]
     slots: tuple[_Slot, ...] = ()  # filter
-    relation_param: str | None = None  # relate with a parameter
-    relation_literal: str = ""  # relate with a literal relation
+    value_param: str | None = None  # valued: the parameter it takes
+    value_literal: str = ""  # valued: the literal value written in the family file
+    value_type: str = ""  # valued: relation or an attribute
     need_single: bool = False  # filter: its output feeds a unique
-    handler: Any = None  # call
-    gives_set: bool = False  # call: its output is a set of objects
+    need_some: bool = False  # filter: at least one of its slots takes a value (the some_set constraint)
+    handler: Any = None  # valued, call
+    gives_set: bool = False  # valued, call: its output is a set of objects
 
 
 @dataclass(frozen=True)
@@ -86,16 +92,20 @@ def _plan_node(family: Family, node: Any, consumers: list[str]) -> _PlanNode:
                 slots.append(_Slot(family.params[value], value, mode))
             else:
                 slots.append(_Slot(load_vocabulary().attribute_of(value), None, FIXED, value))
-        return _PlanNode("filter", node.function, node.inputs, slots=tuple(slots), need_single="unique" in consumers)
-    if node.function == "relate":
-        value = node.value_inputs[0]
-        if value in family.params:
-            return _PlanNode("relate", "relate", node.inputs, relation_param=value)
-        return _PlanNode("relate", "relate", node.inputs, relation_literal=value)
+        need_some = any(value in family.some_set for value in node.value_inputs)
+        return _PlanNode("filter", node.function, node.inputs, slots=tuple(slots), need_single="unique" in consumers, need_some=need_some)
     if node.function == "unique":
         return _PlanNode("unique", "unique", node.inputs)
     function = registry[node.function]
-    return _PlanNode("call", node.function, node.inputs, handler=function.handler, gives_set=function.output == OBJECTS)
+    gives_set = function.output == OBJECTS
+    if function.value_type is not None:  # relate, exclude_<attribute>, most, second: one value to choose
+        value = node.value_inputs[0]
+        param, literal = (value, "") if value in family.params else (None, value)
+        return _PlanNode(
+            "valued", node.function, node.inputs, value_param=param, value_literal=literal,
+            value_type=function.value_type, handler=function.handler, gives_set=gives_set,
+        )
+    return _PlanNode("call", node.function, node.inputs, handler=function.handler, gives_set=gives_set)
 
 
 @dataclass(frozen=True)
@@ -131,20 +141,26 @@ class SceneSearch:
             raise KeyError(f"{plan.family.id} has no parameter {', '.join(sorted(unknown))}")
         return _Walk(self, plan, self.steps + 1_000_000, wanted=params).run()
 
-    def relation_options(self) -> tuple[str, ...]:
-        return self._relations
+    def value_options(self, value_type: str) -> tuple[str, ...]:
+        """The values a valued node may take here: the scene's relations, or an attribute's names."""
+        return self._relations if value_type == RELATION else self._names[value_type]
 
-    def filter_options(self, base: int, slots: tuple[_Slot, ...], need_single: bool) -> list[tuple[tuple[str, ...], int]]:
+    def filter_options(
+        self, base: int, slots: tuple[_Slot, ...], need_single: bool, need_some: bool = False
+    ) -> list[tuple[tuple[str, ...], int]]:
         """Every assignment of a filter node's slots in which each filter is needed, with its output mask.
 
         "Needed": dropping any one of the chosen filters would give a different set. So no filter
         changes nothing, whichever order they are applied in, and no word of a description is idle
         ("the large red cube" is not asked when "the red cube" is already the only one).
         """
-        key = (base, slots, need_single)
+        # Families name their parameters differently (<Z2>, <Z3>); the options depend only on the slots' kinds.
+        key = (base, tuple((slot.attribute, slot.mode, slot.literal) for slot in slots), need_single, need_some)
         options = self._filter_options.get(key)
         if options is None:
             options = self._single_options(base, slots) if need_single else self._all_options(base, slots)
+            if need_some:
+                options = [option for option in options if any(option[0])]
             self._filter_options[key] = options
         return options
 
@@ -247,7 +263,7 @@ class _Walk:
         search = self.search
         if node.kind == "filter":
             base = self.out[node.inputs[0]]
-            options = search.filter_options(base, node.slots, node.need_single)
+            options = search.filter_options(base, node.slots, node.need_single, node.need_some)
             if self.wanted is not None:
                 want = tuple(self.wanted.get(slot.param, "") if slot.param else slot.literal for slot in node.slots)
                 options = [option for option in options if option[0] == want]
@@ -264,19 +280,25 @@ class _Walk:
                     if found is not None:
                         return found
             return None
-        if node.kind == "relate":
-            relations = (node.relation_literal,) if node.relation_literal else search.relation_options()
-            if self.wanted is not None and node.relation_param is not None:
-                relations = tuple(r for r in relations if r == self.wanted.get(node.relation_param))
-            subject = self.out[node.inputs[0]]
-            for k in _random_order(len(relations), self.stream):
+        if node.kind == "valued":
+            values = (node.value_literal,) if node.value_literal else search.value_options(node.value_type)
+            if self.wanted is not None and node.value_param is not None:
+                values = tuple(v for v in values if v == self.wanted.get(node.value_param))
+            args = tuple(self.out[i] for i in node.inputs)
+            for k in _random_order(len(values), self.stream):
                 if search.steps >= self.stop_at:
                     return None
                 search.steps += 1
-                relation = relations[k]
-                self.out[t] = self.scene.related(relation, subject)
-                self.choices[t] = relation
-                self.canon[t] = ("set", ("relate", relation, self.canon[node.inputs[0]]), frozenset())
+                value = values[k]
+                try:
+                    self.out[t] = node.handler(self.scene, args, value)
+                except ExecutionError:
+                    continue  # not answerable with this value (an ordinal of a set too small, a tie)
+                if node.function.startswith("exclude_") and self.out[t] == args[0]:
+                    continue  # excluding a value no object has says nothing
+                self.choices[t] = value
+                canon = (node.function, value, *(self.canon[i] for i in node.inputs))
+                self.canon[t] = ("set", canon, frozenset()) if node.gives_set else canon
                 if self._differs(t):
                     found = self._visit(t + 1)
                     if found is not None:
@@ -293,7 +315,12 @@ class _Walk:
             if not self._well_posed_call(node):
                 return None
             args = tuple(self.out[i] for i in node.inputs)
-            self.out[t] = node.handler(self.scene, args, None)
+            try:
+                self.out[t] = node.handler(self.scene, args, None)
+            except ExecutionError:
+                return None  # e.g. a most common value shared by a tie, fewer more than more
+            if node.function == "between" and not self.out[t]:
+                return None  # nothing lies between the two: "what is between them?" has no subject
             canon = (node.function, *(self.canon[i] for i in node.inputs))
             self.canon[t] = ("set", canon, frozenset()) if node.gives_set else canon
         if not self._differs(t):
@@ -301,11 +328,22 @@ class _Walk:
         return self._visit(t + 1)
 
     def _well_posed_call(self, node: _PlanNode) -> bool:
-        if node.function == "exist" and self.canon[node.inputs[0]] == _SCENE_SET:
+        if node.function in ("exist", "none") and self.canon[node.inputs[0]] == _SCENE_SET:
             return False  # "is there a thing?" is always yes
         if len(node.inputs) == 2 and _overlapping(self.canon[node.inputs[0]], self.canon[node.inputs[1]]):
             return False
+        if node.function == "all" and not self.out[node.inputs[0]] & self.out[node.inputs[1]]:
+            return False  # "are all the red things cubes?" when no red thing is a cube says no twice over
+        if node.function == "add" and self._counted_sets_overlap(node):
+            return False  # "how many red things and cubes in total" counts a red cube twice, or once?
         return True
+
+    def _counted_sets_overlap(self, node: _PlanNode) -> bool:
+        counted = [self.nodes[i] for i in node.inputs]
+        if not all(source.function == "count" for source in counted):
+            return False
+        first, second = (self.out[source.inputs[0]] for source in counted)
+        return bool(first & second)
 
     def _differs(self, t: int) -> bool:
         return all(self.out[t] != self.out[other] for other in self.plan.checks_at[t])
@@ -370,7 +408,7 @@ def expand_program_positions(plan: Plan, choices: tuple[Any, ...]) -> tuple[list
                     current = len(program) - 1
             position.append(current)
             continue
-        values = [choice] if node.kind == "relate" else []
+        values = [choice] if node.kind == "valued" else []
         program.append({"function": node.function, "inputs": inputs, "value_inputs": values})
         position.append(len(program) - 1)
     return program, position
@@ -382,8 +420,8 @@ def choices_of(plan: Plan, params: Mapping[str, str]) -> tuple[Any, ...]:
     for node in plan.nodes:
         if node.kind == "filter":
             choices.append(tuple(params.get(slot.param, "") if slot.param is not None else slot.literal for slot in node.slots))
-        elif node.kind == "relate":
-            choices.append(params[node.relation_param] if node.relation_param is not None else node.relation_literal)
+        elif node.kind == "valued":
+            choices.append(params[node.value_param] if node.value_param is not None else node.value_literal)
         else:
             choices.append(None)
     return tuple(choices)
@@ -397,7 +435,7 @@ def parameter_values(plan: Plan, choices: tuple[Any, ...]) -> dict[str, str]:
             for slot, value in zip(node.slots, choice):
                 if slot.param is not None:
                     chosen[slot.param] = value
-        elif node.kind == "relate" and node.relation_param is not None:
-            chosen[node.relation_param] = choice
+        elif node.kind == "valued" and node.value_param is not None:
+            chosen[node.value_param] = choice
     return {name: chosen.get(name, "") for name in plan.family.params}
 

@@ -31,13 +31,18 @@ from questions.functions import (
 from questions.text import english_template_problems, other_language_problems
 
 FAMILY_SUFFIXES = (".yaml", ".yml", ".json")
-FAMILY_KEYS = ("id", "group", "params", "program", "constraints", "text")
+FAMILY_KEYS = ("id", "group", "params", "program", "constraints", "text", "clevr")
 REQUIRED_KEYS = ("id", "group", "params", "program", "text")
 NODE_KEYS = ("function", "inputs", "value_inputs")
-CONSTRAINT_KEYS = ("empty", "not_empty", "different_outputs")
+CONSTRAINT_KEYS = ("empty", "not_empty", "some_set", "different_outputs")
 ID_PATTERN = re.compile(r"[a-z0-9_]+(/[a-z0-9_]+)*")
 PARAM_PATTERN = re.compile(r"<[A-Z][A-Z0-9]*>")
 LANGUAGE_PATTERN = re.compile(r"[a-z]{2,3}")
+#: CLEVR 1.0's template files: a family's ``clevr: [file, index]`` names its counterpart there.
+CLEVR_TEMPLATE_FILES = (
+    "zero_hop.json", "one_hop.json", "two_hop.json", "three_hop.json", "single_and.json",
+    "single_or.json", "same_relate.json", "comparison.json", "compare_integer.json",
+)
 
 Path_ = tuple[Any, ...]
 
@@ -167,6 +172,11 @@ def _line_numbers(text: str) -> tuple[dict[Path_, int], list[tuple[Path_, int]]]
     return lines, duplicates
 
 
+def _filter_of(program: list[TemplateNode], name: str) -> int:
+    """The position of the filter node that takes parameter ``name``."""
+    return next(position for position, node in enumerate(program) if name in node.value_inputs)
+
+
 def _format_path(path: Path_) -> str:
     text = ""
     for part in path:
@@ -241,8 +251,9 @@ class _Checker:
         for name in params:
             if uses.get(name, 0) != 1:
                 self.report(path + ("params", name), f"parameter {name} is used {uses.get(name, 0)} times in the program; use it once")
-        empty, not_empty, different = self.check_constraints(path + ("constraints",), raw.get("constraints") or {}, params, program, uses)
+        empty, not_empty, some_set, different = self.check_constraints(path + ("constraints",), raw.get("constraints") or {}, params, program, uses)
         text = self.check_text(path + ("text",), raw["text"], params)
+        clevr = self.check_clevr(path + ("clevr",), raw.get("clevr"))
         if before != len(self.problems):
             return None
         return Family(
@@ -252,11 +263,24 @@ class _Checker:
             program=tuple(program),
             empty=empty,
             not_empty=not_empty,
+            some_set=some_set,
             different_outputs=different,
             text=text,
             source=file_name,
             position=position,
+            clevr=clevr,
         )
+
+    def check_clevr(self, path: Path_, raw: Any) -> tuple[str, int] | None:
+        if raw is None:
+            return None
+        if (
+            isinstance(raw, list) and len(raw) == 2 and raw[0] in CLEVR_TEMPLATE_FILES
+            and isinstance(raw[1], int) and not isinstance(raw[1], bool) and raw[1] >= 0
+        ):
+            return raw[0], raw[1]
+        self.report(path, f"clevr must be [CLEVR template file, index], the file one of {', '.join(CLEVR_TEMPLATE_FILES)}; got {raw!r}")
+        return None
 
     # -- parameters ---------------------------------------------------------------------------
     def check_params(self, path: Path_, raw: Any) -> dict[str, str]:
@@ -389,10 +413,10 @@ class _Checker:
     # -- constraints --------------------------------------------------------------------------
     def check_constraints(
         self, path: Path_, raw: Any, params: Mapping[str, str], program: list[TemplateNode], uses: dict[str, int]
-    ) -> tuple[frozenset[str], frozenset[str], tuple[tuple[int, int], ...]]:
+    ) -> tuple[frozenset[str], frozenset[str], frozenset[str], tuple[tuple[int, int], ...]]:
         if not isinstance(raw, Mapping):
             self.report(path, f"constraints must be a mapping with keys {', '.join(CONSTRAINT_KEYS)}")
-            return frozenset(), frozenset(), ()
+            return frozenset(), frozenset(), frozenset(), ()
         for key in raw:
             if key not in CONSTRAINT_KEYS:
                 self.report(path + (key,), f"unknown constraint {key!r}; allowed: {', '.join(CONSTRAINT_KEYS)}")
@@ -401,6 +425,9 @@ class _Checker:
         not_empty = self.check_param_list(path + ("not_empty",), raw.get("not_empty", []), params, macro_params)
         for name in empty & not_empty:
             self.report(path, f"{name} cannot be both empty and not_empty")
+        some_set = self.check_param_list(path + ("some_set",), raw.get("some_set", []), params, macro_params)
+        if len({_filter_of(program, name) for name in some_set}) > 1:
+            self.report(path + ("some_set",), "some_set must name parameters of one filter node")
         pairs: list[tuple[int, int]] = []
         different = raw.get("different_outputs", [])
         if not isinstance(different, list):
@@ -416,7 +443,7 @@ class _Checker:
                 self.report(where, f"nodes {pair[0]} and {pair[1]} give different types ({program[pair[0]].output}, {program[pair[1]].output})")
             else:
                 pairs.append((pair[0], pair[1]))
-        return empty, not_empty, tuple(pairs)
+        return empty, not_empty, some_set, tuple(pairs)
 
     def check_param_list(self, path: Path_, raw: Any, params: Mapping[str, str], macro_params: set[str]) -> frozenset[str]:
         if not isinstance(raw, list):

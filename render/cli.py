@@ -19,6 +19,7 @@ from typing import Iterable, Iterator, Sequence
 from tqdm import tqdm
 
 import ruclevr
+from render.conditions import load_condition
 from render.devices import DEVICE_CHOICES
 from render.farm import FarmPlan, add_farm_arguments, plan_farm, shard_from_args
 from render.outputs import OutputLayout, check_writable, merge_scenes, read_run_record
@@ -68,6 +69,9 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--max-objects", type=positive_int, default=10, help="most objects in a scene (at most 254); default 10")
     parser.add_argument("--min-pixels", type=non_negative_int, default=None, help=f"every object must show at least this many pixels in the mask, else the scene is re-sampled; default {DEFAULT_MIN_PIXELS} at 480x320, scaled by image area for other sizes (25 at 160x120)")
     parser.add_argument("--split", default="new", help="value of each scene's 'split' key; default 'new'")
+    parser.add_argument("--condition", default=None, metavar="cogent-a|cogent-b|RULES.json",
+                        help="which colours each shape may take: CLEVR's CoGenT condition A or B, or a JSON file "
+                             "{shape: [colours]} (shapes not named take any colour); recorded in info; default: any")
     parser.add_argument("--device", choices=DEVICE_CHOICES, default="auto", help="Cycles device: auto (a GPU if one is found, else the CPU with a warning), cpu, or a GPU backend that must exist; default auto")
     parser.add_argument("--workers", type=positive_int, default=None, help="parallel Blender processes (or Ray actors); default: one per CPU core on the CPU (1 thread each; as fast as threads on 2 cores, and isolated), one per GPU on GPUs, one per slot of a Ray cluster")
     parser.add_argument("--threads", type=non_negative_int, default=None, help="Cycles threads per worker (0 = all cores); default: 1 when several workers share the CPU, else 0")
@@ -152,8 +156,10 @@ def scene_options_from_args(args) -> SceneOptions:
     if args.max_objects > 254:
         raise UsageError(f"--max-objects {args.max_objects} is too many: masks are 8-bit, at most 254 objects")
     check_name_part(args.split, "--split")
+    condition = load_condition(args.condition) if args.condition else None
     return SceneOptions(
-        min_objects=args.min_objects, max_objects=args.max_objects, width=args.width, height=args.height, split=args.split
+        min_objects=args.min_objects, max_objects=args.max_objects, width=args.width, height=args.height, split=args.split,
+        condition=condition,
     )
 
 
@@ -187,9 +193,16 @@ def run_info(job: RenderJob) -> dict:
         "seed": job.seed,
         "min_pixels": job.min_pixels,
         "max_visibility_attempts": job.max_visibility_attempts,
-        "scene_options": dataclasses.asdict(job.options),
+        "scene_options": scene_options_record(job.options),
         "render": job.settings.to_dict(),
     }
+
+
+def scene_options_record(options: SceneOptions) -> dict:
+    """The scene options as JSON writes them (the condition as its name and colours per shape)."""
+    record = dataclasses.asdict(options)
+    record["condition"] = options.condition.to_dict() if options.condition else None
+    return record
 
 
 #: Keys of the run record that change what is rendered; a resumed run must match them.

@@ -21,6 +21,7 @@ import numpy as np
 from assets.geometry import shape_footprint, shape_mesh
 from assets.vocabulary import Vocabulary, load_vocabulary
 from render.camera import Camera
+from render.conditions import Condition
 
 # Base poses roughly those of CLEVR's base scene; positions are jittered per scene.
 CAMERA_BASE_LOCATION = (7.358891, -6.925791, 4.958309)
@@ -66,6 +67,7 @@ class SceneOptions:
     max_scene_attempts: int = 50
     split: str = "new"
     filename_prefix: str = "ruclevr"
+    condition: Condition | None = None  # which colours each shape may take (CoGenT); None: any
 
     def __post_init__(self) -> None:
         problems = []
@@ -221,7 +223,8 @@ def _place_one(rng, placed, camera, left, behind, options, vocabulary, failures)
     shape = _choice(rng, vocabulary.names("shape"))
     size = _choice(rng, vocabulary.names("size"))
     material = _choice(rng, vocabulary.names("material"))
-    color = _choice(rng, vocabulary.names("color"))
+    colors = vocabulary.names("color")
+    color = _choice(rng, options.condition.colors_for(shape, colors) if options.condition else colors)
     scale = float(vocabulary.value("size", size).extra["scale"])
     height = _unit_half_height(shape, vocabulary) * scale
     for _ in range(options.max_object_attempts):

@@ -7,7 +7,6 @@ from collections import Counter, defaultdict
 import pytest
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
-from render.scene_graph import sample_scene_graph
 
 from questions.executor import run_program
 from questions.families import load_families
@@ -20,8 +19,8 @@ SCENES = 1000
 
 
 @pytest.fixture(scope="module")
-def run():
-    scenes = [sample_scene_graph(0, index) for index in range(SCENES)]
+def run(thousand_scenes):
+    scenes = thousand_scenes[:SCENES]
     families = load_families()
     questions = generate(scenes, families, Settings(seed=0), progress=False)
     return scenes, families, questions

@@ -48,12 +48,14 @@ CASES = [
     # 3 and 4 are both metal: the last filter changes nothing
     ("count/or", {"<C>": "red", "<S2>": "cylinder"}, "3"),  # red 1, 3 or cylinder 2
     ("count/or", {"<S>": "cube", "<C2>": "red", "<S2>": "cube"}, None),  # red cubes are cubes: the text tells the union
-    ("count/same_size", {"<C>": "yellow"}, "2"),  # 4 is small; other small things: 1, 3
+    ("count/same_size", {"<C>": "yellow"}, None),  # some_set: "other things the same size" is count/same_size/anything
+    ("count/same_size", {"<C>": "yellow", "<M2>": "metal"}, "1"),  # 4 is small; other small: 1, 3; metal: 3
     ("count/same_size", {"<C>": "yellow", "<Z>": "small"}, None),  # the size asked about must not be said
-    ("count/same_color", {"<Z>": "small", "<S>": "cube"}, "1"),  # small cube = 3 (red); other red: 1
+    ("count/same_color", {"<Z>": "small", "<S>": "cube", "<S2>": "cube"}, "0"),  # small cube = 3 (red); other red: 1, a sphere
     ("count/same_material", {"<C>": "gray", "<S2>": "sphere"}, "1"),  # 0 is metal; other metal: 3, 4; spheres: 4
-    ("count/same_shape", {"<C>": "yellow"}, "1"),  # 4 is a sphere; other spheres: 1
-    ("count/same_shape", {"<C>": "blue"}, "0"),  # the only cylinder
+    ("count/same_shape", {"<C>": "yellow", "<Z2>": "large"}, "0"),  # 4 is a sphere; the other sphere, 1, is small
+    ("count/same_shape", {"<C>": "yellow", "<Z2>": "small"}, None),  # 1 is small: "small" says nothing
+    ("count/same_shape", {"<C>": "blue"}, None),  # the plain question is count/same_shape/anything
     # ---- exist ----
     ("exist/zero_hop", {"<C>": "purple"}, "no"),
     ("exist/zero_hop", {"<Z>": "large", "<M>": "metal"}, "yes"),  # large {0,2}, metal {0,3,4}: 0
@@ -72,13 +74,14 @@ CASES = [
     # "the large cube" is object 0 again: the two anchors must differ
     ("exist/or", {"<C>": "purple", "<C2>": "green"}, "no"),
     ("exist/or", {"<C>": "purple", "<S2>": "cylinder"}, "yes"),
-    ("exist/same_size", {"<S>": "cylinder"}, "yes"),  # 2 is large; 0 is large too
+    ("exist/same_size", {"<C>": "yellow", "<M2>": "metal"}, "yes"),  # 4 is small; other small: 1, 3; metal: 3
     ("exist/same_size", {"<S>": "cylinder", "<S2>": "sphere"}, "no"),  # ... but no large sphere
-    ("exist/same_color", {"<S>": "cylinder"}, "no"),  # nothing else is blue
-    ("exist/same_color", {"<Z>": "small", "<S>": "cube"}, "yes"),  # 3 is red like 1
+    ("exist/same_color", {"<Z>": "small", "<S>": "cube", "<M2>": "metal"}, "no"),  # 3 is red like 1, which is rubber
+    ("exist/same_color", {"<S>": "cylinder", "<M2>": "rubber"}, None),  # nothing else is blue: no filter can narrow
     ("exist/same_material", {"<S>": "cylinder", "<S2>": "cube"}, "no"),  # 2 is rubber; other rubber: 1, a sphere
-    ("exist/same_shape", {"<C>": "blue"}, "no"),
-    ("exist/same_shape", {"<C>": "gray"}, "yes"),  # 0 and 3 are cubes
+    ("exist/same_shape", {"<C>": "gray", "<Z2>": "large"}, "no"),  # the other cube, 3, is small
+    ("exist/same_shape", {"<C>": "gray", "<C2>": "red"}, None),  # the other cube is red: "red" says nothing
+    ("exist/same_shape", {"<C>": "gray"}, None),  # the plain question is exist/same_shape/anything
     # ---- query ----
     ("query/zero_hop/size", {"<C>": "blue"}, "large"),
     ("query/zero_hop/size", {"<C>": "red", "<M>": "rubber"}, "small"),  # red {1,3}, rubber {1,2}: 1
@@ -143,6 +146,100 @@ CASES = [
     ("compare_integer/one_hop/less", {"<C>": "blue", "<R>": "left", "<Z3>": "small"}, "yes"),  # left of 2: 0, 1 (two) < small (three)
     ("compare_integer/one_hop/greater", {"<C>": "yellow", "<R>": "front", "<S2>": "cube", "<C3>": "blue"}, "yes"),  # 0, 3 vs 2
     ("compare_integer/one_hop/greater", {"<C>": "yellow", "<R>": "front", "<S2>": "cube"}, None),  # "more cubes ... than things"
+    # ---- the rest of CLEVR's families ----
+    ("query/and_relate/size", {"<C>": "gray", "<R>": "right", "<C2>": "yellow", "<R2>": "front", "<S3>": "cylinder"}, "large"),
+    # right of 0: 1-4; in front of 4: 0-3; both: 1, 2, 3; the cylinder: 2
+    ("query/and_relate/color", {"<C>": "gray", "<R>": "right", "<C2>": "yellow", "<R2>": "front", "<S3>": "cylinder"}, "blue"),
+    ("query/and_relate/material", {"<C>": "gray", "<R>": "right", "<C2>": "yellow", "<R2>": "front", "<S3>": "cylinder"}, "rubber"),
+    ("query/and_relate/shape", {"<C>": "gray", "<R>": "right", "<C2>": "yellow", "<R2>": "front", "<C3>": "blue"}, "cylinder"),
+    ("query/and_relate/shape", {"<C>": "gray", "<R>": "right", "<C2>": "gray", "<R2>": "front", "<C3>": "blue"}, None),  # one anchor twice
+    ("count/or/size", {"<C>": "red", "<S2>": "cylinder", "<Z3>": "small"}, "2"),  # red 1, 3 or cylinder 2; small: 1, 3
+    ("count/or/color", {"<S>": "cube", "<S2>": "cylinder", "<C3>": "red"}, "1"),  # cubes 0, 3 or cylinder 2; red: 3
+    ("count/or/material", {"<C>": "red", "<S2>": "cylinder", "<M3>": "rubber"}, "2"),  # 1, 2, 3; rubber: 1, 2
+    ("count/or/shape", {"<C>": "red", "<Z2>": "large", "<S3>": "cube"}, "2"),  # red 1, 3 or large 0, 2; cubes: 0, 3
+    ("count/or/relate_relate", {"<C>": "gray", "<R>": "right", "<S2>": "sphere", "<C3>": "blue", "<R2>": "left", "<M4>": "metal"}, "3"),
+    # right of 0: 1-4, spheres 1, 4; left of 2: 0, 1, metal 0; either: 0, 1, 4
+    ("count/or/relate_plain", {"<C>": "gray", "<R>": "right", "<S2>": "cube", "<C3>": "yellow"}, "2"),  # cube 3 right of 0, or 4
+    ("count/or/plain_relate", {"<C>": "yellow", "<C2>": "blue", "<R>": "left", "<M3>": "metal"}, "2"),  # 4, or metal 0 left of 2
+    ("exist/same_size/anything", {"<C>": "yellow"}, "yes"),  # 4 is small like 1 and 3
+    ("exist/same_color/anything", {"<S>": "cylinder"}, "no"),  # nothing else is blue
+    ("exist/same_material/anything", {"<S>": "cylinder"}, "yes"),  # 2 is rubber like 1
+    ("exist/same_shape/anything", {"<C>": "blue"}, "no"),  # the only cylinder
+    ("count/same_size/anything", {"<C>": "yellow"}, "2"),  # 4 is small; other small things: 1, 3
+    ("count/same_color/anything", {"<Z>": "small", "<S>": "cube"}, "1"),  # 3 is red; other red: 1
+    ("count/same_material/anything", {"<C>": "gray"}, "2"),  # 0 is metal; other metal: 3, 4
+    ("count/same_shape/anything", {"<C>": "yellow"}, "1"),  # 4 is a sphere; other spheres: 1
+    ("query/same_size/color", {"<C>": "gray"}, "blue"),  # 0 is large; the other large thing is 2
+    ("query/same_size/shape", {"<C>": "gray"}, "cylinder"),
+    ("query/same_color/size", {"<M>": "rubber", "<S>": "sphere"}, "small"),  # 1 is red; the other red thing is 3
+    ("query/same_color/material", {"<M>": "rubber", "<S>": "sphere"}, "metal"),
+    ("query/same_material/color", {"<C>": "blue"}, "red"),  # 2 is rubber; the other rubber thing is 1
+    ("query/same_material/shape", {"<C>": "blue"}, "sphere"),
+    ("query/same_shape/size", {"<C>": "yellow"}, "small"),  # 4 is a sphere; the other sphere is 1
+    ("query/same_shape/material", {"<C>": "yellow"}, "rubber"),
+    ("compare/zero_one_hop/size", {"<C>": "blue", "<C2>": "yellow", "<R>": "front", "<C3>": "gray"}, "yes"),  # 2 and 0 are large
+    ("compare/zero_one_hop/color", {"<S>": "cylinder", "<C2>": "yellow", "<R>": "front", "<S3>": "sphere"}, "no"),  # blue 2, red 1
+    ("compare/zero_one_hop/material", {"<C>": "blue", "<C2>": "yellow", "<R>": "front", "<S3>": "sphere"}, "yes"),  # 2, 1 rubber
+    ("compare/zero_one_hop/shape", {"<C>": "gray", "<C2>": "yellow", "<R>": "front", "<C3>": "red", "<M3>": "metal"}, "yes"),
+    # 0 is a cube; in front of 4: 0-3, red metal: 3, a cube
+    ("compare/one_one_hop/size", {"<C>": "gray", "<R>": "right", "<C2>": "blue", "<C3>": "yellow", "<R2>": "front", "<S4>": "sphere"}, "no"),
+    # right of 0, blue: 2 (large); in front of 4, sphere: 1 (small)
+    ("compare/one_one_hop/color", {"<C>": "gray", "<R>": "right", "<M2>": "rubber", "<S2>": "sphere",
+                                   "<C3>": "yellow", "<R2>": "front", "<Z4>": "small", "<S4>": "cube"}, "yes"),  # 1 and 3 are red
+    ("compare/one_one_hop/material", {"<C>": "gray", "<R>": "right", "<S2>": "cylinder", "<C3>": "yellow", "<R2>": "front", "<S4>": "sphere"}, "yes"),
+    ("compare/one_one_hop/shape", {"<C>": "gray", "<R>": "right", "<C2>": "blue", "<C3>": "yellow", "<R2>": "front", "<C4>": "gray"}, "no"),
+    ("compare_integer/zero_one_hop/equal", {"<S>": "cube", "<C2>": "yellow", "<R>": "front", "<M3>": "metal"}, "yes"),
+    # cubes: 0, 3; in front of 4: 0-3, metal: 0, 3
+    ("compare_integer/zero_one_hop/less", {"<S>": "cube", "<C2>": "yellow", "<R>": "front", "<M3>": "metal"}, "no"),
+    ("compare_integer/zero_one_hop/greater", {"<M>": "metal", "<C2>": "yellow", "<R>": "front", "<S3>": "cube"}, "yes"),  # 3 > 2
+    # ---- beyond CLEVR: extremes and the most common value ----
+    ("superlative/extreme/color", {"<S>": "cube", "<R>": "left"}, "gray"),  # cubes 0, 3; none left of 0
+    ("superlative/extreme/color", {"<S>": "cube", "<R>": "front"}, "red"),  # in front of 0: 3; of 3: no cube
+    ("superlative/extreme/color", {"<S>": "cylinder", "<R>": "left"}, None),  # one cylinder: "leftmost" says nothing
+    ("superlative/extreme/shape", {"<M>": "metal", "<R>": "behind"}, "sphere"),  # metal 0, 3, 4; nothing behind 4
+    ("superlative/extreme/material", {"<Z>": "small", "<R>": "front"}, "rubber"),  # small 1, 3, 4; nothing in front of 1
+    ("superlative/extreme/size", {"<C>": "red", "<R>": "right"}, "small"),  # red 1, 3; nothing red right of 3
+    ("superlative/most_common/color", {"<C>": "gray", "<R>": "right"}, "red"),  # right of 0: 1-4; red 1, 3
+    ("superlative/most_common/shape", {"<C>": "gray", "<R>": "right"}, "sphere"),  # spheres 1, 4; cylinder 2; cube 3
+    ("superlative/most_common/material", {"<C>": "gray", "<R>": "right", "<Z2>": "small"}, "metal"),  # 1 rubber; 3, 4 metal
+    ("superlative/most_common/material", {"<C>": "gray", "<R>": "right"}, None),  # rubber 1, 2 and metal 3, 4: a tie
+    ("superlative/closest/color", {"<Z>": "small", "<S>": "cube", "<S2>": "sphere"}, "red"),
+    # 3 is at (1, 1); sphere 1 at (-1, 0) is 2.24 away, sphere 4 at (2, 4) 3.16
+    ("superlative/closest/color", {"<C>": "gray"}, None),  # from 0 at (-2, 2), 1 and 2 are both 2.24 away
+    # ---- between ----
+    ("between/query/material", {"<M>": "rubber", "<S>": "sphere", "<C2>": "yellow", "<S3>": "cube"}, "metal"),
+    # 1 (x -1, depth 0) and 4 (x 2, depth 4): 0 is left of both; 2 and 3 lie inside on both axes; the cube is 3
+    ("between/query/material", {"<C>": "gray", "<C2>": "yellow"}, "rubber"),  # 0 and 4: 1, 3 are in front of both; 2 inside
+    ("between/query/material", {"<C>": "gray", "<C2>": "red", "<M2>": "rubber"}, None),  # 0 and 1: nothing between them
+    ("between/exist", {"<M>": "rubber", "<S>": "sphere", "<C2>": "yellow", "<S3>": "cube"}, "yes"),  # 3
+    ("between/exist", {"<M>": "rubber", "<S>": "sphere", "<C2>": "yellow", "<M3>": "rubber"}, "yes"),  # 2
+    ("between/exist", {"<C>": "gray", "<C2>": "yellow", "<S3>": "cube"}, "no"),  # only 2 is between 0 and 4
+    ("between/query/color", {"<M>": "rubber", "<S>": "sphere", "<C2>": "yellow", "<S3>": "cube"}, "red"),  # 3
+    ("between/query/shape", {"<M>": "rubber", "<S>": "sphere", "<C2>": "yellow", "<Z3>": "large"}, "cylinder"),  # 2
+    # ---- ordinals ----
+    ("ordinal/second/color", {"<Z>": "small", "<R>": "left"}, "red"),  # small 1, 3, 4; only 1 is left of 3
+    ("ordinal/second/shape", {"<M>": "metal", "<R>": "front"}, "cube"),  # metal 0, 3, 4; only 3 is in front of 0
+    ("ordinal/second/material", {"<Z>": "small", "<R>": "behind"}, "metal"),  # small 1, 3, 4; only 4 is behind 3
+    ("ordinal/second/material", {"<S>": "cube", "<R>": "left"}, None),  # two cubes: "the second" needs three
+    # ---- arithmetic on counts ----
+    ("arithmetic/difference", {"<Z>": "small", "<Z2>": "large"}, "1"),  # 3 - 2
+    ("arithmetic/difference", {"<Z>": "large", "<Z2>": "small"}, None),  # fewer large things: "how many more" has no answer
+    ("arithmetic/sum", {"<S>": "cube", "<S2>": "sphere"}, "4"),  # 2 + 2
+    ("arithmetic/sum", {"<S>": "cube", "<C2>": "red"}, None),  # 3 is a red cube: counted once or twice?
+    # ---- quantifiers and negation ----
+    ("quantifier/all/shape", {"<C>": "red", "<S2>": "cube"}, "no"),  # red 1, 3: 1 is a sphere
+    ("quantifier/all/shape", {"<C>": "red", "<S2>": "cylinder"}, None),  # no red cylinder at all
+    ("quantifier/all/material", {"<S>": "cube", "<M2>": "metal"}, "yes"),  # cubes 0, 3 are metal
+    ("quantifier/all/material", {"<S>": "sphere", "<M2>": "metal"}, "no"),  # 1 is rubber
+    ("quantifier/all/size", {"<C>": "red", "<Z2>": "small"}, "yes"),  # 1, 3
+    ("quantifier/all/size", {"<C>": "gray", "<Z2>": "large"}, None),  # one gray thing: "all" needs two
+    ("quantifier/none", {"<C>": "purple"}, "yes"),
+    ("quantifier/none", {"<C>": "red", "<S>": "cube"}, "no"),  # 3
+    ("quantifier/none", {}, None),  # "is there no thing?" is always no
+    ("quantifier/not_shape/count", {"<M>": "metal", "<S2>": "cube"}, "1"),  # metal 0, 3, 4; not cubes: 4
+    ("quantifier/not_color/count", {"<S>": "sphere", "<C2>": "red"}, "1"),  # spheres 1, 4; not red: 4
+    ("quantifier/not_color/count", {"<S>": "sphere", "<C2>": "purple"}, None),  # no purple sphere to leave out
+
 ]
 
 
@@ -174,7 +271,10 @@ def test_hand_case(families, family_id, params, expected):
     assert execute_program(program, SCENE) == expected
     assert parameter_values(plan, candidate.choices) == {name: params.get(name, "") for name in families[family_id].params}
     filters = [node for node in program if node["function"].startswith("filter_")]
-    assert len(filters) == sum(1 for name, value in params.items() if value and families[family_id].params[name] != "relation")
+    excluded = {value for node in families[family_id].program if node.function.startswith("exclude_") for value in node.value_inputs}
+    assert len(filters) == sum(
+        1 for name, value in params.items() if value and families[family_id].params[name] != "relation" and name not in excluded
+    )
 
 
 def test_release_form_program_of_a_hand_case(families):

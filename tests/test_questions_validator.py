@@ -155,10 +155,11 @@ def test_load_families_raises_with_all_problems(tmp_path):
 
 def test_shipped_families(capsys):
     families = load_families()
-    assert len(families) >= 40
+    assert len(families) >= 110
     assert {family.question_type for family in families.values()} == {"binary", "colors", "count", "materials", "shapes", "size"}
     groups = {family.group for family in families.values()}
-    assert groups == {"query_attribute", "compare_attribute", "exist", "count", "compare_integer"}
+    assert groups == {"query_attribute", "compare_attribute", "exist", "count", "compare_integer",
+                      "superlative", "between", "ordinal", "arithmetic", "quantifier"}
     assert main(["validate", str(FAMILIES_DIR)]) == 0
     assert f"ok: {len(families)} families" in capsys.readouterr().out
 
