@@ -1,4 +1,4 @@
-"""The Blender adapter: the only module that imports ``bpy``.
+"""The Blender adapter: the only module that imports ``bpy``; the ``cycles`` engine of :mod:`render.engines`.
 
 A :class:`BlenderSession` builds what every scene shares once (render settings, world,
 ground, camera, three lights, one mesh per shape, one material per (material, colour) pair,
@@ -21,7 +21,6 @@ import contextlib
 import math
 import os
 import sys
-from dataclasses import dataclass
 
 import bpy
 import numpy as np
@@ -32,6 +31,7 @@ from assets.geometry import Mesh, shape_mesh
 from assets.materials import SurfaceParameters, all_surfaces
 from assets.vocabulary import Vocabulary, load_vocabulary, srgb_to_linear
 from render.devices import GPU_BACKENDS, DeviceChoice
+from render.frame import RenderedFrame
 from render.sampler import SampledScene
 from render.settings import RenderSettings
 from ruclevr.io import process_scratch_directory
@@ -80,14 +80,6 @@ def probe_gpu_devices() -> dict[str, list[str]]:
             devices = []
         found[backend] = [d.name for d in devices if d.type == backend.upper()]
     return found
-
-
-@dataclass(frozen=True)
-class RenderedFrame:
-    """One render: the colour-managed image and the instance mask, both top row first."""
-
-    image: np.ndarray  # (height, width, 3) uint8, sRGB through the Standard view transform
-    mask: np.ndarray  # (height, width) uint8; pixel = mask id, 0 = background
 
 
 class BlenderSession:

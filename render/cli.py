@@ -21,14 +21,15 @@ from tqdm import tqdm
 import ruclevr
 from render.devices import DEVICE_CHOICES
 from render.farm import FarmPlan, add_farm_arguments, plan_farm, shard_from_args
-from render.outputs import OutputLayout, check_writable, merge_scenes, read_run_record
+from render.engines import engine_names
+from render.outputs import OutputLayout, check_writable, merge_scenes
+from render.runs import claim_output
 from render.sampler import SceneOptions, SceneSamplingError
 from render.scene_graph import sample_scene_graph
 from render.settings import DEFAULT_SAMPLES, RenderSettings
 from render.shards import layout_for
 from render.worker import DEFAULT_MIN_PIXELS, RenderJob, default_min_pixels
 from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, run_cli
-from ruclevr.io import atomic_write_json
 
 PROG = "python -m render"
 
@@ -48,6 +49,7 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--width", type=positive_int, default=480, help="image width in pixels; default 480")
     parser.add_argument("--height", type=positive_int, default=320, help="image height in pixels; default 320")
     parser.add_argument("--samples", type=positive_int, default=DEFAULT_SAMPLES, help=f"Cycles samples per pixel (denoised); default {DEFAULT_SAMPLES}")
+    parser.add_argument("--engine", choices=engine_names(), default="cycles", help="render engine; default cycles (Blender)")
     parser.add_argument("--no-denoise", action="store_true", help="turn OpenImageDenoise off (CLEVR's settings were --samples 512 --no-denoise)")
     parser.add_argument("--min-objects", type=positive_int, default=3, help="fewest objects in a scene; default 3")
     parser.add_argument("--max-objects", type=positive_int, default=10, help="most objects in a scene (at most 254); default 10")
@@ -83,7 +85,7 @@ def _main(argv: Sequence[str] | None) -> int:
     farm = plan_farm(args, PROG)
     layout = prepare_output(layout_for(Path(args.out), options.filename_prefix, shard, args.start_index, args.n), args.overwrite)
     settings = RenderSettings(
-        width=args.width, height=args.height, samples=args.samples, denoise=not args.no_denoise, device=farm.device.backend,
+        engine=args.engine, width=args.width, height=args.height, samples=args.samples, denoise=not args.no_denoise, device=farm.device.backend,
         threads=farm.threads,
     )
     min_pixels = args.min_pixels if args.min_pixels is not None else default_min_pixels(args.width, args.height)
@@ -148,24 +150,6 @@ def run_info(job: RenderJob) -> dict:
     }
 
 
-#: Keys of the run record that change what is rendered; a resumed run must match them.
-OUTPUT_DEFINING = ("seed", "min_pixels", "max_visibility_attempts", "scene_options", "render")
-
-
-def claim_output(layout: OutputLayout, info: dict) -> None:
-    """Record the run in the folder, refusing to mix scenes made with other settings."""
-    previous = read_run_record(layout)
-    if previous is not None and layout.finished_scene_files():
-        differences = _differences({k: previous.get(k) for k in OUTPUT_DEFINING}, {k: info[k] for k in OUTPUT_DEFINING})
-        differences = [d for d in differences if not d.startswith("render.device")]
-        if differences:
-            raise UsageError(
-                f"{layout.root} holds scenes made with other settings ({'; '.join(differences[:3])}); "
-                "rerun with the same settings to resume, or pass --overwrite"
-            )
-    atomic_write_json(layout.run_record, info)
-
-
 def plan(layout: OutputLayout, indices: Sequence[int]) -> list[int]:
     """The indices still to render: finished scenes (their scene file exists) are skipped."""
     return [index for index in indices if not layout.is_finished(index)]
@@ -185,12 +169,3 @@ def execute(farm: FarmPlan, job: RenderJob, indices: list[int]) -> list[str]:
 def _blender_version() -> str:
     """The bpy wheel's version, read without importing bpy (this process may spawn workers)."""
     return importlib.metadata.version("bpy")
-
-
-def _differences(old, new, path: str = "") -> list[str]:
-    if isinstance(old, dict) and isinstance(new, dict):
-        found = []
-        for key in sorted(set(old) | set(new)):
-            found += _differences(old.get(key), new.get(key), f"{path}.{key}" if path else key)
-        return found
-    return [] if old == new else [f"{path}: {old!r} -> {new!r}"]

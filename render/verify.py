@@ -28,16 +28,13 @@ from PIL import Image
 from tqdm import tqdm
 
 from render.outputs import SUBFOLDERS, OutputLayout
+from render.settings import drawn_record
 from render.shards import shard_files
 from render.worker import object_visibility
 from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, run_cli
 from ruclevr.io import TMP_SUFFIX, read_json
 
 PROG = "python -m render verify"
-
-#: Render settings a scene may differ in from the run's record without its pixels meaning anything else.
-IGNORED_RENDER_KEYS = ("device",)
-
 
 def build_parser() -> ArgumentParser:
     parser = ArgumentParser(
@@ -89,7 +86,7 @@ def verify_output(layout: OutputLayout, expected: range | None = None) -> tuple[
         expected = range(min(found), max(found) + 1) if found else range(0)
     for index in sorted(found - set(expected)):
         problems.append(f"index {index}: outside the expected range {expected.start}..{expected.stop - 1} ({', '.join(on_disk.get(index, ['scenes.json']))})")
-    render = (info or {}).get("render") or {}
+    render = drawn_record((info or {}).get("render") or {})
     for index in tqdm(expected, desc="verify", unit="scene", file=sys.stderr, disable=len(expected) < 100):
         problems += check_index(layout, index, by_index.get(index), render)
     problems += leftover_temporaries(layout)
@@ -161,7 +158,7 @@ def check_scene_file(layout: OutputLayout, index: int, entry: dict | None, rende
     if entry is not None and entry != scene:
         problems.append(f"index {index}: {name} differs from its entry in scenes.json")
     recorded = scene.get("render") or {}
-    different = [key for key in render if key not in IGNORED_RENDER_KEYS and recorded.get(key) != render[key]]
+    different = [key for key in render if recorded.get(key) != render[key]]
     if different:
         key = different[0]
         problems.append(f"index {index}: {name} was rendered with other settings than scenes.json's info ({key}: {recorded.get(key)!r} vs {render[key]!r})")
