@@ -117,7 +117,8 @@ def compare_workers(n: int, width: int, height: int) -> dict:
     moment the second outcome arrives to the last), so process start-up does not count: in a real
     run of 1,000 scenes it is paid once.
     """
-    from render.executors import run_in_processes
+    from render.scheduler import WorkerPolicy
+    from render.workers import run_in_worker_processes
 
     results = {}
     for label, workers, threads in (("2 processes x 1 thread", 2, 1), ("1 process x 2 threads", 1, 2)):
@@ -126,7 +127,7 @@ def compare_workers(n: int, width: int, height: int) -> dict:
             job = RenderJob(out, 0, SceneOptions(width=width, height=height), settings, DeviceChoice("cpu", ()), "bench",
                             default_min_pixels(width, height))
             arrivals = []
-            for outcome in run_in_processes(job, list(range(n)), workers):
+            for outcome in run_in_worker_processes(job, list(range(n)), workers, WorkerPolicy()):
                 assert outcome.error is None, outcome
                 arrivals.append(time.perf_counter())
             results[label] = 60.0 * (n - 2) / (arrivals[-1] - arrivals[1])
