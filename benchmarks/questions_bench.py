@@ -6,7 +6,7 @@ every generated program with the public executor.
 
     python benchmarks/questions_bench.py --scenes 1000
 
-Targets (issue 3): mean <= 10 ms and max <= 200 ms per scene for 10 questions (aim 5 ms / 100 ms).
+Targets: mean <= 10 ms and max <= 200 ms per scene for 10 questions (aim 5 ms / 100 ms).
 """
 
 from __future__ import annotations

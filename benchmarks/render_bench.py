@@ -18,7 +18,7 @@ per finished scene through the worker, hidden-object re-sampling included, with 
     python benchmarks/render_bench.py --defaults 10 --clevr 2 --psnr 2 --reference-samples 1024 \
         --rss-scenes 200 --compare-workers 8
 
-Floor (issue 2): defaults >= 40x fewer core-seconds per image than CLEVR at >= 38 dB inside the
+Floor: defaults >= 40x fewer core-seconds per image than CLEVR at >= 38 dB inside the
 objects (aim: 50x at 40 dB); worker RSS after 200 scenes within 100 MB of RSS after 10.
 """
 

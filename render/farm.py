@@ -21,7 +21,7 @@ DEFAULT_POLICY = WorkerPolicy()
 
 
 def add_farm_arguments(parser: ArgumentParser) -> None:
-    """The flags of issue 8 (devices, workers, shards, Ray), added to ``python -m render``'s parser."""
+    """The farm's flags (devices, workers, shards, Ray), added to ``python -m render``'s parser."""
     parser.add_argument("--gpu-ids", type=gpu_ids_argument, default=None,
                         help="GPUs to render on, as positions in the backend's device list (e.g. 0,2; the numbers CUDA_VISIBLE_DEVICES "
                              "uses, counted among the GPUs this process sees); default: all of the chosen backend's. Each worker "
