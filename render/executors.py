@@ -22,7 +22,7 @@ def probe_gpu_devices_isolated() -> dict[str, list[str]]:
     """The GPUs Cycles sees, asked in a spawned child so this process stays free of bpy."""
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-        return pool.submit(_probe_gpu_devices).result()
+        return pool.submit(probe_gpu_devices_in_child).result()
 
 
 def drop_blender_script_paths() -> None:
@@ -33,7 +33,9 @@ def drop_blender_script_paths() -> None:
     sys.path[:] = [path for path in sys.path if not path.startswith(blender_root)]
 
 
-def _probe_gpu_devices() -> dict[str, list[str]]:
+def probe_gpu_devices_in_child() -> dict[str, list[str]]:
+    """The GPUs Cycles sees from this process, a spawned child or a Ray worker (its inherited
+    Blender script paths dropped first)."""
     drop_blender_script_paths()
     from render.blender import probe_gpu_devices
 
