@@ -213,11 +213,13 @@ def main() -> None:
     indices = list(range(args.defaults))
 
     default_frames, default_costs = render_arm(defaults, options, indices, rebuild_per_image=False)
+    print(f"defaults: core-s per image {[round(c, 2) for c in default_costs]}", file=sys.stderr, flush=True)
     clevr_frames, clevr_costs = render_arm(clevr, options, indices[: args.clevr], rebuild_per_image=True)
+    print(f"CLEVR: core-s per image {[round(c, 1) for c in clevr_costs]}", file=sys.stderr, flush=True)
     reference_frames, _ = render_arm(reference, options, indices[: args.psnr], rebuild_per_image=False)
 
     def quality(frames) -> dict:
-        if not reference_frames:
+        if not reference_frames or not frames:  # an arm left out (--clevr 0) has no quality either
             return {"psnr_frame_db": math.nan, "psnr_objects_db": math.nan, "psnr_objects_db_min": math.nan,
                     "psnr_object_interiors_db": math.nan}
         frame_db, object_db, interior_db = [], [], []
