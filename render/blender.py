@@ -338,6 +338,9 @@ def _make_sky():
     links.new(direction, height.inputs["Vector"])
     links.new(height.outputs["Z"], ramp.inputs["Factor"])
     links.new(ramp.outputs["Result"], nodes["Background"].inputs["Color"])
+    # Not sampled as a light: a smooth sky is found well by the surfaces' own rays, and its
+    # importance map made a render 1.6x as costly (5.8 vs 3.7 core-s at 480x320, same load).
+    world.cycles.sampling_method = "NONE"
     return world
 
 
