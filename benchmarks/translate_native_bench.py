@@ -4,7 +4,8 @@ Questions are drawn over every family that has Russian text (the shipped familie
 random parameter values, and realised three ways in one process pinned to one core:
 
 - warm: ``NativeRealiser.realise`` after one pass has filled the caches (the steady state of
-  ``python -m translate``), median of --repeats passes;
+  ``python -m translate``), median of --repeats passes; the reading check runs on every question
+  (each carries an empty ``unsafe_readings``, so nothing is refused);
 - cold: a fresh realiser with the morphology caches cleared, one pass (every noun phrase is
   inflected by pymorphy3 the first time it is seen);
 - check: ``filter.morph.MorphChecker.problems`` on every output, for scale (the ``morph`` filter's work).
@@ -59,7 +60,9 @@ def sample_questions(realiser: NativeRealiser, count: int, seed: int) -> list[di
     for index in range(count):
         family = families[index % len(families)]
         params = {slot: values[kind][generator.integers(len(values[kind]))] for slot, kind in family.kinds.items()}
-        questions.append({"family": family.family, "params": params, "image_index": index // 10, "question_index": index})
+        # No reading changes these answers: the reading check runs in full and refuses nothing.
+        questions.append({"family": family.family, "params": params, "image_index": index // 10, "question_index": index,
+                          "unsafe_readings": []})
     return questions
 
 

@@ -33,7 +33,6 @@ Output folder (``--out OUT``)::
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import sys
 from collections import Counter
@@ -50,7 +49,8 @@ from dataset.export import read_stage_file
 from dataset.layout import QuestionStageFiles
 from ruclevr import __version__
 from ruclevr.cli import UsageError
-from ruclevr.io import atomic_open, atomic_write_json, read_json
+from ruclevr.io import atomic_open, atomic_write_json, file_sha256, read_json
+from ruclevr.paths import confined_path
 
 PROG = "python -m dataset augment"
 #: Mixed into every generator seed of this stage, so it never shares random numbers with another stage.
@@ -62,7 +62,8 @@ MAX_PERMUTATION_DRAWS = 100
 RENDER_RETRIES = 1
 #: The keys a question record has when the question stage writes it (downstream keys are rebuilt).
 QUESTION_KEYS = ("split", "image_index", "image_filename", "question_index", "question", "program", "answer",
-                 "template_filename", "question_family_index", "family", "question_type", "template_index", "params")
+                 "template_filename", "question_family_index", "family", "question_type", "template_index", "params",
+                 "unsafe_readings")
 #: Per-object keys only a render can tell; recomputed from the new mask.
 RENDER_ONLY_OBJECT_KEYS = ("visible_pixels", "bbox_2d")
 
@@ -204,6 +205,8 @@ class QuestionRecolourer:
     ) -> tuple[dict[str, Any] | None, str | None]:
         from questions.executor import execute_program
         from questions.functions import ExecutionError
+        from questions.generate import expand_family
+        from questions.readings import UNSAFE_FIELD, unsafe_readings
         from questions.search import expand_program
 
         family = self.families[question["family"]]
@@ -223,29 +226,39 @@ class QuestionRecolourer:
         answer = execute_program(program, search.scene)
         if answer != candidate.answer:  # two independent computations of one answer
             raise RuntimeError(f"{question['family']}: the search and the executor disagree on {program}")
+        # The other readings of the text are executed on the recoloured scene, as the engine does.
+        unsafe = unsafe_readings(family, params, search.scene, expand_family)
+        english = self.english_text(family, question, params, scene, unsafe)
+        if english is None:
+            return None, f"{AMBIGUOUS}: no English template says it with one reading on the recoloured scene"
+        template_index, text = english
         carried = {key: question[key] for key in QUESTION_KEYS if key in question}
         carried.update(
             split=scene["split"],
             image_index=scene["image_index"],
             image_filename=scene["image_filename"],
-            question=self.english_text(family, question, params, scene),
+            question=text,
             program=program,
             answer=answer,
             params=params,
             question_type=plan.question_type,
+            template_index=template_index,
             augmentation=question_provenance(question, color_map),
         )
+        carried[UNSAFE_FIELD] = unsafe
         return carried, None
 
-    def english_text(self, family: Any, question: Mapping[str, Any], params: Mapping[str, str], scene: Mapping[str, Any]) -> str:
-        """The source's English template, realised with the mapped values (synonyms drawn afresh)."""
+    def english_text(
+        self, family: Any, question: Mapping[str, Any], params: Mapping[str, str], scene: Mapping[str, Any], unsafe: list[str]
+    ) -> tuple[int, str] | None:
+        """From the source's English template on, the first that reads with one meaning, realised
+        with the mapped values (synonyms drawn afresh); None when none does."""
+        from questions.generate import readable_english
         from questions.random_stream import RandomStream
-        from questions.text import realise_english
 
-        templates = family.text["en"]
-        template_index = int(question.get("template_index", 0)) % len(templates)
+        first = int(question.get("template_index", 0)) % len(family.text["en"])
         rng = np.random.default_rng([self.seed, int(scene["image_index"]), int(question["question_index"]), STAGE])
-        return realise_english(templates[template_index], params, family.params, self.vocabulary, RandomStream(rng))
+        return readable_english(family, params, unsafe, self.vocabulary, RandomStream(rng), first, Counter())
 
     @staticmethod
     def provenance_only(question: Mapping[str, Any], scene: Mapping[str, Any], color_map: Mapping[str, str]) -> dict[str, Any]:
@@ -293,12 +306,18 @@ def russian_questions(
     from translate.answers import answer_to_russian
     from translate.spelling import apply_yo_policy
 
-    texts = realiser.realise(questions)
+    from translate.native import RealisationError
+
     done, dropped = [], []
-    for question, text in zip(questions, texts):
+    for question in questions:
+        provenance = {key: question[key] for key in ("image_filename", "question_index", "family", "augmentation")}
+        try:
+            text = realiser.realise_one(question)
+        except RealisationError as error:  # every Russian template reads two ways on this scene
+            dropped.append(Dropped(provenance, f"{AMBIGUOUS}: {error}"))
+            continue
         if text is None:
-            dropped.append(Dropped({key: question[key] for key in ("image_filename", "question_index", "family", "augmentation")},
-                                   f"{NO_RUSSIAN}: family {question['family']} has no Russian text"))
+            dropped.append(Dropped(provenance, f"{NO_RUSSIAN}: family {question['family']} has no Russian text"))
             continue
         done.append({**question, "question_ru": apply_yo_policy(text, yo_policy),
                      "answer_ru": answer_to_russian(question["answer"], yo_policy), "translator": realiser.name})
@@ -365,14 +384,6 @@ class AugmentResult:
     paths: AugmentPaths | None = None
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def read_sources(sources: AugmentSources, families: Mapping[str, Any]) -> tuple[dict, list[dict], dict, list[dict]]:
     """Scenes and questions, checked so that nothing is written when either cannot be augmented."""
     if sources.masks_dir is not None and not sources.masks_dir.is_dir():
@@ -391,6 +402,7 @@ def read_sources(sources: AugmentSources, families: Mapping[str, Any]) -> tuple[
         for k, obj in enumerate(scene["objects"]):
             if obj.get("color") not in colours:
                 raise UsageError(f"{where} object {k}: unknown colour {obj.get('color')!r}; allowed: {', '.join(sorted(colours))}")
+        confined_path(sources.scenes_path.parent, scene["image_filename"], f"{where}: image_filename")
         filenames.add(scene["image_filename"])
     for position, question in enumerate(questions):
         where = f"{sources.questions_path.name} question {position}"
@@ -433,7 +445,7 @@ def claim_output(paths: AugmentPaths, record: Mapping[str, Any], overwrite: bool
 def source_mask(masks_dir: Path | None, image_filename: str) -> np.ndarray | None:
     if masks_dir is None:
         return None
-    path = masks_dir / image_filename
+    path = confined_path(masks_dir, image_filename, f"source scene {image_filename!r}: image_filename")
     if not path.is_file():
         return None
     with Image.open(path) as image:

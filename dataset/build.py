@@ -12,25 +12,34 @@ Each stage reads the previous stage's file and writes its own under ``DATA/``::
     DATA/hf/plots/*.png              answer, objects-per-scene and score plots (linked from the card)
     DATA/stats.json                  statistics
 
-A stage whose output exists and is newer than its input is skipped, so rerunning the same
-command resumes; each stage also resumes its own units. Rendering runs in its own process
-(Blender holds global state and its own threads); the other stages run in this process
-through their ``cli.main(argv)``.
+After each stage, ``build.json`` records what it wrote (``outputs``: every file's name and size,
+and the SHA-256 of the small text files) and the SHA-256 of the files it read. A rerun skips a
+stage only when its inputs still hash the same and every recorded output is still there,
+unchanged; a deleted or damaged output (a damaged one is removed first) makes that stage run
+again, and each stage redoes only what is missing (render re-renders the missing scenes, export
+re-places the missing samples). Rendering runs in its own process group (Blender holds global
+state and its own threads; SIGINT and SIGTERM sent to the build are passed on to it, and the
+build waits until none of its processes is left); the other stages run in this process through
+their ``cli.main(argv)``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import os
 import shlex
+import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
+import psutil
 import yaml
 from tqdm import tqdm
 
@@ -43,9 +52,12 @@ from dataset.prompt import InstructionTemplate
 from dataset.stats import compute_statistics
 from ruclevr import __version__
 from ruclevr.cli import UsageError
-from ruclevr.io import atomic_write_json, read_json
+from ruclevr.io import TMP_SUFFIX, atomic_write_json, file_sha256, read_json
+from ruclevr.jsonstream import JsonDocument
 
 POLL_SECONDS = 0.5
+STOP_GRACE_SECONDS = 10.0  # after SIGTERM/SIGINT, how long the render stage may take before SIGKILL
+HASHED_SUFFIXES = (".json", ".jsonl", ".md")  # small text files: recorded by hash, the rest by size
 
 
 @dataclass(frozen=True)
@@ -115,13 +127,23 @@ class BuildSettings:
     translate_args: tuple[str, ...] = ()
     filter_args: tuple[str, ...] = ()
 
-    def by_stage(self) -> dict[str, dict[str, Any]]:
-        """Settings grouped by the first stage they affect (for comparing with an earlier run)."""
+    def by_stage(self, defaults: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+        """Settings grouped by the first stage they affect (for comparing with an earlier run).
+
+        A value not given is recorded as the stage's own default (``defaults``, see
+        :func:`stage_defaults`), so giving the default explicitly is no change."""
         prompt = InstructionTemplate.from_file(self.prompt)
+        known = defaults or {}
+
+        def value(name: str, given: Any) -> Any:
+            return known.get(name) if given is None else given
+
         return {
-            "render": {"n": self.n, "seed": self.seed, "width": self.width, "height": self.height,
-                       "samples": self.samples, "args": list(self.render_args)},
-            "questions": {"seed": self.seed, "per_image": self.per_image, "args": list(self.questions_args)},
+            "render": {"n": self.n, "seed": self.seed, "width": value("width", self.width),
+                       "height": value("height", self.height), "samples": value("samples", self.samples),
+                       "args": list(self.render_args)},
+            "questions": {"seed": self.seed, "per_image": value("per_image", self.per_image),
+                          "args": list(self.questions_args)},
             "translate": {"backend": self.backend, "seed": self.seed, "args": list(self.translate_args)},
             "filter": {"backend": self.filter_backend, "args": list(self.filter_args)},
             "export": {"shots": self.shots, "seed": self.seed, "prompt_sha256": prompt.sha256},
@@ -138,6 +160,7 @@ class StageResult:
     name: str
     status: str
     seconds: float = 0.0
+    peak_rss_bytes: int = 0  # this process and its children together, sampled while the stage ran
 
 
 @dataclass
@@ -154,6 +177,48 @@ def split_extra_args(text: str | None, flag: str) -> tuple[str, ...]:
         return tuple(shlex.split(text))
     except ValueError as error:
         raise UsageError(f"{flag} {text!r}: {error}") from None
+
+
+def stage_defaults(modules: StageModules) -> dict[str, Any]:
+    """The render and questions stages' own defaults of the values the build may leave unset
+    (read from their ``cli.generation_parser()`` or ``cli.build_parser()``; a stage without one gives none)."""
+    defaults: dict[str, Any] = {}
+    for module, names in ((modules.render, ("width", "height", "samples")), (modules.questions, ("per_image",))):
+        cli = importlib.import_module(f"{module}.cli")
+        parser_of = getattr(cli, "generation_parser", None) or getattr(cli, "build_parser", None)
+        if parser_of is not None:
+            parser = parser_of()
+            defaults.update({name: parser.get_default(name) for name in names if parser.get_default(name) is not None})
+    return defaults
+
+
+def describe_outputs(root: Path, files: Sequence[Path], hash_all: bool = False) -> dict[str, dict[str, Any]]:
+    """``{path relative to root: {"size": bytes[, "sha256": hex]}}`` of the files that exist (the hash
+    for the small text files, or for all with ``hash_all``)."""
+    described = {}
+    for path in sorted(files):
+        if not path.is_file() or path.name.endswith(TMP_SUFFIX):
+            continue
+        entry: dict[str, Any] = {"size": path.stat().st_size}
+        if hash_all or path.suffix in HASHED_SUFFIXES:
+            entry["sha256"] = file_sha256(path)
+        described[path.relative_to(root).as_posix()] = entry
+    return described
+
+
+def changed_outputs(root: Path, recorded: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The recorded outputs that are gone or differ from their record (relative names)."""
+    changed = []
+    for name, entry in recorded.items():
+        path = root / name
+        if not path.is_file() or path.stat().st_size != entry.get("size") or (
+                "sha256" in entry and file_sha256(path) != entry["sha256"]):
+            changed.append(name)
+    return changed
+
+
+def files_under(folder: Path) -> list[Path]:
+    return [path for path in folder.rglob("*") if path.is_file()] if folder.is_dir() else []
 
 
 def check_stage_modules(modules: StageModules) -> None:
@@ -210,17 +275,11 @@ def card_license(card: Path) -> str | None:
     return header.get("license") if isinstance(header, dict) else None
 
 
-def is_fresh(output: Path, inputs: Sequence[Path]) -> bool:
-    """An output exists (so it is complete: outputs are written atomically) and is not older than its inputs."""
-    if not output.exists():
-        return False
-    return all(output.stat().st_mtime_ns >= source.stat().st_mtime_ns for source in inputs if source.exists())
-
-
 def count_items(path: Path, key: str) -> int:
+    """How many items a stage's list file holds (read one at a time); 0 when it is missing or unreadable."""
     try:
-        return len(read_json(path).get(key, []))
-    except (FileNotFoundError, ValueError):
+        return JsonDocument(path, key).count()
+    except (OSError, ValueError):
         return 0
 
 
@@ -244,21 +303,117 @@ def run_render_process(module: str, argv: Sequence[str], scenes_dir: Path, on_pr
     environment["TQDM_DISABLE"] = "1"
     # The child must import the stages from where this process does (an editable install, tests).
     environment["PYTHONPATH"] = os.pathsep.join(entry for entry in sys.path if entry)
-    process = subprocess.Popen([sys.executable, "-m", module, *argv], env=environment, stdout=subprocess.DEVNULL)
+    # Its own process group: a terminal's Ctrl-C reaches only the build, which passes it on below,
+    # and stopping the group stops the Blender workers with it.
+    process = subprocess.Popen([sys.executable, "-m", module, *argv], env=environment, stdout=subprocess.DEVNULL,
+                               process_group=0)
     try:
         while process.poll() is None:
             on_progress(count_scene_files(scenes_dir))
             time.sleep(POLL_SECONDS)
-    except BaseException:
-        process.terminate()
-        process.wait()
+    except BaseException as stop:
+        stop_process_group(process, getattr(stop, "signal_number", signal.SIGINT))
         raise
     on_progress(count_scene_files(scenes_dir))
     return process.returncode
 
 
+class Terminated(BaseException):
+    """SIGTERM reached the build (raised by the handler :func:`terminate_on_sigterm` installs)."""
+
+    signal_number = signal.SIGTERM
+
+
+@contextlib.contextmanager
+def terminate_on_sigterm() -> Iterator[None]:
+    """While inside, SIGTERM raises :class:`Terminated`, so the build stops its stages as it does on Ctrl-C."""
+    def handler(signum: int, frame: Any) -> None:
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def stop_process_group(process: subprocess.Popen, signal_number: int) -> None:
+    """Send ``signal_number`` to the stage's process group, wait for the stage, then make sure that
+    nothing of the group is left (SIGKILL after :data:`STOP_GRACE_SECONDS`)."""
+    group = process.pid
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal_number)
+    try:
+        process.wait(timeout=STOP_GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
+        pass
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGKILL)
+    process.wait()
+    deadline = time.monotonic() + STOP_GRACE_SECONDS
+    while group_alive(group) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def count_scene_files(scenes_dir: Path) -> int:
     return sum(1 for _ in scenes_dir.glob("*.json")) if scenes_dir.is_dir() else 0
+
+
+class MemoryWatch:
+    """The peak resident memory of this process and all its children while a stage runs.
+
+    A thread samples it every ``interval`` seconds (psutil); stages run in this process or as
+    child processes (render and its workers), so both are covered. A peak shorter than one
+    interval can be missed: the figure is a lower bound, good to a fraction of a second.
+    """
+
+    def __init__(self, interval: float = 0.2) -> None:
+        self.interval = interval
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> "MemoryWatch":
+        self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def _sample(self) -> None:
+        me = psutil.Process()
+        total = 0
+        for process in [me, *me.children(recursive=True)]:
+            try:
+                total += process.memory_info().rss
+            except psutil.Error:  # a child that just ended
+                continue
+        self.peak = max(self.peak, total)
+
+
+def one_step(name: str, run: Callable[[], str]) -> str:
+    """A stage done in one step, with its own progress line."""
+    with tqdm(total=1, desc=name, unit="step", dynamic_ncols=True) as bar:
+        status = run()
+        bar.update(1)
+    return status
 
 
 class StageFailed(Exception):
@@ -278,34 +433,63 @@ class Build:
         self.overwrite = overwrite
         self.modules = modules
         self.report = BuildReport()
-        self.bar: tqdm | None = None
+        self.outputs: dict[str, Any] = {}  # stage -> what it read and wrote (build.json's "outputs")
+        self.stage_settings: Mapping[str, Any] = {}
 
     def run(self) -> BuildReport:
         check_stage_modules(self.modules)
-        stage_settings = self.settings.by_stage()
+        stage_settings = self.stage_settings = self.settings.by_stage(stage_defaults(self.modules))
         if not self.overwrite:
             check_previous_settings(self.paths, stage_settings)
+            self.outputs = read_json(self.paths.record).get("outputs", {}) if self.paths.record.exists() else {}
         if self.overwrite or not self.paths.record.exists():
             # Claim the folder for these settings before any stage writes into it.
             self.paths.root.mkdir(parents=True, exist_ok=True)
             atomic_write_json(self.paths.record, {"info": self.record_info(stage_settings)})
-        # One display: a step per scene, then a step per later stage; rendering dominates the time.
-        self.bar = tqdm(total=self.settings.n + 5, desc="build", unit="step", dynamic_ncols=True)
-        try:
-            self.render()
-            self.external_stage("questions", self.modules.questions, self.paths.questions, [self.paths.scenes],
-                                self.questions_argv())
-            self.external_stage("translate", self.modules.translate, self.paths.translated, [self.paths.questions],
-                                self.translate_argv())
-            self.external_stage("filter", self.modules.filter, self.paths.kept, [self.paths.translated],
-                                self.filter_argv())
-            self.export()
-            self.hf_copy()
-        finally:
-            self.bar.close()
+        # One progress line per stage, each with its rate and ETA: render's is drawn here from the
+        # scene files that appear, the text stages draw their own, export and hf are one step each.
+        self.stage("render", self.render)
+        self.stage("questions", lambda: self.external_stage("questions", self.modules.questions, self.paths.questions,
+                                                            [self.paths.scenes], self.questions_argv()))
+        self.stage("translate", lambda: self.external_stage("translate", self.modules.translate, self.paths.translated,
+                                                            [self.paths.questions], self.translate_argv()))
+        self.stage("filter", lambda: self.external_stage("filter", self.modules.filter, self.paths.kept,
+                                                         [self.paths.translated], self.filter_argv()))
+        self.stage("export", lambda: one_step("export", self.export))
+        self.stage("hf", lambda: one_step("hf", self.hf_copy))
         self.report.counts = self.counts()
-        atomic_write_json(self.paths.record, {"info": self.record_info(stage_settings), "counts": self.report.counts})
+        atomic_write_json(self.paths.record, {"info": self.record_info(stage_settings), "outputs": self.outputs,
+                                              "counts": self.report.counts})
         return self.report
+
+    def stage_outputs(self, name: str) -> list[Path]:
+        """The files a stage writes (caches and checkpoints left out)."""
+        paths = self.paths
+        return {
+            "render": lambda: files_under(paths.render_dir),
+            "questions": lambda: [paths.questions],
+            "translate": lambda: [paths.translated],
+            "filter": lambda: [paths.kept, paths.rejected, paths.kept.with_name(paths.kept.stem + ".report.json")],
+            "export": lambda: files_under(paths.mera_dir),
+            "hf": lambda: files_under(paths.hf_dir) + [paths.stats],
+        }[name]()
+
+    def is_current(self, name: str, inputs: Sequence[Path]) -> bool:
+        """Whether ``name`` can be skipped: its inputs hash as recorded and its outputs are as it wrote them.
+        Outputs found changed are removed, so the stage writes them again."""
+        recorded = self.outputs.get(name)
+        if self.overwrite or not recorded or recorded.get("inputs") != describe_outputs(self.paths.root, inputs, hash_all=True):
+            return False
+        changed = changed_outputs(self.paths.root, recorded.get("files", {}))
+        for relative in changed:
+            (self.paths.root / relative).unlink(missing_ok=True)
+        return not changed
+
+    def record_outputs(self, name: str, inputs: Sequence[Path]) -> None:
+        """Remember what ``name`` read and wrote, at once (a later stage's failure keeps it)."""
+        self.outputs[name] = {"inputs": describe_outputs(self.paths.root, inputs, hash_all=True),
+                              "files": describe_outputs(self.paths.root, self.stage_outputs(name))}
+        atomic_write_json(self.paths.record, {"info": self.record_info(self.stage_settings), "outputs": self.outputs})
 
     def record_info(self, stage_settings: Mapping[str, Any]) -> dict[str, Any]:
         return {
@@ -330,8 +514,7 @@ class Build:
 
     def questions_argv(self) -> list[str]:
         s = self.settings
-        # --quiet: the build's bar is the one progress display.
-        argv = ["--scenes", str(self.paths.scenes), "--out", str(self.paths.questions), "--seed", str(s.seed), "--quiet"]
+        argv = ["--scenes", str(self.paths.scenes), "--out", str(self.paths.questions), "--seed", str(s.seed)]
         if s.per_image is not None:
             argv += ["--per-image", str(s.per_image)]
         return argv + list(s.questions_args) + self.overwrite_flag()
@@ -346,57 +529,48 @@ class Build:
                 "--backend", self.settings.filter_backend]
         return argv + list(self.settings.filter_args) + self.overwrite_flag()
 
-    def step(self, name: str) -> None:
-        assert self.bar is not None
-        self.bar.set_description(f"build: {name}")
-
-    def finish(self, name: str, status: str, started: float) -> None:
-        self.report.stages.append(StageResult(name, status, time.monotonic() - started))
-        assert self.bar is not None
-        if name != "render":
-            self.bar.update(1)
-
-    def render(self) -> None:
+    def stage(self, name: str, run: Callable[[], str]) -> None:
+        """Run one stage (``run`` returns "ran" or "skipped"), recording its time and peak memory."""
         started = time.monotonic()
-        self.step("render")
-        assert self.bar is not None
-        if not self.overwrite and count_items(self.paths.scenes, "scenes") == self.settings.n:
-            self.bar.update(self.settings.n)
-            self.finish("render", "skipped", started)
-            return
+        with MemoryWatch() as memory:
+            status = run()
+        self.report.stages.append(StageResult(name, status, time.monotonic() - started, memory.peak))
 
-        def show(done: int) -> None:
-            assert self.bar is not None
-            self.bar.update(max(0, min(done, self.settings.n) - self.bar.n))
+    def render(self) -> str:
+        n = self.settings.n
+        with tqdm(total=n, desc="render", unit="scene", dynamic_ncols=True) as bar:
+            if self.is_current("render", []) and count_items(self.paths.scenes, "scenes") == n:
+                bar.update(n)
+                return "skipped"
 
-        status = run_render_process(self.modules.render, self.render_argv(), self.paths.render_dir / "scenes", show)
+            def show(done: int) -> None:
+                bar.update(max(0, min(done, n) - bar.n))
+
+            status = run_render_process(self.modules.render, self.render_argv(), self.paths.render_dir / "scenes", show)
         if status != 0:
             raise StageFailed("render", status)
-        if count_items(self.paths.scenes, "scenes") != self.settings.n:
-            raise StageFailed("render", 1, f"{self.paths.scenes} does not list {self.settings.n} scenes")
-        self.finish("render", "ran", started)
+        if count_items(self.paths.scenes, "scenes") != n:
+            raise StageFailed("render", 1, f"{self.paths.scenes} does not list {n} scenes")
+        self.record_outputs("render", [])
+        return "ran"
 
-    def external_stage(self, name: str, module: str, output: Path, inputs: list[Path], argv: list[str]) -> None:
-        started = time.monotonic()
-        self.step(name)
-        if not self.overwrite and is_fresh(output, inputs):
-            self.finish(name, "skipped", started)
-            return
+    def external_stage(self, name: str, module: str, output: Path, inputs: list[Path], argv: list[str]) -> str:
+        if self.is_current(name, inputs):
+            print(f"{name}: {output} is up to date", file=sys.stderr)
+            return "skipped"
         status = run_stage_in_process(module, argv)
         if status != 0:
             raise StageFailed(name, status)
         if not output.exists():
             raise StageFailed(name, 1, f"it ended without writing {output}")
-        self.finish(name, "ran", started)
+        self.record_outputs(name, inputs)
+        return "ran"
 
-    def export(self) -> None:
-        started = time.monotonic()
-        self.step("export")
+    def export(self) -> str:
         settings = ExportSettings(self.settings.shots, self.settings.seed, InstructionTemplate.from_file(self.settings.prompt))
-        fresh = is_fresh(self.paths.mera, [self.paths.kept, self.paths.scenes])
-        if not self.overwrite and fresh and export_is_current(self.paths.mera, settings):
-            self.finish("export", "skipped", started)
-            return
+        inputs = [self.paths.kept, self.paths.scenes]
+        if self.is_current("export", inputs) and export_is_current(self.paths.mera, settings):
+            return "skipped"
         export_dataset(
             self.paths.kept,
             self.paths.scenes,
@@ -404,23 +578,22 @@ class Build:
             settings,
             provenance_files={"questions": self.paths.questions, "translate": self.paths.translated},
         )
-        self.finish("export", "ran", started)
+        self.record_outputs("export", inputs)
+        return "ran"
 
-    def hf_copy(self) -> None:
-        started = time.monotonic()
-        self.step("hf")
-        fresh = is_fresh(self.paths.card, [self.paths.mera]) and is_fresh(self.paths.stats, [self.paths.mera])
+    def hf_copy(self) -> str:
+        fresh = self.is_current("hf", [self.paths.mera])
         fresh = fresh and all((self.paths.plots_dir / name).exists() for name in PLOT_FILES)
-        if not self.overwrite and fresh and card_license(self.paths.card) == self.settings.license:
-            self.finish("hf", "skipped", started)
-            return
+        if fresh and card_license(self.paths.card) == self.settings.license:
+            return "skipped"
         document = load_document(self.paths.mera)
         plots = self.write_plots(document)
         write_hf_copy(document, self.paths.hf_dir, self.settings.license, plots=plots)
         atomic_write_json(self.paths.stats, {"info": {"stage": "dataset.stats", "version": __version__,
                                                       "data": "mera/ruclevr.json"},
                                              "statistics": compute_statistics(document)})
-        self.finish("hf", "ran", started)
+        self.record_outputs("hf", [self.paths.mera])
+        return "ran"
 
     def write_plots(self, document) -> list[tuple[str, str]]:
         """The plots of the exported items (with the filter's rejected scores), for the card to show."""
@@ -439,9 +612,9 @@ class Build:
 
 
 def format_summary(paths: BuildPaths, report: BuildReport) -> str:
-    lines = [f"dataset build: {paths.root}", f"{'stage':<12}{'status':<10}{'seconds':>9}"]
+    lines = [f"dataset build: {paths.root}", f"{'stage':<12}{'status':<10}{'seconds':>9}{'peak memory':>14}"]
     for stage in report.stages:
-        lines.append(f"{stage.name:<12}{stage.status:<10}{stage.seconds:>9.1f}")
+        lines.append(f"{stage.name:<12}{stage.status:<10}{stage.seconds:>9.1f}{stage.peak_rss_bytes / 2**30:>10.2f} GiB")
     counts = report.counts
     lines += [
         "scenes {scenes}, questions {questions}, in Russian {questions_ru}, kept by the filter {kept}".format(**counts),

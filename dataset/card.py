@@ -16,7 +16,9 @@ import yaml
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
+from assets.vocabulary import load_vocabulary
 from dataset.document import SPLITS, MeraDocument
+from translate.answers import russian_answer_words
 
 CARD_TEMPLATE_PATH = Path(__file__).parent / "templates" / "card.md.j2"
 # Stage records are shown in full in the card, but a huge value (a list of every file) is cut.
@@ -106,7 +108,23 @@ def card_context(
         "record_files": {name: source.get("file", "") for name, source in sources.items()},
         "license": license_id,
         "plots": list(plots),
+        "answer_vocabulary": answer_vocabulary(),
     }
+
+
+def answer_vocabulary() -> dict[str, dict[str, list[str]]]:
+    """Per MERA question type, its gold answer words and the other words for the same values."""
+    vocabulary = load_vocabulary()
+    table = {
+        "binary": {"gold": [answer["ru"] for answer in vocabulary.answers.values()], "others": []},
+        "count": {"gold": ["0", "1", "2", "…"], "others": []},
+    }
+    for question_type, entries in sorted(russian_answer_words().items()):
+        table[question_type] = {
+            "gold": sorted(entries),
+            "others": sorted({f"{word} ({answer})" for answer, words in entries.items() for word in words}),
+        }
+    return table
 
 
 def render_card(

@@ -7,12 +7,14 @@ and exit status 2.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 from typing import Sequence
 
 from ruclevr import __version__
 from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, probability, run_cli
+from ruclevr.paths import check_output_location
 
 PROG = "python -m dataset"
 TRANSLATE_BACKENDS = ("native", "google", "marian")
@@ -211,8 +213,12 @@ def parse_provenance(values: Sequence[str]) -> dict[str, Path]:
 
 
 def command_build(args: argparse.Namespace) -> int:
-    from dataset.build import Build, BuildPaths, BuildSettings, StageFailed, StageModules, format_summary, split_extra_args
+    from dataset.build import (Build, BuildPaths, BuildSettings, StageFailed, StageModules, Terminated, format_summary,
+                               split_extra_args, terminate_on_sigterm)
+    from dataset.export import check_template
     from dataset.hf import check_license
+    from dataset.prompt import InstructionTemplate
+    from render.settings import render_limit_problem
 
     settings = BuildSettings(
         n=args.n, seed=args.seed, width=args.width, height=args.height, samples=args.samples,
@@ -223,12 +229,24 @@ def command_build(args: argparse.Namespace) -> int:
         translate_args=split_extra_args(args.translate_args, "--translate-args"),
         filter_args=split_extra_args(args.filter_args, "--filter-args"),
     )
+    check_template(InstructionTemplate.from_file(args.prompt))
+    problem = render_limit_problem(args.n, args.width, args.height, args.samples)
+    if problem:
+        raise UsageError(problem)
+    if args.shots >= args.n:
+        fits = f"with --n {args.n} at most {args.n - 1} fit" if args.n > 1 else "render at least 2 scenes"
+        raise UsageError(f"--shots {args.shots} needs at least {args.shots + 1} scenes (each shot on its own image, "
+                         f"and images left for the test split); {fits}")
     paths = BuildPaths(args.out)
     try:
-        report = Build(paths, settings, args.overwrite, StageModules()).run()
+        with terminate_on_sigterm():
+            report = Build(paths, settings, args.overwrite, StageModules()).run()
     except StageFailed as failure:
         print(f"{PROG} build: {failure}", file=sys.stderr)
         return failure.status or 1
+    except Terminated:
+        print(f"{PROG} build: terminated; finished work is kept: rerun the same command to resume", file=sys.stderr)
+        return 128 + signal.SIGTERM
     print(format_summary(paths, report))
     return 0
 
@@ -311,10 +329,11 @@ def command_evaluate(args: argparse.Namespace) -> int:
 
 def command_augment(args: argparse.Namespace) -> int:
     from dataset.augment import AugmentSettings, AugmentSources, ColorSwap, augment, parse_color_map
+    from ruclevr.paths import check_name_part
 
     swap = ColorSwap(parse_color_map(args.color_map) if args.color_map else None, args.seed)
     settings = AugmentSettings(
-        swap=swap, n=args.n, prefix=args.prefix, families_dir=args.families, yo=args.yo,
+        swap=swap, n=args.n, prefix=check_name_part(args.prefix, "--prefix"), families_dir=args.families, yo=args.yo,
         filter_backend=args.filter_backend, threshold=args.threshold, filter_model=args.filter_model,
         batch_size=args.batch_size, device=args.device, workers=args.workers, threads=args.threads,
     )
@@ -341,6 +360,10 @@ def command_gallery(args: argparse.Namespace) -> int:
     return 0
 
 
+#: What each command's --out names: a folder it fills, or a file it writes.
+OUTPUT_KINDS = {"build": "dir", "export": "dir", "hf": "dir", "stats": "file", "evaluate": "file", "augment": "dir",
+                "gallery": "file"}
+
 COMMANDS = {
     "build": command_build,
     "export": command_export,
@@ -357,6 +380,8 @@ def _main(argv: Sequence[str] | None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as stop:  # --help, --version, or a one-line argparse error (status 2)
         return stop.code if isinstance(stop.code, int) else 0
+    if getattr(args, "out", None) is not None:
+        check_output_location(args.out, OUTPUT_KINDS[args.command])
     return COMMANDS[args.command](args)
 
 

@@ -19,6 +19,7 @@ from typing import Any, Mapping
 
 from ruclevr.cli import UsageError
 from ruclevr.io import read_json_input
+from ruclevr.paths import confined_path
 
 DOCUMENT_NAME = "ruclevr.json"
 SPLITS = ("shots", "test")
@@ -35,6 +36,14 @@ class MeraDocument:
     def folder(self) -> Path:
         """The folder ``inputs.image`` paths are relative to."""
         return self.path.parent
+
+    def image_path(self, item: Mapping[str, Any]) -> Path:
+        """Where an item's image lies: ``inputs.image`` inside this document's folder, never outside."""
+        inputs = item.get("inputs") if isinstance(item, Mapping) else None
+        relative = inputs.get("image") if isinstance(inputs, Mapping) else None
+        meta = item.get("meta") if isinstance(item, Mapping) else None
+        label = meta.get("id") if isinstance(meta, Mapping) else "?"
+        return confined_path(self.folder, relative, f"{self.path.name} item {label}: inputs.image")
 
     def items(self, split: str) -> list[dict[str, Any]]:
         return self.splits[split]
@@ -65,4 +74,8 @@ def load_document(path: str | Path) -> MeraDocument:
             raise UsageError(f"{document_path}: data.{split} must be a list of MERA items")
         splits[split] = items
     provenance = {int(record["id"]): record for record in raw.get("provenance", [])}
-    return MeraDocument(document_path, raw.get("info", {}), splits, provenance)
+    document = MeraDocument(document_path, raw.get("info", {}), splits, provenance)
+    for split in SPLITS:  # every image path is checked before any command reads or copies a file
+        for item in splits[split]:
+            document.image_path(item)
+    return document

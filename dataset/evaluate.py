@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ruclevr.cli import UsageError
+from translate.answers import russian_answer_words
 
 _DELETE_ASCII_PUNCTUATION = str.maketrans("", "", string.punctuation)
 
@@ -40,17 +41,39 @@ def exact_match(prediction: str, reference: str) -> bool:
 class Tally:
     correct: int = 0
     total: int = 0
+    synonyms: int = 0  # wrong predictions that name the gold answer's value by another word
 
-    def add(self, is_correct: bool) -> None:
+    def add(self, is_correct: bool, is_synonym: bool = False) -> None:
         self.correct += int(is_correct)
         self.total += 1
+        self.synonyms += int(is_synonym)
 
     def as_dict(self) -> dict[str, float | int]:
-        return {"exact_match": self.correct / self.total if self.total else 0.0, "correct": self.correct, "total": self.total}
+        return {"exact_match": self.correct / self.total if self.total else 0.0, "correct": self.correct, "total": self.total,
+                "wrong_synonyms": self.synonyms}
+
+
+def synonyms_of_answers() -> dict[str, frozenset[str]]:
+    """Normalised gold answer -> normalised other words for the same value (шар for сфера)."""
+    found: dict[str, frozenset[str]] = {}
+    for entries in russian_answer_words().values():
+        for answer, others in entries.items():
+            found[normalise_answer(answer)] = frozenset(normalise_answer(word) for word in others)
+    return found
+
+
+def is_synonym(prediction: str | None, reference: str, synonyms: Mapping[str, frozenset[str]]) -> bool:
+    """Whether a wrong ``prediction`` is another word for the gold answer (analysis only, never scored)."""
+    return prediction is not None and normalise_answer(prediction) in synonyms.get(normalise_answer(reference), ())
 
 
 def score_predictions(items: Sequence[Item], predictions: Mapping[int, str]) -> dict[str, Any]:
-    """Exact match overall and per ``meta.question_type``; an item without a prediction counts as wrong."""
+    """Exact match overall and per ``meta.question_type``; an item without a prediction counts as wrong.
+
+    Each tally also counts the wrong predictions that are synonyms of the gold word
+    (``wrong_synonyms``, e.g. «шар» for «сфера»); they stay wrong, as in MERA's exact match.
+    """
+    synonyms = synonyms_of_answers()
     overall = Tally()
     per_type: dict[str, Tally] = {}
     missing = 0
@@ -58,8 +81,9 @@ def score_predictions(items: Sequence[Item], predictions: Mapping[int, str]) -> 
         prediction = predictions.get(item["meta"]["id"])
         missing += prediction is None
         is_correct = prediction is not None and exact_match(prediction, item["outputs"])
-        overall.add(is_correct)
-        per_type.setdefault(item["meta"]["question_type"], Tally()).add(is_correct)
+        synonym = not is_correct and is_synonym(prediction, item["outputs"], synonyms)
+        overall.add(is_correct, synonym)
+        per_type.setdefault(item["meta"]["question_type"], Tally()).add(is_correct, synonym)
     return {
         "overall": overall.as_dict(),
         "question_types": {name: per_type[name].as_dict() for name in sorted(per_type)},
@@ -101,7 +125,7 @@ def read_predictions(path: str | Path) -> dict[int, str]:
     except FileNotFoundError:
         raise UsageError(f"predictions file {path} does not exist") from None
     with handle:
-        for line_number, line in enumerate(handle, start=1):
+        for line_number, line in enumerate(_lines(handle, path), start=1):
             if not line.strip():
                 continue
             record = _parse_prediction_line(line, f"{path} line {line_number}")
@@ -109,6 +133,20 @@ def read_predictions(path: str | Path) -> dict[int, str]:
                 raise UsageError(f"{path} line {line_number}: id {record[0]} appears twice")
             predictions[record[0]] = record[1]
     return predictions
+
+
+def _lines(handle, path: str | Path):
+    """The file's lines; a byte that is not UTF-8 is a UsageError naming the line."""
+    line_number = 0
+    while True:
+        try:
+            line = handle.readline()
+        except UnicodeDecodeError as error:
+            raise UsageError(f"{path} line {line_number + 1} is not UTF-8 text ({error.reason})") from None
+        if not line:
+            return
+        line_number += 1
+        yield line
 
 
 def _parse_prediction_line(line: str, where: str) -> tuple[int, str]:
@@ -166,6 +204,9 @@ def format_results(result: Mapping[str, Any], split: str) -> str:
     cells = "".join(f"{scores['overall']['exact_match']:>18.4f}" for _, scores in columns)
     lines.append(f"{'overall':<16}{result['items']:>6}{cells}")
     if "predictions" in result:
+        scores = result["predictions"]
+        by_type = ", ".join(f"{name} {tally['wrong_synonyms']}" for name, tally in scores["question_types"].items())
+        lines.append(f"wrong predictions that are synonyms of the gold word: {scores['overall']['wrong_synonyms']} ({by_type})")
         lines.append(
             f"missing predictions: {result['predictions']['missing']}; "
             f"ignored (other split): {result['predictions']['ignored_other_split']}"

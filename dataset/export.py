@@ -28,6 +28,7 @@ from dataset.prompt import InstructionTemplate
 from dataset.splits import Split, split_shots_and_test
 from ruclevr import __version__
 from ruclevr.cli import UsageError
+from ruclevr.paths import confined_path, relative_paths
 from ruclevr.io import TMP_SUFFIX, atomic_write_json, read_json, read_json_input, remove_stale_temporaries
 from translate.answers import answer_to_russian
 from translate.spelling import YO_POLICIES
@@ -58,6 +59,15 @@ def item_schema() -> dict[str, Any]:
 def question_types() -> tuple[str, ...]:
     """MERA's question types, as the item schema lists them."""
     return tuple(item_schema()["properties"]["meta"]["properties"]["question_type"]["enum"])
+
+
+def check_template(template: InstructionTemplate) -> InstructionTemplate:
+    """Render the instruction of every question type and split once, so a template that fails
+    (or breaks a limit of the sandbox) is refused before any work."""
+    for question_type in question_types():
+        for split in ("shots", "test"):
+            template.render(question_type=question_type, split=split)
+    return template
 
 
 @lru_cache(maxsize=1)
@@ -196,12 +206,13 @@ def remove_unused_samples(samples_dir: Path, used: set[str]) -> int:
     return removed
 
 
-def source_record(path: Path, info: Mapping[str, Any]) -> dict[str, Any]:
-    # File names only: absolute paths would make the same dataset differ between machines.
-    return {"file": path.name, "info": dict(info)}
+def source_record(path: Path, info: Mapping[str, Any], base: Path) -> dict[str, Any]:
+    # File names and paths relative to ``base`` only: absolute paths would make the same dataset
+    # differ between machines, and publish the maker's folders.
+    return {"file": path.name, "info": relative_paths(dict(info), base)}
 
 
-def read_provenance_infos(files: Mapping[str, Path]) -> dict[str, dict[str, Any]]:
+def read_provenance_infos(files: Mapping[str, Path], base: Path) -> dict[str, dict[str, Any]]:
     """The ``info`` records of other stage outputs (questions, translation) to carry into the card."""
     records = {}
     for name, path in files.items():
@@ -209,7 +220,7 @@ def read_provenance_infos(files: Mapping[str, Path]) -> dict[str, dict[str, Any]
             raise UsageError(f"--provenance {name}=...: the name {name!r} is taken; choose another")
         raw = read_json_input(path, f"--provenance {name}={path}")
         info = (raw.get("info") or {}) if isinstance(raw, dict) else {}
-        records[name] = source_record(path, info)
+        records[name] = source_record(path, info, base)
     return records
 
 
@@ -232,9 +243,10 @@ def export_dataset(
     check_images(questions, scenes_by_image, images_dir, questions_path)
     split = split_shots_and_test(questions, settings.shots, settings.seed)
     # In pipeline order: render, the other named stages, then the questions file exported here.
-    sources = {"scenes": source_record(scenes_path, scenes_info)}
-    sources.update(read_provenance_infos(provenance_files or {}))
-    sources[INPUT_SOURCE] = source_record(questions_path, questions_info)
+    base = out_dir.parent  # the build folder, when exporting into DATA/mera
+    sources = {"scenes": source_record(scenes_path, scenes_info, base)}
+    sources.update(read_provenance_infos(provenance_files or {}, base))
+    sources[INPUT_SOURCE] = source_record(questions_path, questions_info, base)
     info = {
         "stage": "dataset.export",
         "version": __version__,
@@ -255,8 +267,11 @@ def check_images(
     for filename in sorted({str(q["image_filename"]) for q in questions}):
         if filename not in scenes_by_image:
             raise UsageError(f"{questions_path.name} asks about {filename}, which no scene in the scenes file has")
-        if not (images_dir / filename).is_file():
-            raise UsageError(f"image {images_dir / filename} does not exist (pass --images DIR?)")
+        image = confined_path(images_dir, filename, f"{questions_path.name}: image_filename")
+        if "/" in filename or "\\" in filename:
+            raise UsageError(f"{questions_path.name}: image_filename {filename!r} must be a file name in the images folder")
+        if not image.is_file():
+            raise UsageError(f"image {image} does not exist (pass --images DIR?)")
 
 
 def write_export(document: Mapping[str, Any], images_dir: Path, out_dir: Path) -> None:

@@ -34,6 +34,7 @@ from dataset.plots import PLOT_FILES, PlotRow, rejected_scores, row_of, write_pl
 from ruclevr import __version__
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_write_bytes, atomic_write_text, read_json, read_json_input, remove_stale_temporaries
+from ruclevr.paths import confined_path
 
 TEMPLATE_PATH = Path(__file__).parent / "templates" / "gallery.html.j2"
 THUMB_QUALITY = 85
@@ -100,7 +101,7 @@ def source_from_document(document: MeraDocument, data: Path) -> GallerySource:
         for item in document.items(split):
             record = document.provenance.get(item["meta"]["id"], {})
             relative = item["inputs"]["image"]
-            image = images.setdefault(relative, GalleryImage(Path(relative).name, document.folder / relative,
+            image = images.setdefault(relative, GalleryImage(Path(relative).name, document.image_path(item),
                                                              _int_or_none(record.get("num_objects"))))
             image.questions.append(gallery_question(
                 label=str(item["meta"]["id"]), split=split, question_type=item["meta"]["question_type"],
@@ -124,7 +125,8 @@ def source_from_questions(path: Path, questions: Sequence[Any], images_dir: Path
         if not isinstance(question.get("question_ru"), str):
             raise UsageError(f"{path.name} question {position} has no question_ru (is it a translate or filter output?)")
         filename = question["image_filename"]
-        image = images.setdefault(filename, GalleryImage(filename, images_dir / filename, objects.get(filename)))
+        image_path = confined_path(images_dir, filename, f"{path.name} question {position}: image_filename")
+        image = images.setdefault(filename, GalleryImage(filename, image_path, objects.get(filename)))
         image.questions.append(gallery_question(
             label=str(position), split=str(question.get("split", "")), question_type=str(question.get("question_type", "")),
             question_ru=question["question_ru"], answer_ru=str(question.get("answer_ru", "")),
@@ -182,8 +184,11 @@ def files_dir(out: Path) -> Path:
 
 def thumbnail_bytes(path: Path, width: int) -> tuple[bytes, tuple[int, int]]:
     """A JPEG ``width`` pixels wide (never enlarged) and its size; the same image gives the same bytes."""
-    with Image.open(path) as image:
-        rgb = image.convert("RGB")
+    try:
+        with Image.open(path) as image:
+            rgb = image.convert("RGB")
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as error:
+        raise UsageError(f"image {path} cannot be read as an image: {error}") from None
     if rgb.width > width:
         rgb = rgb.resize((width, max(1, round(rgb.height * width / rgb.width))), Image.Resampling.LANCZOS)
     buffer = io.BytesIO()
@@ -218,9 +223,15 @@ def url_from(page: Path, target: Path) -> str:
 
 
 def check_images(images: Sequence[GalleryImage]) -> None:
+    """Every image exists and is an image (its header and chunks check out), before anything is written."""
     for image in images:
         if not image.path.is_file():
             raise UsageError(f"image {image.path} does not exist (pass --images DIR for a questions file)")
+        try:
+            with Image.open(image.path) as opened:
+                opened.verify()
+        except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as error:
+            raise UsageError(f"image {image.path} cannot be read as an image: {error}") from None
 
 
 def page_context(source: GallerySource, images: Sequence[GalleryImage], out: Path, thumbs: Mapping[str, Any],

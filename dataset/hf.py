@@ -4,7 +4,10 @@ Output folder::
 
     HF/README.md                          the card (YAML dataset_info + configs, then prose)
     HF/data/shots-00000-of-00001.parquet
-    HF/data/test-00000-of-00001.parquet
+    HF/data/test-00000-of-00003.parquet ... test-00002-of-00003.parquet   (files of at most ~500 MB)
+
+``datasets`` loads a split's files as one split (the card's ``configs`` name ``data/SPLIT-*``);
+the card's ``dataset_info`` sums them.
 
 ``inputs.image`` is an ``Image(decode=False)`` feature holding the PNG itself:
 ``{"bytes": <PNG bytes>, "path": "samples/<image>.png"}``. The bytes make the copy
@@ -14,6 +17,7 @@ the same relative path as in the MERA items, so the two copies name images alike
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -25,17 +29,19 @@ from dataset.document import SPLITS, MeraDocument
 from dataset.evaluate import blind_baselines
 from dataset.stats import compute_statistics
 from ruclevr.cli import UsageError
-from ruclevr.io import atomic_open, atomic_write_text, remove_stale_temporaries
+from ruclevr.io import atomic_write_text, remove_stale_temporaries
 
 CARD_NAME = "README.md"
 DATA_DIR = "data"
 # Small row groups keep the Hub viewer and streaming light (datasets 2.x wrote image data 100 rows a group).
 ROWS_PER_GROUP = 100
+#: A split's parquet file is closed at this size and the next one begun (the Hub's own files are at most ~500 MB).
+MAX_FILE_BYTES = 500 * 1000 * 1000
 _LICENSE_ID = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
 
 
-def parquet_name(split: str) -> str:
-    return f"{DATA_DIR}/{split}-00000-of-00001.parquet"
+def parquet_name(split: str, index: int = 0, count: int = 1) -> str:
+    return f"{DATA_DIR}/{split}-{index:05d}-of-{count:05d}.parquet"
 
 
 def mera_features() -> Any:
@@ -68,7 +74,7 @@ def hf_rows(document: MeraDocument, items: Sequence[Mapping[str, Any]], images: 
     for item in items:
         relative = item["inputs"]["image"]
         if relative not in images:
-            images[relative] = (document.folder / relative).read_bytes()
+            images[relative] = document.image_path(item).read_bytes()
         rows.append({**item, "inputs": {**item["inputs"], "image": {"bytes": images[relative], "path": relative}}})
     return rows
 
@@ -77,33 +83,86 @@ def check_images_present(document: MeraDocument) -> None:
     """Fail before writing anything when an item's image is missing."""
     for split in SPLITS:
         for item in document.items(split):
-            if not (document.folder / item["inputs"]["image"]).is_file():
-                raise UsageError(f"item {item['meta']['id']}: image {document.folder / item['inputs']['image']} does not exist")
+            if not document.image_path(item).is_file():
+                raise UsageError(f"item {item['meta']['id']}: image {document.image_path(item)} does not exist")
 
 
-def write_split(document: MeraDocument, split: str, out_dir: Path, show_progress: bool = False) -> dict[str, Any]:
-    """Write one split's parquet file atomically, a row group at a time; return its SplitInfo fields.
+def write_split(
+    document: MeraDocument, split: str, out_dir: Path, show_progress: bool = False, max_file_bytes: int = MAX_FILE_BYTES
+) -> tuple[dict[str, Any], list[Path]]:
+    """Write one split's parquet files, a row group at a time; return its SplitInfo fields and the files.
+
+    A file is closed once it holds ``max_file_bytes`` or more, and the next row group starts the
+    next one, so files stay near that size however large the split. Each file is written under a
+    temporary name and renamed to ``data/SPLIT-KKKKK-of-NNNNN.parquet`` once the count is known;
+    files of an earlier copy of the split with another count are removed then.
 
     Rows go straight to pyarrow with the features' Arrow schema (which carries the ``huggingface``
     features metadata): ``datasets.Dataset.from_list`` measured 4x slower and held every
     image in memory at once (benchmarks/dataset_export.py).
     """
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     schema = mera_features().arrow_schema
     items = document.items(split)
     num_bytes = 0
+    pieces: list[Path] = []
+    writer = None
     progress = tqdm(total=len(items), desc=f"hf {split}", unit="item", disable=not show_progress, dynamic_ncols=True)
-    with progress, atomic_open(out_dir / parquet_name(split), "wb") as handle, pq.ParquetWriter(handle, schema) as writer:
-        for start in range(0, len(items), ROWS_PER_GROUP):
-            # Each group reads its own images: a scene's questions sit together, so little is read twice.
-            rows = hf_rows(document, items[start : start + ROWS_PER_GROUP], {})
-            table = pa.Table.from_pylist(rows, schema=schema)
-            writer.write_table(table)
-            num_bytes += table.nbytes
-            progress.update(len(rows))
-    return {"name": split, "num_bytes": num_bytes, "num_examples": len(items)}
+    try:
+        with progress:
+            for start in range(0, len(items), ROWS_PER_GROUP):
+                if writer is None:
+                    writer = _PieceWriter(out_dir / DATA_DIR / f".{split}-{len(pieces):05d}.parquet.part", schema)
+                    pieces.append(writer.path)
+                # Each group reads its own images: a scene's questions sit together, so little is read twice.
+                rows = hf_rows(document, items[start : start + ROWS_PER_GROUP], {})
+                table = pa.Table.from_pylist(rows, schema=schema)
+                writer.write(table)
+                num_bytes += table.nbytes
+                progress.update(len(rows))
+                if writer.size() >= max_file_bytes:
+                    writer.close()
+                    writer = None
+        if writer is not None:
+            writer.close()
+            writer = None
+    except BaseException:
+        if writer is not None:
+            writer.close()
+        for piece in pieces:
+            piece.unlink(missing_ok=True)
+        raise
+    files = [out_dir / parquet_name(split, index, len(pieces)) for index in range(len(pieces))]
+    for old in (out_dir / DATA_DIR).glob(f"{split}-*.parquet"):
+        if old not in files:
+            old.unlink()
+    for piece, target in zip(pieces, files):
+        os.replace(piece, target)
+    return {"name": split, "num_bytes": num_bytes, "num_examples": len(items)}, files
+
+
+class _PieceWriter:
+    """One parquet file being written (fsynced on close)."""
+
+    def __init__(self, path: Path, schema: Any) -> None:
+        import pyarrow.parquet as pq
+
+        self.path = path
+        self._handle = open(path, "wb")
+        self._writer = pq.ParquetWriter(self._handle, schema)
+
+    def write(self, table: Any) -> None:
+        self._writer.write_table(table)
+
+    def size(self) -> int:
+        return self._handle.tell()
+
+    def close(self) -> None:
+        self._writer.close()
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+        self._handle.close()
 
 
 def check_hf_inputs(document: MeraDocument, license_id: str) -> None:
@@ -117,7 +176,7 @@ def check_hf_inputs(document: MeraDocument, license_id: str) -> None:
 
 def write_hf_copy(
     document: MeraDocument, out_dir: Path, license_id: str = "cc-by-4.0", show_progress: bool = False,
-    plots: Sequence[tuple[str, str]] = (),
+    plots: Sequence[tuple[str, str]] = (), max_file_bytes: int = MAX_FILE_BYTES,
 ) -> dict[str, Any]:
     """Write the parquet files, then the card last (an existing card means a complete copy).
 
@@ -128,8 +187,11 @@ def write_hf_copy(
     (out_dir / DATA_DIR).mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(out_dir)
     remove_stale_temporaries(out_dir / DATA_DIR)
-    splits = [write_split(document, split, out_dir, show_progress) for split in SPLITS]
-    download_size = sum((out_dir / parquet_name(split)).stat().st_size for split in SPLITS)
+    for piece in (out_dir / DATA_DIR).glob(".*.parquet.part"):  # left by a killed run
+        piece.unlink()
+    written = [write_split(document, split, out_dir, show_progress, max_file_bytes) for split in SPLITS]
+    splits = [split for split, _ in written]
+    download_size = sum(path.stat().st_size for _, files in written for path in files)
     dataset_info = {
         "features": mera_features()._to_yaml_list(),
         "splits": splits,

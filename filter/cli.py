@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Sequence
 
 from filter.backends import BACKENDS, make_scorer
-from filter.pipeline import BatchFailures, FilterJob, run_filter
+from filter.pipeline import BatchFailures, FilterJob, merge_shards, run_filter
 from filter.rucola import DEFAULT_MAX_LENGTH, DEFAULT_MODEL, DEVICES, RucolaOptions
+from render.farm import add_text_farm_arguments, run_text_stage
+from render.shards import SHARD_SPEC_HELP, merge_target, parse_shard
 from ruclevr.cli import ArgumentParser, positive_int, probability, run_cli
+from ruclevr.paths import check_output_location
 
 PROG = "python -m filter"
 
@@ -38,6 +42,11 @@ def build_parser() -> ArgumentParser:
                         help="questions scored together (rucola: one padded forward pass) (default: 32)")
     parser.add_argument("--overwrite", action="store_true",
                         help="discard this backend's saved scores and score every question again")
+    parser.add_argument("--shard", default=None, metavar="SPEC",
+                        help=f"filter only one shard of the scenes: {SHARD_SPEC_HELP}; writes OUT.shard-I-of-N.json and its "
+                             "files, and 'python -m filter merge --out OUT' then writes OUT's files, the same bytes as one run")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_text_farm_arguments(parser)
     rucola = parser.add_argument_group("rucola backend")
     rucola.add_argument("--model", default=DEFAULT_MODEL,
                         help=f"hub id or local folder of a sequence classifier (default: {DEFAULT_MODEL})")
@@ -62,6 +71,10 @@ def build_parser() -> ArgumentParser:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    check_output_location(args.out, "file", "--out")
+    on_ray = run_text_stage(args, argv or [], "filter", PROG)
+    if on_ray is not None:
+        return on_ray
     options = RucolaOptions(
         model=args.model,
         revision=args.revision,
@@ -72,7 +85,8 @@ def _main(argv: Sequence[str] | None) -> int:
         require_safetensors=args.require_safetensors,
         threads=args.threads,
     )
-    job = FilterJob(args.input, args.out, args.threshold, args.batch_size, args.overwrite)
+    shard = parse_shard(args.shard, os.environ) if args.shard is not None else None
+    job = FilterJob(args.input, args.out, args.threshold, args.batch_size, args.overwrite, not args.quiet, shard)
     try:
         result = run_filter(job, lambda: make_scorer(args.backend, options))
     except BatchFailures as failures:
@@ -89,4 +103,14 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["merge"]:
+        return run_cli(merge_main, argv[1:], prog=f"{PROG} merge")
     return run_cli(_main, argv, prog=PROG)
+
+
+def merge_main(argv: Sequence[str] | None) -> int:
+    out = merge_target(argv, f"{PROG} merge", "of python -m filter --shard I/N (OUT.shard-I-of-N.json, .rejected.jsonl, .report.json)")
+    result = merge_shards(out)
+    print(f"{PROG}: merged shards: kept {result.kept} of {result.total} questions -> {result.paths.kept}", file=sys.stderr)
+    return 0

@@ -6,8 +6,10 @@ write. Machine translation and template filling go wrong in a few recognisable w
 placeholder left in (``<Z>``, ``{color}``, ``[shape]``), an English word left in, a word that
 is not Russian, broken form (spacing, capital letter, question mark), an adjective that does
 not agree with its noun, a short form (сделан, какова) or ``который`` that does not agree with
-the noun it speaks of, a noun in the wrong form after a numeral or a preposition, a pronoun
-without its н after a preposition (от его). Each check returns reasons ``"category: detail"``;
+the noun it speaks of, a verb that does not agree in number with its subject (находятся куб),
+a compared phrase not in the nominative after «как»/«что и», a pronoun with two earlier object
+nouns it could stand for, a noun in the wrong form after a
+numeral or a preposition, a pronoun without its н after a preposition (от его). Each check returns reasons ``"category: detail"``;
 the category (before the colon) is what the filter's report counts.
 
 Every rule is written to be *lenient under ambiguity*: a word's analyses are all considered,
@@ -26,7 +28,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from filter.base import Verdict
-from translate.morphology import CASE_NAMES, CASES, analyzer, numeral_government
+from translate.morphology import CASE_NAMES, CASES, analyzer, default_lexicon, numeral_government
 
 # Reason categories (the part of a reason before the colon).
 PLACEHOLDER = "placeholder"
@@ -36,6 +38,8 @@ FORM = "form"
 AGREEMENT = "agreement"
 NUMERAL = "numeral"
 PREPOSITION = "preposition"
+COMPARISON = "comparison"
+PRONOUN = "pronoun"
 
 # A leftover template slot in any of the syntaxes the pipeline uses (CLEVR <Z>, Python/Jinja
 # {x}, bracketed [x]), or a lone bracket that a half-substituted slot leaves behind.
@@ -106,6 +110,7 @@ class Form:
     number: str | None
     gender: str | None
     animacy: str | None
+    intransitive: bool = False  # a verb that takes no direct object (находится), so a phrase next to it is its subject
 
 
 @dataclass(frozen=True)
@@ -182,7 +187,10 @@ class MorphChecker:
             reasons += numeral_problems(words[position], phrase)
         reasons += [r for p in phrases if p.start not in governed for r in agreement_problems(p)]
         reasons += predicate_problems(words, phrases)
+        reasons += verb_problems(words, phrases)
+        reasons += comparison_problems(words, phrases)
         reasons += relative_pronoun_problems(words)
+        reasons += pronoun_antecedent_problems(words)
         reasons += preposition_problems(words, phrases)
         return reasons
 
@@ -215,6 +223,7 @@ def _form(parse: object) -> Form:
         number=_grammeme(tag.number),
         gender=_grammeme(tag.gender),
         animacy=_grammeme(tag.animacy),
+        intransitive=_grammeme(tag.transitivity) == "intr",
     )
 
 
@@ -332,6 +341,92 @@ def predicate_problems(words: Sequence[Word], phrases: Sequence[NounPhrase]) -> 
         if subjects and not any(_predicate_agrees(s, n, coordinated) for s in word.forms for n in subjects):
             reasons.append(f"{AGREEMENT}: «{word.text}» does not agree with «{subject_text}»")
     return reasons
+
+
+def verb_problems(words: Sequence[Word], phrases: Sequence[NounPhrase]) -> list[str]:
+    """An intransitive finite verb (находится, находятся, являются) agrees in number with its subject: the
+    nominative phrase right after it (after an optional ``ли``), else the one or the relative
+    «который» right before it. Coordinated subjects («куб и шар») take either number; a phrase
+    with no nominative reading (сколько кубов находится) is not a subject."""
+    starts = {p.start: p for p in phrases}
+    ends = {p.end: p for p in phrases}
+    reasons = []
+    for position, word in enumerate(words):
+        numbers = {f.number for f in word.forms}
+        if not word.forms or not all(f.pos == "VERB" and f.intransitive for f in word.forms) or len(numbers) != 1 or None in numbers:
+            continue
+        number = numbers.pop()
+        following = position + 1 + (position + 1 < len(words) and words[position + 1].lower == "ли")
+        subject = starts.get(following)
+        if subject is not None:
+            after = subject.end + 1
+            if after < len(words) and words[after].lower in _COORDINATORS:
+                continue
+            forms, text = subject.head.forms, subject.text
+        elif position > 0 and any(f.lemma == "который" for f in words[position - 1].forms):
+            forms, text = words[position - 1].forms, words[position - 1].text
+        elif position - 1 in ends and not (position >= 2 and words[ends[position - 1].start - 1].lower in _COORDINATORS):
+            forms, text = ends[position - 1].head.forms, ends[position - 1].text
+        else:
+            continue
+        nominative = [f for f in forms if f.case == "nomn"]
+        if nominative and not any(f.number == number for f in nominative):
+            reasons.append(f"{AGREEMENT}: the verb «{word.text}» does not agree in number with «{text}»")
+    return reasons
+
+
+def comparison_problems(words: Sequence[Word], phrases: Sequence[NounPhrase]) -> list[str]:
+    """After «, как», «, как и» and «, что и» (such as X, as Y) the compared phrase is nominative,
+    like the subject it is compared with; a preposition there (что и у Y) sets its own case."""
+    starts = {p.start: p for p in phrases}
+    reasons = []
+    for position, word in enumerate(words):
+        if word.lower not in ("как", "что") or position == 0 or words[position - 1].text != ",":
+            continue
+        following = position + 1
+        if following < len(words) and words[following].lower == "и":
+            following += 1
+        elif word.lower == "что":
+            continue  # «, что» alone opens a clause (Верно ли, что ...)
+        phrase = starts.get(following)
+        if phrase is None:
+            continue
+        nominative = [f for f in phrase.head.forms if f.pos == "NOUN" and f.case == "nomn"]
+        if not any(all(modifiers_agreeing(phrase.modifiers, f)) for f in nominative):
+            reasons.append(f"{COMPARISON}: «{phrase.text}» after «{word.text}» should be nominative, like what it is compared with")
+    return reasons
+
+
+def pronoun_antecedent_problems(words: Sequence[Word]) -> list[str]:
+    """A personal pronoun (он, неё, ним ...) needs exactly one earlier object noun of its gender and
+    number; with two («Посмотри на куб за цилиндром. Что слева от него?») it has two readings.
+    Object nouns are the vocabulary's (куб, сфера, предмет ...); a noun counts only when every
+    reading of it agrees, so an ambiguous form never raises a false alarm."""
+    object_nouns = _object_nouns()
+    reasons = []
+    for position, word in enumerate(words):
+        pronouns = [f for f in word.forms if f.pos == "NPRO" and f.lemma in _PERSONAL_PRONOUNS]
+        if not pronouns or len(word.forms) != len(pronouns):
+            continue
+        earlier_nouns = [w for w in words[:position] if w.is_noun() and w.forms[0].lemma in object_nouns]
+        # Under each reading of the pronoun (ним: him, or dative them) that some noun fits, the
+        # nouns it could stand for; the pronoun is ambiguous when even the narrowest has two.
+        readings = [[w.text for w in earlier_nouns if all(_refers(pronoun, noun) for noun in w.forms)] for pronoun in pronouns]
+        agreeing = min((r for r in readings if r), key=len, default=[])
+        if len(agreeing) > 1:
+            reasons.append(f"{PRONOUN}: «{word.text}» could stand for {' or '.join(f'«{t}»' for t in agreeing)}")
+    return reasons
+
+
+@lru_cache(maxsize=1)
+def _object_nouns() -> frozenset[str]:
+    return frozenset(default_lexicon().nouns)
+
+
+def _refers(pronoun: Form, noun: Form) -> bool:
+    if pronoun.number == "plur" or noun.number == "plur":
+        return pronoun.number == noun.number
+    return pronoun.gender == noun.gender
 
 
 def _is_personal_pronoun(word: Word) -> bool:

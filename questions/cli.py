@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import hashlib
-import json
+from collections import Counter
+import os
 import shutil
 import sys
-from collections import Counter
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from ruclevr import __version__
 from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, run_cli
-from ruclevr.io import atomic_write_json, remove_stale_temporaries
+from ruclevr.io import remove_temporaries_of
+from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items
+from render.farm import add_text_farm_arguments, run_text_stage
+from render.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path
+from ruclevr.paths import check_output_location
 
 from questions.families import families_digest, family_files, load_families
-from questions.generate import CHUNK_SCENES, ResumeMismatch, SceneFailed, Settings, generate
+from questions.generate import CHUNK_SCENES, ResumeMismatch, SceneFailed, Settings, SplitWideUnique, generate_chunks
 from questions.validator import FAMILY_SUFFIXES, FamilyError, validate_files
 
 PROG = "questions"
@@ -30,6 +34,8 @@ def _main(argv: Sequence[str] | None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["validate"]:
         return validate_command(arguments[1:])
+    if arguments[:1] == ["merge"]:
+        return merge_command(arguments[1:])
     return generate_command(arguments)
 
 
@@ -42,7 +48,7 @@ def generation_parser() -> ArgumentParser:
         description="Generate English questions with programs and answers for the scenes of a scenes.json file. "
         "Every answer is computed by executing the question's program on its scene graph.",
         epilog="To check family files instead: python -m questions validate FILE_OR_DIR... "
-        "(see python -m questions validate --help).",
+        "(see python -m questions validate --help). To combine shards: python -m questions merge --out OUT.",
     )
     parser.add_argument("--scenes", required=True, type=Path, help="scenes.json written by `python -m render` ({info, scenes}).")
     parser.add_argument("--out", required=True, type=Path, help="questions.json to write ({info, questions}).")
@@ -57,52 +63,138 @@ def generation_parser() -> ArgumentParser:
     )
     parser.add_argument(
         "--split-repeats", type=non_negative_int, default=Settings.split_repeats,
-        help="how many images of one split may get the same question (same program or same normalised text); 0 = no limit "
-        f"(default {Settings.split_repeats}: every question of a split is different).",
+        help="how many images of one split may get the same question (same program or same normalised text), within a "
+        "balance block (across blocks too with --unique-across-blocks); 0 = no limit "
+        f"(default {Settings.split_repeats}: every question of a block is different).",
     )
     parser.add_argument(
         "--checkpoint-every", type=positive_int, default=CHUNK_SCENES,
         help=f"save progress every N scenes under OUT.partial/; a stopped run resumes from there (default {CHUNK_SCENES}).",
     )
+    parser.add_argument(
+        "--balance-block", type=positive_int, default=Settings.balance_block,
+        help="scenes whose answers are balanced together and within which --split-repeats holds; each block is made on its own "
+        f"(default {Settings.balance_block}).",
+    )
+    parser.add_argument(
+        "--unique-across-blocks", action="store_true",
+        help="hold --split-repeats across balance blocks too: a question an earlier block asked is dropped when the file is "
+        "written (fewer questions, since a block cannot ask another instead).",
+    )
+    parser.add_argument(
+        "--shard", default=None, metavar="SPEC",
+        help=f"make only one shard of the scenes: {SHARD_SPEC_HELP}; a shard is a contiguous run of whole balance blocks and "
+        "writes OUT.shard-I-of-N.json; 'python -m questions merge --out OUT' then writes OUT, the same bytes as one run.",
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output (and any stopped run's checkpoints).")
+    add_text_farm_arguments(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar.")
     return parser
 
 
 def generate_command(argv: Sequence[str]) -> int:
     args = generation_parser().parse_args(argv)
+    check_output_location(args.out, "file", "--out")
+    on_ray = run_text_stage(args, argv, "questions", PROG)
+    if on_ray is not None:
+        return on_ray
     families = _load_families(args.families)
-    scenes, scenes_info = read_scenes(args.scenes)
-    settings = Settings(seed=args.seed, per_image=args.per_image, budget=args.budget, split_repeats=args.split_repeats)
+    scene_count, scenes_info = check_scenes(args.scenes)
+    settings = Settings(seed=args.seed, per_image=args.per_image, budget=args.budget, split_repeats=args.split_repeats,
+                        balance_block=args.balance_block, unique_across_blocks=args.unique_across_blocks)
     record = run_record(args, settings, families, scenes_info)
-    checkpoints = args.out.with_name(args.out.name + ".partial")
-    if args.out.exists() and not args.overwrite:
-        if _existing_record(args.out) == record:
-            print(f"{PROG}: {args.out} is up to date", file=sys.stderr)
+    shard = parse_shard(args.shard, os.environ) if args.shard is not None else None
+    positions = shard_positions(shard, scene_count, settings.balance_block) if shard else range(scene_count)
+    out, file_record = args.out, record
+    if shard:
+        out = sharded_path(args.out, shard)
+        file_record = {**record, "shard": {"index": shard.index, "count": shard.count, "first": positions.start, "stop": positions.stop}}
+    checkpoints = out.with_name(out.name + ".partial")
+    if out.exists() and not args.overwrite:
+        if _existing_record(out) == file_record:
+            print(f"{PROG}: {out} is up to date", file=sys.stderr)
             return 0
-        raise UsageError(f"{args.out} exists and was made with other settings or inputs; pass --overwrite to replace it")
+        raise UsageError(f"{out} exists and was made with other settings or inputs; pass --overwrite to replace it")
     if args.overwrite and checkpoints.exists():
         shutil.rmtree(checkpoints)
-    remove_stale_temporaries(args.out.parent)
+    remove_temporaries_of(out)  # only its own: shards of the run may be writing beside it
+    refusals: Counter[str] = Counter()
+    chunks = generate_chunks(
+        checked_items(JsonDocument(args.scenes, "scenes"), f"--scenes: {args.scenes}"), families, settings,
+        positions=positions, run_record=file_record, checkpoint_dir=checkpoints, chunk_scenes=args.checkpoint_every,
+        progress=not args.quiet, refusals=refusals,
+    )
     try:
-        questions = generate(
-            scenes, families, settings, run_record=record, checkpoint_dir=checkpoints,
-            chunk_scenes=args.checkpoint_every, progress=not args.quiet,
-        )
+        if shard:
+            info = write_shard(out, file_record, chunks, len(positions), refusals)
+        else:
+            questions = (question for chunk in chunks for question in chunk)
+            info = write_questions(out, record, settings, questions, scene_count, refusals)
     except ResumeMismatch as error:
         raise UsageError(str(error)) from None
     except SceneFailed as error:
         kept = f"; finished chunks are kept in {checkpoints}" if any(checkpoints.glob("scenes_*.json")) else ""
         print(f"{PROG}: failed on {error}{kept}", file=sys.stderr)
         return 1
-    per_image = Counter((q["split"], q["image_index"]) for q in questions)
-    short = sum(1 for scene in scenes if per_image[(scene["split"], scene["image_index"])] < settings.per_image)
-    info = {**record, "scene_count": len(scenes), "question_count": len(questions), "scenes_with_fewer_questions": short}
-    atomic_write_json(args.out, {"info": info, "questions": questions})
     shutil.rmtree(checkpoints, ignore_errors=True)
-    print(f"{PROG}: wrote {len(questions)} questions for {len(scenes)} scenes to {args.out}"
-          f" ({short} scenes got fewer than {settings.per_image})", file=sys.stderr)
+    print(f"{PROG}: wrote {info['question_count']} questions for {info['scene_count']} scenes to {out}"
+          + (f" ({info['scenes_with_fewer_questions']} scenes got fewer than {settings.per_image})" if not shard else ""),
+          file=sys.stderr)
     return 0
+
+
+def shard_positions(shard: Shard, scene_count: int, balance_block: int) -> range:
+    """A shard's scenes: a contiguous run of whole balance blocks (so its questions do not depend on other shards)."""
+    blocks = shard.indices(0, -(-scene_count // balance_block))
+    return range(min(blocks.start * balance_block, scene_count), min(blocks.stop * balance_block, scene_count))
+
+
+def write_questions(
+    out: Path, record: Mapping[str, Any], settings: Settings, questions: Iterable[dict[str, Any]], scene_count: int,
+    refusals: Counter[str],
+) -> dict[str, Any]:
+    """questions.json from the run's questions in scene order (one run's, or its shards' one after
+    another), and ``refusals`` (complete once ``questions`` is); return its info."""
+    unique = SplitWideUnique(settings)
+    with DocumentWriter(out, "questions") as writer:
+        for question in unique.questions(questions):
+            writer.write(question)
+        info = {**record, "scene_count": scene_count, "question_count": unique.kept,
+                "scenes_with_fewer_questions": scene_count - unique.full_scenes,
+                "refused_realisations": dict(sorted(refusals.items())), "repeats_dropped": unique.dropped}
+        writer.finish(info)
+    return info
+
+
+def write_shard(
+    out: Path, record: Mapping[str, Any], chunks: Iterable[list[dict[str, Any]]], scene_count: int, refusals: Counter[str]
+) -> dict[str, Any]:
+    """A shard's questions as made (numbered within each balance block, repeats across blocks not yet dropped)."""
+    with DocumentWriter(out, "questions") as writer:
+        for chunk in chunks:
+            for question in chunk:
+                writer.write(question)
+        info = {**record, "scene_count": scene_count, "question_count": writer.count,
+                "refused_realisations": dict(sorted(refusals.items()))}
+        writer.finish(info)
+    return info
+
+
+def merge_command(argv: Sequence[str]) -> int:
+    out = merge_target(argv, f"python -m {PROG} merge", "OUT.shard-I-of-N.json written by python -m questions --shard I/N")
+    files, infos, stop = consecutive_shards(
+        out, "questions", lambda info: ({k: v for k, v in info.items() if k not in SHARD_KEYS}, info.get("shard", {})))
+    record = {key: value for key, value in infos[0].items() if key not in SHARD_KEYS}
+    settings = Settings(**{name: record[name] for name in ("seed", "per_image", "budget", "family_steps", "tries", "split_repeats", "balance_block", "unique_across_blocks")})
+    questions = (question for path in files for question in checked_items(JsonDocument(path, "questions"), str(path)))
+    refusals = sum((Counter(info.get("refused_realisations", {})) for info in infos), Counter())
+    info = write_questions(out, record, settings, questions, stop, refusals)
+    print(f"{PROG}: merged {len(files)} shards: {info['question_count']} questions for {stop} scenes in {out}", file=sys.stderr)
+    return 0
+
+
+#: What a shard's info has beyond the run's record.
+SHARD_KEYS = ("shard", "scene_count", "question_count", "refused_realisations")
 
 
 def _load_families(directory: Path | None) -> dict:
@@ -123,51 +215,65 @@ def run_record(args: Any, settings: Settings, families: dict, scenes_info: Any) 
         "family_steps": settings.family_steps,
         "tries": settings.tries,
         "split_repeats": settings.split_repeats,
+        "balance_block": settings.balance_block,
+        "unique_across_blocks": settings.unique_across_blocks,
         "families": "builtin" if args.families is None else str(args.families),
         "families_digest": families_digest(args.families),
         "family_count": len(families),
         "scenes_file": str(args.scenes),
-        "scenes_digest": hashlib.sha256(args.scenes.read_bytes()).hexdigest(),
+        "scenes_digest": _file_sha256(args.scenes),
         "scenes_info": scenes_info,
     }
 
 
+def _file_sha256(path: Path) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
 def _existing_record(path: Path) -> dict[str, Any] | None:
     try:
-        with open(path, encoding="utf-8") as handle:
-            info = json.load(handle).get("info", {})
-    except (OSError, ValueError, AttributeError):
+        info = JsonDocument(path, "questions").info()
+    except (OSError, ValueError):
         return None
-    keys = ("scene_count", "question_count", "scenes_with_fewer_questions")
+    keys = ("scene_count", "question_count", "scenes_with_fewer_questions", "refused_realisations", "repeats_dropped")
     return {key: value for key, value in info.items() if key not in keys}
 
 
 # -- reading and checking scenes ---------------------------------------------------------------------
 
 
-def read_scenes(path: Path) -> tuple[list[dict[str, Any]], Any]:
-    """The scenes of a scenes.json file, each checked for what programs need; UsageError naming the first problem."""
+def check_scenes(path: Path) -> tuple[int, Any]:
+    """Check every scene of a scenes.json file for what programs need, one at a time; return the
+    count and the file's info. UsageError naming the first problem (before any question is made)."""
+    label = f"--scenes: {path}"
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+        with open(path, "rb"):
+            pass
     except FileNotFoundError:
         raise UsageError(f"--scenes: no such file: {path}") from None
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
         raise UsageError(f"--scenes: cannot read {path}: {error}") from None
-    except json.JSONDecodeError as error:
-        raise UsageError(f"--scenes: {path} is not valid JSON: {error.msg} at line {error.lineno}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("scenes"), list):
-        raise UsageError(f"--scenes: {path} must be {{\"info\": ..., \"scenes\": [...]}} as written by python -m render")
+    document = JsonDocument(path, "scenes")
     seen: set[tuple[str, int]] = set()
-    for position, scene in enumerate(data["scenes"]):
-        problem = scene_problem(scene)
-        if problem is None:
-            key = (scene["split"], scene["image_index"])
-            problem = f"image_index {key[1]} appears twice in split {key[0]!r}" if key in seen else None
-            seen.add(key)
-        if problem is not None:
-            raise UsageError(f"--scenes: {path}: scene {position}: {problem}")
-    return data["scenes"], data.get("info", {})
+    count = 0
+    try:
+        for position, scene in enumerate(document.items()):
+            problem = scene_problem(scene)
+            if problem is None:
+                key = (scene["split"], scene["image_index"])
+                problem = f"image_index {key[1]} appears twice in split {key[0]!r}" if key in seen else None
+                seen.add(key)
+            if problem is not None:
+                raise UsageError(f"{label}: scene {position}: {problem}")
+            count = position + 1
+        info = document.info()
+    except (DocumentError, UnicodeDecodeError) as error:
+        message = str(error)
+        if "no 'scenes' list" in message or "is not a JSON object" in message:
+            raise UsageError(f"--scenes: {path} must be {{\"info\": ..., \"scenes\": [...]}} as written by python -m render") from None
+        raise UsageError(f"{label} {message}") from None
+    return count, info
 
 
 def scene_problem(scene: Any) -> str | None:

@@ -8,7 +8,7 @@ after generation); the question engine checks every answer it writes the same wa
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from questions.functions import (
     ExecutionError,
@@ -31,8 +31,14 @@ def execute_program(program: Sequence[Mapping[str, Any]], scene: Mapping[str, An
     return format_answer(outputs[-1])
 
 
-def run_program(program: Sequence[Mapping[str, Any]], scene: SceneIndex) -> list[Any]:
-    """Every node's output, in order; checks each node against its function's signature."""
+def run_program(
+    program: Sequence[Mapping[str, Any]], scene: SceneIndex, replace: Mapping[int, Callable[[Any, tuple[Any, ...]], Any]] | None = None
+) -> list[Any]:
+    """Every node's output, in order; checks each node against its function's signature.
+
+    ``replace`` maps a node to a function of (its output, its inputs' values) whose result is
+    used instead: how another reading of a question's text changes one step of the program.
+    """
     if not program:
         raise ExecutionError("empty program")
     registry = function_registry()
@@ -48,7 +54,10 @@ def run_program(program: Sequence[Mapping[str, Any]], scene: SceneIndex) -> list
         _check_node(position, function, inputs, values, types)
         args = tuple(outputs[i] for i in inputs)
         try:
-            outputs.append(function.handler(scene, args, values[0] if values else None))
+            output = function.handler(scene, args, values[0] if values else None)
+            if replace is not None and position in replace:
+                output = replace[position](output, args)
+            outputs.append(output)
         except ExecutionError as error:
             raise ExecutionError(f"node {position} ({name}): {error}") from None
         except (SceneError, KeyError) as error:

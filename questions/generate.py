@@ -3,9 +3,10 @@
 A scene's questions depend on the scene's own generator (``numpy.random.default_rng([seed,
 image_index, STAGE])``) and on the run state left by earlier scenes: how often each family was
 used or came away empty, how often each answer was given, which programs and texts each split
-already holds. The state is rebuilt from the questions written so far plus a few counters saved
-with each checkpoint, so a run stopped after any chunk and resumed ends with exactly the
-questions of an uninterrupted run.
+already holds. That state covers one balance block of scenes (``Settings.balance_block``), so
+blocks can be made apart (shards) and only one block's state is ever in memory. It is rebuilt
+from the block's saved chunks plus a few counters saved with each checkpoint, so a run stopped
+after any chunk and resumed ends with exactly the questions of an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Generator, Iterable, Iterator, Mapping, Sequence
 
 from tqdm import tqdm
 
@@ -28,8 +29,9 @@ from questions.family import Family
 from questions.functions import BOOL, INTEGER
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
-from questions.search import Candidate, Plan, SceneSearch, expand_program, parameter_values
-from questions.text import normalise_text, realise_english
+from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, admitted, structure_of, unsafe_readings
+from questions.search import Candidate, Plan, SceneSearch, choices_of, expand_program, expand_program_positions, parameter_values
+from questions.text import english_readings, normalise_text, realise_english, without_other
 
 #: Mixed into each scene's seed so the question stage never shares random numbers with rendering.
 STAGE = 3
@@ -47,7 +49,9 @@ class Settings:
     budget: int = 3000  # search steps per scene, across all families tried on it
     family_steps: int = 300  # search steps for one family on one scene
     tries: int = 4  # searches per family and scene, each may find another answer to balance with
-    split_repeats: int = 1  # how many images of a split may share one question program or text (0: no limit)
+    split_repeats: int = 1  # how many images of a split (of one balance block) may share one question program or text (0: no limit)
+    balance_block: int = 1000  # scenes balanced together; blocks are independent, so shards of whole blocks run in parallel
+    unique_across_blocks: bool = False  # also hold split_repeats across blocks, dropping what an earlier block asked
 
 
 def answer_cap(family: Family) -> float:
@@ -83,21 +87,16 @@ def text_key(question: str) -> bytes:
 class RunState:
     """What earlier scenes decided that later ones must know."""
 
-    def __init__(self) -> None:
+    def __init__(self, refusals: Counter[str] | None = None) -> None:
         self.family_uses: Counter[str] = Counter()
         self.family_misses: Counter[str] = Counter()  # scenes where a family was tried and gave nothing
+        # "family en template": realisations refused by the reading check; counted over the run
+        # (one Counter shared by every block's state), they decide nothing
+        self.refusals: Counter[str] = Counter() if refusals is None else refusals
         self.answers: dict[str, Counter[str]] = defaultdict(Counter)
         self.split_programs: dict[str, Counter[bytes]] = defaultdict(Counter)
         self.split_texts: dict[str, Counter[bytes]] = defaultdict(Counter)
         self.next_index = 0
-
-    @classmethod
-    def rebuilt(cls, questions: Sequence[Mapping[str, Any]], misses: Mapping[str, int]) -> "RunState":
-        state = cls()
-        for question in questions:
-            state.record(question)
-        state.family_misses.update(misses)
-        return state
 
     def record(self, question: Mapping[str, Any], keys: tuple[bytes, bytes] | None = None) -> None:
         """Count a written question; ``keys`` (program, text) when already computed."""
@@ -167,7 +166,9 @@ class QuestionMaker:
         if answer is None:
             return None
         candidate, program, key = options[answer]
-        question = self._question(scene, plan, candidate, program, state.next_index, stream)
+        question = self._question(scene, plan, candidate, program, state, search)
+        if question is None:
+            return None
         words = text_key(question["question"])
         if words in seen_here or self._repeated(state.split_texts[split], words):
             return None
@@ -208,12 +209,18 @@ class QuestionMaker:
     def _repeated(self, counts: Counter[bytes], key: bytes) -> bool:
         return self.settings.split_repeats > 0 and counts[key] >= self.settings.split_repeats
 
-    def _question(self, scene: Mapping[str, Any], plan: Plan, candidate: Candidate, program: list, index: int, stream: RandomStream) -> dict[str, Any]:
-        family = plan.family
+    def _question(
+        self, scene: Mapping[str, Any], plan: Plan, candidate: Candidate, program: list, state: RunState, search: SceneSearch
+    ) -> dict[str, Any] | None:
+        """The question record, or None when every English template admits a reading with another answer."""
+        family, stream, index = plan.family, search.stream, state.next_index
         params = parameter_values(plan, candidate.choices)
-        templates = family.text["en"]
-        template_index = stream.below(len(templates))
-        text = realise_english(templates[template_index], params, family.params, self.vocabulary, stream)
+        unsafe = unsafe_readings(family, params, search.scene, expand_family)
+        first = stream.below(len(family.text["en"]))
+        chosen = readable_english(family, params, unsafe, self.vocabulary, stream, first, state.refusals)
+        if chosen is None:
+            return None
+        template_index, text = chosen
         return {
             "split": scene["split"],
             "image_index": scene["image_index"],
@@ -228,7 +235,55 @@ class QuestionMaker:
             "question_type": plan.question_type,
             "template_index": template_index,
             "params": params,
+            UNSAFE_FIELD: unsafe,
         }
+
+def readable_english(
+    family: Family,
+    params: Mapping[str, str],
+    unsafe: Sequence[str],
+    vocabulary: Any,
+    stream: RandomStream,
+    first: int,
+    refusals: Counter[str],
+) -> tuple[int, str] | None:
+    """The English question from the first template, from ``first`` on, whose text admits no
+    reading in ``unsafe`` (:mod:`questions.readings`); "other"/"another" are dropped where the
+    anchor cannot be the described object. None when every template admits one.
+
+    ``refusals`` counts, per template ("<family> en <index>"), the refusals after which another
+    template was used, and under "<family> en all" the questions no template could say with one
+    reading.
+    """
+    structure = structure_of(family)
+    templates = family.text["en"]
+    refused = []
+    for step in range(len(templates)):
+        template_index = (first + step) % len(templates)
+        template = templates[template_index]
+        if structure.same_anchor and not any(f"self:{phrase}" in unsafe for phrase in structure.same_anchor):
+            template = without_other(template)
+        readings = list(english_readings(template, family.params, structure))
+        text = realise_english(template, params, family.params, vocabulary, stream, structure, readings)
+        if admitted(readings, unsafe):
+            refused.append(template_index)
+            continue
+        refusals.update(f"{family.id} en {index}" for index in refused)
+        return template_index, text
+    refusals[f"{family.id} en {NO_TEMPLATE}"] += 1
+    return None
+
+
+_PLANS: dict[tuple[str, tuple[Any, ...]], Plan] = {}
+
+
+def expand_family(family: Family, params: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[int]]:
+    """The release-form program of ``family`` (its program possibly edited) with ``params``."""
+    key = (family.id, family.program)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS[key] = Plan.of(family)
+    return expand_program_positions(plan, choices_of(plan, params))
 
 
 # -- a run over many scenes, with checkpoints --------------------------------------------------
@@ -250,43 +305,64 @@ class ResumeMismatch(ValueError):
         super().__init__(f"{folder} holds a stopped run made with other settings; pass --overwrite to start over")
 
 
-def generate(
-    scenes: Sequence[Mapping[str, Any]],
+def generate(scenes: Sequence[Mapping[str, Any]], families: Mapping[str, Family], settings: Settings, **options: Any) -> list[dict[str, Any]]:
+    """Questions for all scenes, in scene order, numbered, as a list (for small runs and tests);
+    ``options`` are :func:`generate_chunks`'s keyword arguments but ``positions``."""
+    chunks = generate_chunks(scenes, families, settings, positions=range(len(scenes)), **options)
+    return list(SplitWideUnique(settings).questions(question for chunk in chunks for question in chunk))
+
+
+def generate_chunks(
+    scenes: Iterable[Mapping[str, Any]],
     families: Mapping[str, Family],
     settings: Settings,
     *,
+    positions: range,
     run_record: Mapping[str, Any] | None = None,
     checkpoint_dir: Path | None = None,
     chunk_scenes: int = CHUNK_SCENES,
     on_chunk: Callable[[int], None] | None = None,
     on_scene: Callable[[int, list[dict[str, Any]]], None] | None = None,
     progress: bool = True,
-) -> list[dict[str, Any]]:
-    """Questions for all scenes, in scene order.
+    refusals: Counter[str] | None = None,
+) -> Iterator[list[dict[str, Any]]]:
+    """The questions of the scenes at ``positions`` (of the ``scenes`` stream), one chunk of scenes at a time.
 
-    With ``checkpoint_dir``, each finished chunk of scenes is saved there, and a later call with
-    the same ``run_record`` continues after the last saved chunk instead of starting over.
-    ``on_chunk(scenes_done)`` is called after each chunk is saved, ``on_scene(position,
-    questions)`` after each scene (the benchmark times scenes with it).
+    Scenes are generated in balance blocks of ``settings.balance_block`` scenes (by position):
+    the run state (answer balance, family order, the split's programs and texts) starts afresh
+    with each block, so any block can be made without the ones before it: shards of whole
+    blocks, made in parallel, give the same questions as one run. Question indices count from
+    0 in each block; :class:`SplitWideUnique` drops repeats across blocks and numbers the run.
+
+    With ``checkpoint_dir``, each chunk is saved there before it is yielded, and a later call
+    with the same ``run_record`` yields the saved chunks (read back one at a time) and continues
+    after the last one. ``on_chunk(scenes_done)`` is called after each chunk is saved,
+    ``on_scene(position, questions)`` after each scene (the benchmark times scenes with it).
+    ``refusals`` receives the English realisations the reading check refused, by "family en
+    template", over all blocks (saved with each chunk, so a resumed run counts them all too).
     """
     maker = QuestionMaker(families, settings)
-    questions: list[dict[str, Any]] = []
-    misses: dict[str, int] = {}
-    start = 0
+    start = positions.start
+    run_refusals: Counter[str] = Counter()  # shared by every block's state: counted over the run
+    state = RunState(run_refusals)
     if checkpoint_dir is not None:
-        questions, misses, start = resume_from(checkpoint_dir, run_record or {})
-    state = RunState.rebuilt(questions, misses)
-    pending: list[dict[str, Any]] = []  # questions of the chunk not saved yet
+        start, state = yield from _saved_chunks(checkpoint_dir, run_record or {}, positions, settings.balance_block, run_refusals)
+    pending: list[dict[str, Any]] = []
     chunk_start = start
     _settle_long_lived_objects()
     try:
-        with tqdm(total=len(scenes), initial=start, desc="questions", unit="scene", disable=not progress) as bar:
-            for position in range(start, len(scenes)):
+        with tqdm(total=len(positions), initial=start - positions.start, desc="questions", unit="scene", disable=not progress) as bar:
+            for position, scene in enumerate(scenes):
+                if position < start:
+                    continue
+                if position >= positions.stop:
+                    break
+                if position % settings.balance_block == 0:
+                    state = RunState(run_refusals)
                 try:
-                    made = maker.questions_for_scene(scenes[position], state)
+                    made = maker.questions_for_scene(scene, state)
                 except Exception as error:  # a bug, not bad input (scenes are checked before the run)
-                    raise SceneFailed(scenes[position], error) from error
-                questions.extend(made)
+                    raise SceneFailed(scene, error) from error
                 pending.extend(made)
                 bar.update(1)
                 if on_scene is not None:
@@ -294,36 +370,47 @@ def generate(
                 done = position + 1
                 if done % SETTLE_EVERY == 0:
                     _settle_long_lived_objects()
-                if done - chunk_start < chunk_scenes or done == len(scenes):
+                if done - chunk_start < chunk_scenes and done % settings.balance_block and done != positions.stop:
                     continue
                 if checkpoint_dir is not None:
                     _save_chunk(checkpoint_dir, chunk_start, done, pending, state)
                     if on_chunk is not None:
                         on_chunk(done)
+                yield pending
                 pending, chunk_start = [], done
     finally:
         gc.unfreeze()
-    return questions
+    if pending:
+        yield pending
+    if refusals is not None:
+        refusals.update(run_refusals)
 
 
 def _settle_long_lived_objects() -> None:
-    """Take the scenes and finished questions out of the cyclic garbage collector's view.
+    """Take the run state's long-lived objects out of the cyclic garbage collector's view.
 
-    They live until the run ends, and a full collection pass scans every object it tracks:
-    without this, those passes grow with the run (80 ms at 1,000 scenes, seconds at 100,000)
-    and land on whichever scene is running. Freezing is a constant-time list splice; the search
-    makes no reference cycles, and ``generate`` unfreezes everything when it returns.
+    They live until their block ends, and a full collection pass scans every object it tracks:
+    without this, those passes grow with the run and land on whichever scene is running.
+    Freezing is a constant-time list splice; the search makes no reference cycles, and
+    ``generate_chunks`` unfreezes everything when it returns.
     """
     gc.freeze()
 
 
 def _save_chunk(folder: Path, start: int, end: int, questions: list[dict[str, Any]], state: RunState) -> None:
-    chunk = {"start": start, "end": end, "family_misses": dict(sorted(state.family_misses.items())), "questions": questions}
+    chunk = {
+        "start": start, "end": end, "family_misses": dict(sorted(state.family_misses.items())),
+        "refusals": dict(sorted(state.refusals.items())), "questions": questions,
+    }
     atomic_write_json(folder / f"scenes_{start:08d}_{end:08d}.json", chunk, indent=None)
 
 
-def resume_from(folder: Path, run_record: Mapping[str, Any]) -> tuple[list[dict[str, Any]], dict[str, int], int]:
-    """The questions and miss counts of the chunks already saved, and the scene to continue from."""
+def _saved_chunks(
+    folder: Path, run_record: Mapping[str, Any], positions: range, balance_block: int, refusals: Counter[str]
+) -> Generator[list[dict[str, Any]], None, tuple[int, RunState]]:
+    """Yield the saved chunks' questions in order; return the position to continue from and the
+    run state of its block, rebuilt from the saved chunks of that block (``refusals``: the run's
+    counts so far, restored)."""
     folder.mkdir(parents=True, exist_ok=True)
     run_file = folder / RUN_FILE
     if run_file.exists():
@@ -331,14 +418,70 @@ def resume_from(folder: Path, run_record: Mapping[str, Any]) -> tuple[list[dict[
             raise ResumeMismatch(folder)
     else:
         atomic_write_json(run_file, dict(run_record))
-    questions: list[dict[str, Any]] = []
-    misses: dict[str, int] = {}
-    position = 0
+    position = positions.start
+    state = RunState(refusals)
     for chunk_file in sorted(folder.glob("scenes_*.json")):
         chunk = read_json(chunk_file)
         if chunk["start"] != position:
             break  # atomic writes leave no gaps; stop at one rather than guess
-        questions.extend(chunk["questions"])
-        misses = chunk["family_misses"]
+        if chunk["start"] % balance_block == 0:
+            state = RunState(refusals)
+        for question in chunk["questions"]:
+            state.record(question)
+        state.family_misses = Counter(chunk["family_misses"])
+        refusals.clear()
+        refusals.update(chunk.get("refusals", {}))
         position = chunk["end"]
-    return questions, misses, position
+        yield chunk["questions"]
+    if position % balance_block == 0:
+        state = RunState(refusals)
+    return position, state
+
+
+class SplitWideUnique:
+    """The run's questions in order, numbered from 0; with ``unique_across_blocks``, without repeats across balance blocks.
+
+    Each block already holds at most ``split_repeats`` images per program and per text. With
+    ``unique_across_blocks`` the limit holds across blocks too: the split's programs and texts
+    are counted by their 8-byte keys only (never the questions), and a question over the limit
+    is dropped (a later block cannot know what an earlier one asked, so it cannot ask another
+    instead: at 10,000 scenes in blocks of 1,000 this dropped a quarter of the questions). It also
+    counts, for the run's info, the questions kept and the scenes that got ``per_image`` questions.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.programs: dict[str, Counter[bytes]] = defaultdict(Counter)
+        self.texts: dict[str, Counter[bytes]] = defaultdict(Counter)
+        self.kept = 0
+        self.dropped = 0
+        self.full_scenes = 0
+
+    def questions(self, questions: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        scene: tuple[str, int] | None = None
+        on_scene = 0
+        for question in questions:
+            if not self._admit(question):
+                self.dropped += 1
+                continue
+            here = (question["split"], question["image_index"])
+            if here != scene:
+                self.full_scenes += on_scene >= self.settings.per_image
+                scene, on_scene = here, 0
+            on_scene += 1
+            question["question_index"] = self.kept
+            self.kept += 1
+            yield question
+        self.full_scenes += on_scene >= self.settings.per_image
+
+    def _admit(self, question: Mapping[str, Any]) -> bool:
+        if not self.settings.unique_across_blocks:
+            return True
+        limit = self.settings.split_repeats
+        program, words = program_key(question["program"]), text_key(question["question"])
+        programs, texts = self.programs[question["split"]], self.texts[question["split"]]
+        if limit and (programs[program] >= limit or texts[words] >= limit):
+            return False
+        programs[program] += 1
+        texts[words] += 1
+        return True

@@ -353,6 +353,11 @@ def _random_order(n: int, stream: RandomStream) -> Iterator[int]:
 
 def expand_program(plan: Plan, choices: tuple[Any, ...]) -> list[dict[str, Any]]:
     """The release-form program of a candidate: one ``filter_<attribute>`` per non-empty slot."""
+    return expand_program_positions(plan, choices)[0]
+
+
+def expand_program_positions(plan: Plan, choices: tuple[Any, ...]) -> tuple[list[dict[str, Any]], list[int]]:
+    """The release-form program and, per template node, the release-form node giving its output."""
     program: list[dict[str, Any]] = []
     position: list[int] = []
     for node, choice in zip(plan.nodes, choices):
@@ -368,7 +373,20 @@ def expand_program(plan: Plan, choices: tuple[Any, ...]) -> list[dict[str, Any]]
         values = [choice] if node.kind == "relate" else []
         program.append({"function": node.function, "inputs": inputs, "value_inputs": values})
         position.append(len(program) - 1)
-    return program
+    return program, position
+
+
+def choices_of(plan: Plan, params: Mapping[str, str]) -> tuple[Any, ...]:
+    """The per-node choices that give ``params``: the inverse of :func:`parameter_values`."""
+    choices: list[Any] = []
+    for node in plan.nodes:
+        if node.kind == "filter":
+            choices.append(tuple(params.get(slot.param, "") if slot.param is not None else slot.literal for slot in node.slots))
+        elif node.kind == "relate":
+            choices.append(params[node.relation_param] if node.relation_param is not None else node.relation_literal)
+        else:
+            choices.append(None)
+    return tuple(choices)
 
 
 def parameter_values(plan: Plan, choices: tuple[Any, ...]) -> dict[str, str]:

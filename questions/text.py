@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from assets.vocabulary import Vocabulary
 
@@ -110,28 +110,76 @@ def realise_english(
     param_types: Mapping[str, str],
     vocabulary: Vocabulary,
     stream: RandomStream,
+    structure: Any = None,
+    readings: list[str] | None = None,
 ) -> str:
-    """The question text: placeholders filled with vocabulary synonyms, optional parts drawn from ``stream``."""
+    """The question text: placeholders filled with vocabulary synonyms, optional parts drawn from ``stream``.
+
+    One word per value: a value said twice is said with the same word. With the family's
+    ``structure`` (:func:`questions.readings.structure_of`), "it" after a relation stays only
+    where exactly one earlier singular noun phrase could be meant; elsewhere the phrase it
+    stands for is repeated, and where that repeated phrase reads like another earlier one, the
+    other reading is appended to ``readings``.
+    """
     words: list[str] = []
+    chosen: dict[tuple[str, str], str] = {}
+    said: list[tuple[str, bool, str]] = []  # noun phrases so far: (shape parameter, plural, words)
+    current: list[str] = []  # words of the noun phrase being said
+    relation: str | None = None  # a relation just said, waiting for its noun or "it"
     for kind, content, plural in compile_english(template):
         if kind == "text":
+            if relation is not None and structure is not None and _IT.match(content):
+                content = _pronoun_or_phrase(content, relation, said, structure, readings)
+            if content.strip():
+                current, relation = [], None
             words.append(content)
         elif kind == "optional":
             if stream.random() < OPTIONAL_KEEP:
                 words.append(content)
         else:
-            words.append(_phrase(param_types[content], values.get(content, ""), plural, vocabulary, stream))
+            param_type, value = param_types[content], values.get(content, "")
+            key = (param_type, value)
+            word = chosen.get(key)
+            if word is None:
+                word = chosen[key] = _phrase(param_type, value, vocabulary, stream)
+            if param_type == "shape":
+                english = vocabulary.value("shape", value).en if value else vocabulary.object_noun["en"]
+                said.append((content, plural, " ".join(w for w in [*current, word] if w)))
+                word = _plural(word, english) if plural else word
+                current, relation = [], None
+            elif param_type == RELATION:
+                relation = content
+            else:
+                current.append(word)
+            words.append(word)
     return tidy_english("".join(words))
 
 
-def _phrase(param_type: str, value: str, plural: bool, vocabulary: Vocabulary, stream: RandomStream) -> str:
+_IT = re.compile(r"(\s*)it\b")
+
+
+def _pronoun_or_phrase(
+    content: str, relation: str, said: list[tuple[str, bool, str]], structure: Any, readings: list[str] | None
+) -> str:
+    """``content`` (starting with "it") as written, or with "it" replaced by the phrase it stands for."""
+    anchor = structure.relation_anchor.get(relation)
+    singular = [name for name, plural, _ in said if not plural]
+    phrase = next((text for name, _, text in said if name == anchor), None)
+    if anchor is None or phrase is None or singular == [anchor]:
+        return content
+    if readings is not None:
+        readings += [f"anchor:{relation}:{name}" for name, _, text in said if name != anchor and text == phrase]
+    return _IT.sub(lambda match: f"{match.group(1)}the {phrase}", content, count=1)
+
+
+def _phrase(param_type: str, value: str, vocabulary: Vocabulary, stream: RandomStream) -> str:
+    """A word for one value (a shape's singular noun; a relation's phrase; "" for an empty attribute)."""
     if param_type == RELATION:
         english = vocabulary.relation(value)["en"]
         return stream.choice(_synonyms(english, "word"))
     if param_type == "shape":
         english = vocabulary.value("shape", value).en if value else vocabulary.object_noun["en"]
-        word = stream.choice(_synonyms(english, "noun"))
-        return _plural(word, english) if plural else word
+        return stream.choice(_synonyms(english, "noun"))
     if not value:
         return ""
     return stream.choice(_synonyms(vocabulary.value(param_type, value).en, "word"))
@@ -162,3 +210,65 @@ def tidy_english(text: str) -> str:
 def normalise_text(text: str) -> str:
     """The form used to find duplicate questions: lower case, no punctuation, single spaces."""
     return _SPACE.sub(" ", _NOT_WORD.sub(" ", text.lower())).strip()
+
+
+# -- other readings of an English text (see questions.readings) ---------------------------------
+
+_CHAIN_LINK = re.compile(r"^\s*(?:that\s+(?:is|are)\s+|are\s+|is\s+)?(?:the\s+)?$")
+_OTHER = re.compile(r"\b(?:an)?other\b", re.IGNORECASE)
+_EXCLUSIVE_WORDS = re.compile(r"\beither\b", re.IGNORECASE)
+
+
+def english_readings(template: str, param_types: Mapping[str, str], structure: Any) -> tuple[str, ...]:
+    """The other readings (keys of :mod:`questions.readings`) an English template admits.
+
+    A relation phrase in a chain ("the X [that is] left of the Y [that is] behind the Z") could
+    describe any earlier noun of the chain; "either ... or" could be exclusive; a phrase drawn from a same-attribute set could name the
+    anchor itself unless "other"/"another" is said. Optional parts count as said.
+    """
+    key = (template, id(structure))
+    found = _READINGS_CACHE.get(key)
+    if found is None:
+        found = _READINGS_CACHE[key] = _english_readings(template, param_types, structure)
+    return found
+
+
+_READINGS_CACHE: dict[tuple[str, int], tuple[str, ...]] = {}
+
+
+def _english_readings(template: str, types: Mapping[str, str], structure: Any) -> tuple[str, ...]:
+    readings: list[str] = []
+    chain: list[str] = []  # the nouns of the current chain of relation phrases
+    link = ""  # the text since the last noun or relation
+    text = "".join(
+        f" {content} " if kind == "optional" else content if kind == "text" else f"\0{content}{'s' if plural else ''}\0"
+        for kind, content, plural in compile_english(template)
+    )
+    for piece in text.split("\0"):
+        match = re.fullmatch(r"(<[A-Z][A-Z0-9]*>)(s?)", piece)
+        if match is None:
+            link += piece
+            continue
+        name = match.group(1)
+        kind = types.get(name)
+        if kind == RELATION:
+            if not _CHAIN_LINK.match(link):
+                chain = []
+            target = structure.relation_target.get(name)
+            readings += [f"attach:{name}:{phrase}" for phrase in chain if phrase != target]
+            link = ""
+        elif kind == "shape":
+            if not _CHAIN_LINK.match(link):
+                chain = []
+            chain.append(name)
+            link = ""
+    if structure.unions and _EXCLUSIVE_WORDS.search(text):
+        readings += [f"exclusive:{node}" for node in structure.unions]
+    if not _OTHER.search(text):
+        readings += [f"self:{phrase}" for phrase in structure.same_anchor]
+    return tuple(dict.fromkeys(readings))
+
+
+def without_other(template: str) -> str:
+    """The template without "other"/"another": for a phrase whose anchor cannot be what it describes."""
+    return re.sub(r"\s+", " ", re.sub(r"\banother\b", "a", re.sub(r"\bother\s+", "", template)))

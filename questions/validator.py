@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import yaml
 
@@ -66,6 +66,20 @@ class FamilyError(ValueError):
         self.problems = problems
         more = f" (and {len(problems) - 1} more; run `python -m questions validate` to see all)" if len(problems) > 1 else ""
         super().__init__(f"{problems[0]}{more}")
+
+
+def template_checker(language: str) -> Callable[[str, Mapping[str, str]], list[str]]:
+    """The problems of one template in ``language``, found by the rules its realiser uses:
+    English by :mod:`questions.text`, Russian by the native realiser's compiler (unknown
+    features and words, agreement, verbs that disagree with their subject); other languages'
+    texts only have their placeholders checked."""
+    if language == "en":
+        return english_template_problems
+    if language == "ru":
+        from translate.templates import validate_template  # the realiser's own rules, loaded when a file has Russian
+
+        return validate_template
+    return other_language_problems
 
 
 def param_types() -> tuple[str, ...]:
@@ -434,7 +448,7 @@ class _Checker:
             if not isinstance(templates, list) or not templates or not all(isinstance(t, str) and t.strip() for t in templates):
                 self.report(where, "expected a non-empty list of non-empty strings")
                 continue
-            check = english_template_problems if language == "en" else other_language_problems
+            check = template_checker(language)
             for slot, template in enumerate(templates):
                 for message in check(template, params):
                     self.report(where + (slot,), message)

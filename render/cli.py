@@ -14,7 +14,7 @@ import dataclasses
 import importlib.metadata
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Iterator, Sequence
 
 from tqdm import tqdm
 
@@ -26,10 +26,12 @@ from render.outputs import OutputLayout, check_writable, merge_scenes
 from render.runs import claim_output
 from render.sampler import SceneOptions, SceneSamplingError
 from render.scene_graph import sample_scene_graph
-from render.settings import DEFAULT_SAMPLES, RenderSettings
+from render.settings import DEFAULT_SAMPLES, MAX_SCENES, MAX_SIDE, RenderSettings, render_limit_problem
 from render.shards import layout_for
 from render.worker import DEFAULT_MIN_PIXELS, RenderJob, default_min_pixels
 from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, run_cli
+from ruclevr.jsonstream import DocumentWriter
+from ruclevr.paths import check_name_part, check_output_location
 
 PROG = "python -m render"
 
@@ -42,12 +44,12 @@ def build_parser() -> ArgumentParser:
         epilog="Subcommands: 'python -m render merge OUT [SHARD_FOLDER ...]' combines the shards of a job array into "
         "OUT/scenes.json; 'python -m render verify OUT' checks a finished folder (each has its own --help).",
     )
-    parser.add_argument("--n", type=positive_int, required=True, help="number of scenes to render (indices start-index .. start-index+n-1)")
+    parser.add_argument("--n", type=positive_int, required=True, help=f"number of scenes to render (indices start-index .. start-index+n-1; start-index+n at most {MAX_SCENES})")
     parser.add_argument("--out", default="out", help="output folder (images/, masks/, scenes/, scenes.json); default: out")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="run seed; scene i is sampled from numpy default_rng([seed, i]); default 0")
     parser.add_argument("--start-index", type=non_negative_int, default=0, help="first scene index (to add scenes to a folder, or split work); default 0")
-    parser.add_argument("--width", type=positive_int, default=480, help="image width in pixels; default 480")
-    parser.add_argument("--height", type=positive_int, default=320, help="image height in pixels; default 320")
+    parser.add_argument("--width", type=positive_int, default=480, help=f"image width in pixels (at most {MAX_SIDE}); default 480")
+    parser.add_argument("--height", type=positive_int, default=320, help=f"image height in pixels (at most {MAX_SIDE}); default 320")
     parser.add_argument("--samples", type=positive_int, default=DEFAULT_SAMPLES, help=f"Cycles samples per pixel (denoised); default {DEFAULT_SAMPLES}")
     parser.add_argument("--engine", choices=engine_names(), default="cycles", help="render engine; default cycles (Blender)")
     parser.add_argument("--no-denoise", action="store_true", help="turn OpenImageDenoise off (CLEVR's settings were --samples 512 --no-denoise)")
@@ -59,6 +61,10 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--workers", type=positive_int, default=None, help="parallel Blender processes (or Ray actors); default: one per CPU core on the CPU (1 thread each; as fast as threads on 2 cores, and isolated), one per GPU on GPUs, one per slot of a Ray cluster")
     parser.add_argument("--threads", type=non_negative_int, default=None, help="Cycles threads per worker (0 = all cores); default: 1 when several workers share the CPU, else 0")
     parser.add_argument("--overwrite", action="store_true", help="delete this folder's earlier renders first and render everything again (with --shard: that shard's only)")
+    parser.add_argument("--graphs-only", action="store_true",
+                        help="sample the scene graphs and write scenes.json only, without Blender: no images or masks, and objects' "
+                             "visibility is not checked (the info says so); for working on questions at scale and for benchmarks")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar (--graphs-only)")
     add_farm_arguments(parser)
     return parser
 
@@ -78,10 +84,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    check_output_location(args.out, "dir", "--out")
     options = scene_options_from_args(args)
     shard = shard_from_args(args)
     indices = shard.indices(args.start_index, args.n) if shard else range(args.start_index, args.start_index + args.n)
     check_scenes_possible(args.seed, indices.start, options)
+    if args.graphs_only:
+        return write_graphs_only(args, options, shard, indices)
     farm = plan_farm(args, PROG)
     layout = prepare_output(layout_for(Path(args.out), options.filename_prefix, shard, args.start_index, args.n), args.overwrite)
     settings = RenderSettings(
@@ -94,7 +103,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if shard:
         info["shard"] = shard.to_dict(args.start_index, args.n)  # for merge; the merged scenes.json leaves it out
     claim_output(layout, info)
-    failures = execute(farm, job, plan(layout, indices))
+    failures = execute(farm, job, plan(layout, indices), len(indices))
     merged = merge_scenes(layout, info)
     print(f"{PROG}: {len(indices) - len(failures)} of {len(indices)} scenes ready in {layout.root} ({merged} in {layout.scenes_json.name})",
           file=sys.stderr)
@@ -103,13 +112,32 @@ def _main(argv: Sequence[str] | None) -> int:
     return 1 if failures else 0
 
 
+def write_graphs_only(args, options: SceneOptions, shard, indices: range) -> int:
+    """Sample each index's scene graph (no Blender) and stream them into scenes.json (a shard: its own file)."""
+    layout = layout_for(Path(args.out), options.filename_prefix, shard, args.start_index, args.n)
+    if layout.scenes_json.exists() and not args.overwrite:
+        raise UsageError(f"{layout.scenes_json} exists; pass --overwrite to replace it")
+    info = {"generator": "ruclevr.render", "version": ruclevr.__version__, "seed": args.seed, "graphs_only": True,
+            "visibility_checked": False, "scene_options": dataclasses.asdict(options)}
+    if shard:
+        info["shard"] = shard.to_dict(args.start_index, args.n)
+    with DocumentWriter(layout.scenes_json, "scenes") as writer:
+        for index in tqdm(indices, desc="scene graphs", unit="scene", file=sys.stderr, disable=args.quiet):
+            writer.write(sample_scene_graph(args.seed, index, options))
+        writer.finish(info)
+    print(f"{PROG}: {writer.count} scene graphs (not rendered) in {layout.scenes_json}", file=sys.stderr)
+    return 0
+
+
 def scene_options_from_args(args) -> SceneOptions:
+    problem = render_limit_problem(args.n, args.width, args.height, args.samples, args.start_index)
+    if problem:
+        raise UsageError(problem)
     if args.min_objects > args.max_objects:
         raise UsageError(f"--min-objects {args.min_objects} is greater than --max-objects {args.max_objects}")
     if args.max_objects > 254:
         raise UsageError(f"--max-objects {args.max_objects} is too many: masks are 8-bit, at most 254 objects")
-    if not args.split or "/" in args.split:
-        raise UsageError(f"--split {args.split!r} must be a non-empty name without '/'")
+    check_name_part(args.split, "--split")
     return SceneOptions(
         min_objects=args.min_objects, max_objects=args.max_objects, width=args.width, height=args.height, split=args.split
     )
@@ -150,16 +178,18 @@ def run_info(job: RenderJob) -> dict:
     }
 
 
-def plan(layout: OutputLayout, indices: Sequence[int]) -> list[int]:
-    """The indices still to render: finished scenes (their scene file exists) are skipped."""
-    return [index for index in indices if not layout.is_finished(index)]
+def plan(layout: OutputLayout, indices: Iterable[int]) -> Iterator[int]:
+    """The indices still to render, drawn lazily (a range of any length is never listed): finished
+    scenes are skipped."""
+    return (index for index in indices if not layout.is_finished(index))
 
 
-def execute(farm: FarmPlan, job: RenderJob, indices: list[int]) -> list[str]:
-    """Render ``indices`` with the chosen executor, showing progress; return the failures."""
+def execute(farm: FarmPlan, job: RenderJob, indices: Iterable[int], at_most: int) -> list[str]:
+    """Render ``indices`` (at most ``at_most`` of them) with the chosen executor, showing progress; return the failures."""
     failures = []
-    with tqdm(total=len(indices), desc="render", unit="scene", file=sys.stderr, dynamic_ncols=True) as progress:
-        for outcome in farm.execute(job, indices, log=lambda line: tqdm.write(f"{PROG}: {line}", file=sys.stderr)):
+    with tqdm(total=at_most, desc="render", unit="scene", file=sys.stderr, dynamic_ncols=True) as progress:
+        for outcome in farm.execute(job, indices, log=lambda line: tqdm.write(f"{PROG}: {line}", file=sys.stderr),
+                                    at_most=at_most):
             if outcome.error:
                 failures.append(outcome.error)
             progress.update(1)

@@ -8,13 +8,13 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
-from render.devices import DEVICE_CHOICES, DeviceChoice, choose_device, describe_choice, parse_gpu_ids, select_gpus, worker_gpus
+from render.devices import DEVICE_CHOICES, DeviceChoice, choose_device, describe_choice, parse_gpu_ids, select_gpus, usable_cores, worker_gpus
 from render.scheduler import WorkerPolicy
 from render.shards import SHARD_SPEC_HELP, Shard, parse_shard
 from render.worker import Outcome, RenderJob
-from ruclevr.cli import ArgumentParser, UsageError, non_negative_int
+from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int
 
 EXECUTORS = ("local", "ray")
 DEFAULT_POLICY = WorkerPolicy()
@@ -66,9 +66,11 @@ class FarmPlan:
     policy: WorkerPolicy
     started_ray: bool = False  # this process started a local Ray cluster and shuts it down at the end
 
-    def execute(self, job: RenderJob, indices: Sequence[int], log: Callable[[str], None]) -> Iterator[Outcome]:
-        """Outcomes of ``indices`` in completion order, one per index."""
-        workers = min(self.workers, max(1, len(indices)))
+    def execute(self, job: RenderJob, indices: Iterable[int], log: Callable[[str], None],
+                at_most: int | None = None) -> Iterator[Outcome]:
+        """Outcomes of ``indices`` in completion order, one per index; ``indices`` may be a lazy iterable
+        of at most ``at_most`` items (then no more workers than that are started)."""
+        workers = min(self.workers, max(1, len(indices) if at_most is None else at_most))  # type: ignore[arg-type]
         if self.executor == "ray":
             from render.ray_executor import disconnect, run_on_ray
 
@@ -153,5 +155,47 @@ def default_workers(device: DeviceChoice) -> int:
     return usable_cores()
 
 
-def usable_cores() -> int:
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+# -- the text stages (questions, translate, filter): their shards on a Ray cluster --------------------
+
+def add_text_farm_arguments(parser: ArgumentParser) -> None:
+    """``--executor ray`` for a text stage: every shard of the run as a Ray task, then the merge."""
+    parser.add_argument("--executor", choices=EXECUTORS, default="local",
+                        help="local: this process; ray: run the stage as --shards shards, each a Ray task (the nodes share a "
+                             "file system), then merge them into --out (the same bytes as a local run)")
+    parser.add_argument("--address", default=None,
+                        help="with --executor ray: the cluster to join (host:port, or 'auto'); default $RAY_ADDRESS, else a "
+                             "private local cluster with one CPU per core")
+    parser.add_argument("--shards", type=positive_int, default=None,
+                        help="with --executor ray: how many shards (default: one per CPU of the cluster)")
+
+
+def run_text_stage(args, argv: Sequence[str], module: str, prog: str) -> int | None:
+    """With ``--executor ray``, run the whole stage as shards on Ray and return its exit status;
+    None for a local run (the caller goes on)."""
+    if args.executor != "ray":
+        if args.address is not None or args.shards is not None:
+            raise UsageError("--address and --shards need --executor ray")
+        return None
+    if args.shard is not None:
+        raise UsageError("--shard is one shard of a run; --executor ray runs them all: give one or the other")
+    from render.ray_executor import run_text_shards_on_ray
+
+    return run_text_shards_on_ray(module, strip_farm_flags(argv), args.shards, args.address,
+                                  log=lambda line: print(f"{prog}: {line}", file=sys.stderr))
+
+
+def strip_farm_flags(argv: Sequence[str]) -> list[str]:
+    """``argv`` without --executor, --address and --shards (and their values)."""
+    kept: list[str] = []
+    skip = False
+    for argument in argv:
+        if skip:
+            skip = False
+            continue
+        name = argument.split("=", 1)[0]
+        if name in ("--executor", "--address", "--shards"):
+            skip = "=" not in argument
+            continue
+        kept.append(argument)
+    return kept

@@ -23,6 +23,7 @@ from render.runs import claim_output, output_defining
 from render.shards import Shard, shard_files
 from ruclevr.cli import ArgumentParser, UsageError, run_cli
 from ruclevr.io import atomic_write_bytes, read_json
+from ruclevr.paths import check_output_location
 
 PROG = "python -m render merge"
 
@@ -52,6 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    check_output_location(args.out, "dir", "OUT")
     out = Path(args.out)
     sources = [Path(folder) for folder in args.folders]
     for folder in sources or [out]:  # OUT itself may be new when shards are copied into it

@@ -5,12 +5,14 @@ Layout (docs/interfaces.md)::
     OUT/images/ruclevr_000000.png   OUT/masks/ruclevr_000000.png   OUT/scenes/ruclevr_000000.json
     OUT/scenes.json                 OUT/render_run.json (what the run was started with)
 
-A scene is finished when its scene file exists: the worker writes image and mask first and
-the scene file last, each atomically, so a killed run never leaves a half scene that counts.
+A scene is finished when its scene file exists with its image and mask: the worker writes image
+and mask first and the scene file last, each atomically, so a killed run never leaves a half
+scene that counts, and a rerun redoes a scene whose image or mask was deleted.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -58,7 +60,8 @@ class OutputLayout:
         remove_stale_temporaries(self.root)
 
     def is_finished(self, index: int) -> bool:
-        return self.scene_path(index).exists()
+        """The scene file exists, and so do its image and mask (a deleted one makes the scene unfinished)."""
+        return self.scene_path(index).exists() and self.image_path(index).exists() and self.mask_path(index).exists()
 
     def finished_scene_files(self) -> list[Path]:
         return sorted((self.root / "scenes").glob(f"{self.prefix}_*.json"))
@@ -88,9 +91,15 @@ def encode_png(pixels: np.ndarray, compress_level: int = 1) -> bytes:
 def write_scene_files(
     layout: OutputLayout, index: int, image: np.ndarray, mask: np.ndarray, scene: dict, compress_level: int = 1
 ) -> None:
-    """Image, mask, then the scene file: the last one marks the scene finished."""
-    atomic_write_bytes(layout.image_path(index), encode_png(image, compress_level))
-    atomic_write_bytes(layout.mask_path(index), encode_png(mask, compress_level))
+    """Image, mask, then the scene file: the last one marks the scene finished.
+
+    The scene records the image's and the mask's SHA-256 (``image_sha256``, ``mask_sha256``), so
+    that ``verify`` and a rerun notice an image swapped for another or damaged later."""
+    image_png, mask_png = encode_png(image, compress_level), encode_png(mask, compress_level)
+    scene["image_sha256"] = hashlib.sha256(image_png).hexdigest()
+    scene["mask_sha256"] = hashlib.sha256(mask_png).hexdigest()
+    atomic_write_bytes(layout.image_path(index), image_png)
+    atomic_write_bytes(layout.mask_path(index), mask_png)
     atomic_write_json(layout.scene_path(index), scene)
 
 

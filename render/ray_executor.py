@@ -18,7 +18,7 @@ import dataclasses
 import os
 from typing import Any, Callable, Iterator, Sequence
 
-from render.devices import DeviceChoice, describe_found
+from render.devices import DeviceChoice, describe_found, usable_cores
 from render.executors import probe_gpu_devices_in_child
 from render.scheduler import Died, Done, Ready, Scheduler, WorkerPolicy
 from render.worker import Outcome, RenderJob
@@ -214,3 +214,49 @@ class RenderActor:
     def close(self) -> None:
         self._worker.close()
         self._scratch.cleanup()
+
+
+# -- text stages: their shards as Ray tasks ------------------------------------------------------------
+
+def run_text_shards_on_ray(module: str, argv: Sequence[str], shards: int | None, address: str | None,
+                           log: Callable[[str], None]) -> int:
+    """Run ``python -m MODULE ARGV --shard I/N`` for every shard as a Ray task, then ``MODULE merge``.
+
+    Each task runs the stage's command in a process of its own on whichever node Ray picks, and
+    reads and writes the paths in ``argv`` there: the nodes need one shared file system (unlike
+    rendering, whose actors return their files' bytes). ``shards``: default one per CPU of the
+    cluster. Returns the exit status: the first failing shard's, or merge's.
+    """
+    import ray
+
+    started_cluster = connect(address or os.environ.get("RAY_ADDRESS"), usable_cores())
+    try:
+        count = shards or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        task = ray.remote(_run_text_shard).options(num_cpus=1, max_retries=0)
+        search_path = os.pathsep.join(entry for entry in __import__("sys").path if entry)
+        runs = [task.remote(module, [*argv, "--shard", f"{index}/{count}"], search_path) for index in range(count)]
+        results = ray.get(runs)
+    finally:
+        if started_cluster:
+            disconnect()
+    failed = [(index, status, tail) for index, (status, tail) in enumerate(results) if status != 0]
+    for index, status, tail in failed:
+        log(f"shard {index}/{count} exited with {status}: {tail}")
+    if failed:
+        return failed[0][1]
+    import importlib
+
+    out = argv[list(argv).index("--out") + 1]
+    return importlib.import_module(f"{module}.cli").main(["merge", "--out", out])
+
+
+def _run_text_shard(module: str, argv: Sequence[str], search_path: str) -> tuple[int, str]:
+    """One shard's command in its own process; its exit status and the last line it wrote to stderr."""
+    import subprocess
+    import sys
+
+    environment = {**os.environ, "PYTHONPATH": search_path, "TQDM_DISABLE": "1"}
+    done = subprocess.run([sys.executable, "-m", module, *argv], env=environment, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, check=False)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    return done.returncode, lines[-1] if lines else ""

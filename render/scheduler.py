@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, NamedTuple, Protocol, Sequence
+from typing import Callable, Iterable, Iterator, NamedTuple, Protocol
 
 from render.worker import Outcome
 
@@ -89,6 +89,42 @@ class WorkerRecord:
     ended: str | None = None  # why it stopped: recycled, died, finished
 
 
+class PendingIndices:
+    """The indices still to hand out: retried ones first, then the rest drawn lazily from an iterable,
+    so a range of any length is never held as a list."""
+
+    def __init__(self, indices: Iterable[int]) -> None:
+        self._retries: deque[int] = deque()
+        self._rest = iter(indices)
+        self._next: int | None = None
+
+    def __bool__(self) -> bool:
+        if self._retries or self._next is not None:
+            return True
+        self._next = next(self._rest, None)
+        return self._next is not None
+
+    def popleft(self) -> int:
+        if self._retries:
+            return self._retries.popleft()
+        if not self:
+            raise IndexError("no index left")
+        index, self._next = self._next, None
+        return index  # type: ignore[return-value]
+
+    def appendleft(self, index: int) -> None:
+        self._retries.appendleft(index)
+
+    def __iter__(self) -> Iterator[int]:
+        while self:
+            yield self.popleft()
+
+    def clear(self) -> None:
+        self._retries.clear()
+        self._rest = iter(())
+        self._next = None
+
+
 class Scheduler:
     """Runs indices over ``slots`` workers of ``backend`` under ``policy``; see the module docstring.
 
@@ -103,16 +139,18 @@ class Scheduler:
         self.log = log or (lambda line: None)
         self.after_death = after_death or (lambda index: None)
         self.workers: list[WorkerRecord] = []
-        self._pending: deque[int] = deque()
+        self._pending = PendingIndices(())
         self._busy: dict[int, int] = {}  # slot -> the index its worker renders
         self._current: dict[int, WorkerRecord] = {}  # slot -> its live worker
         self._crashes: Counter[int] = Counter()
         self._failed_starts = 0
 
-    def run(self, indices: Sequence[int]) -> Iterator[Outcome]:
-        self._pending = deque(indices)
+    def run(self, indices: Iterable[int]) -> Iterator[Outcome]:
+        self._pending = PendingIndices(indices)
         try:
-            for slot in range(min(self.slots, len(self._pending))):
+            for slot in range(self.slots):
+                if not self._pending:
+                    break
                 self._start(slot)
                 self._assign(slot)
             while self._busy:

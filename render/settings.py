@@ -25,6 +25,25 @@ from dataclasses import dataclass
 DEFAULT_SAMPLES = 8
 CLEVR_SAMPLES = 512
 
+#: Upper limits checked before any work (README, "Limits"): far beyond any planned dataset, and
+#: low enough that the merged scenes.json and a frame of the largest side fit in memory.
+MAX_SCENES = 10_000_000
+MAX_SIDE = 8192
+MAX_SAMPLES = 65536
+
+
+def render_limit_problem(n: int | None, width: int | None, height: int | None, samples: int | None = None,
+                         start_index: int = 0) -> str | None:
+    """Why these numbers are beyond the documented limits, or None when they are within them."""
+    if n is not None and start_index + n > MAX_SCENES:
+        return f"--n {n} (from index {start_index}) is beyond the limit of {MAX_SCENES} scenes per output folder"
+    for flag, side in (("--width", width), ("--height", height)):
+        if side is not None and side > MAX_SIDE:
+            return f"{flag} {side} is larger than the limit of {MAX_SIDE} pixels"
+    if samples is not None and samples > MAX_SAMPLES:
+        return f"--samples {samples} is more than the limit of {MAX_SAMPLES}"
+    return None
+
 
 #: Settings that say how a render runs, not what it draws: logged, never compared.
 RUN_FIELDS = ("device", "threads", "png_compression")

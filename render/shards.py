@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping, Sequence
 
 from render.outputs import OutputLayout
 from ruclevr.cli import UsageError
@@ -141,3 +141,70 @@ def layout_for(root: Path, prefix: str, shard: Shard | None, start_index: int, n
     if shard is None:
         return OutputLayout(root, prefix)
     return ShardLayout(root, prefix, shard, start_index, n)
+
+
+# -- the text stages' shards: one output file per shard beside the whole run's -------------------------
+
+def sharded_path(path: Path, shard: Shard) -> Path:
+    """``DIR/questions.json`` -> ``DIR/questions.shard-I-of-N.json``: where shard I of N writes that file."""
+    return path.with_name(f"{path.stem}.{shard.name}{path.suffix}")
+
+
+def shard_outputs(path: Path) -> list[Path]:
+    """The shard files of ``path`` (``sharded_path`` of shards 0..N-1), in order; UsageError unless all N of one N are there."""
+    pattern = re.compile(re.escape(path.stem) + r"\.shard-(\d+)-of-(\d+)" + re.escape(path.suffix) + "$")
+    found: dict[int, dict[int, Path]] = {}
+    for candidate in sorted(path.parent.glob(f"{path.stem}.shard-*-of-*{path.suffix}")):
+        match = pattern.match(candidate.name)
+        if match:
+            found.setdefault(int(match.group(2)), {})[int(match.group(1))] = candidate
+    if not found:
+        raise UsageError(f"no shard files {path.stem}.shard-I-of-N{path.suffix} in {path.parent}")
+    if len(found) > 1:
+        raise UsageError(f"{path.parent} holds shards of {sorted(found)} shard runs of {path.name}; keep one")
+    count, files = next(iter(found.items()))
+    missing = [index for index in range(count) if index not in files]
+    if missing:
+        raise UsageError(f"shards {', '.join(map(str, missing))} of {count} of {path.name} are not finished")
+    return [files[index] for index in range(count)]
+
+
+def scene_block_positions(shard: Shard, scene_starts: Sequence[int], count: int) -> range:
+    """A shard's items of a list grouped by scene (questions): those of its contiguous block of the scenes.
+
+    ``scene_starts`` holds the position of each scene's first item, in file order; ``count`` is the
+    number of items.
+    """
+    scenes = shard.indices(0, len(scene_starts))
+    start = scene_starts[scenes.start] if scenes.start < len(scene_starts) else count
+    stop = scene_starts[scenes.stop] if scenes.stop < len(scene_starts) else count
+    return range(start, stop)
+
+
+def merge_target(argv: Sequence[str] | None, prog: str, what: str) -> Path:
+    """``--out`` of a text stage's ``merge`` subcommand (``what``: the stage's shard files, for the help)."""
+    from ruclevr.cli import ArgumentParser
+
+    parser = ArgumentParser(prog=prog, description=f"Combine the shard files {what} into OUT: the same bytes as one run.")
+    parser.add_argument("--out", required=True, type=Path, help="the whole run's output; its shard files lie beside it")
+    return parser.parse_args(argv).out
+
+
+def consecutive_shards(out: Path, key: str, split_info: Callable[[dict], tuple[dict, dict]]) -> tuple[list[Path], list[dict], int]:
+    """The shard files of ``out``, their ``info``, and the end of the last one, checked to be shards
+    0 … N−1 of one run, each starting where the one before stopped. ``split_info(info)`` gives
+    (what every shard of the run shares, the shard's own ``{"first", "stop"}``)."""
+    from ruclevr.jsonstream import JsonDocument, checked_info
+
+    files = shard_outputs(out)
+    infos = [checked_info(JsonDocument(path, key), str(path)) for path in files]
+    common = split_info(infos[0])[0]
+    stop = 0
+    for path, info in zip(files, infos):
+        shared, own = split_info(info)
+        if shared != common:
+            raise UsageError(f"{path} was made with other settings or input than {files[0]}")
+        if own.get("first") != stop:
+            raise UsageError(f"{path} does not start where the shard before it stopped (at {stop})")
+        stop = own["stop"]
+    return files, infos, stop

@@ -6,7 +6,9 @@ smallest to the largest index found):
 * ``scenes.json`` is valid JSON with ``info`` and ``scenes``, and holds each index exactly once;
 * the scene file exists, is valid JSON, carries its own index and equals its ``scenes.json`` entry,
   and was rendered with the run's settings;
-* the image exists and decodes completely (a truncated PNG does not), RGB at the recorded size;
+* every object's shape, size, material and colour is a value of assets/vocabulary.json;
+* the image exists, is a complete PNG (every chunk's CRC right, IEND last) that decodes, RGB at
+  the recorded size, with the SHA-256 its scene recorded at render time (a swapped image differs);
 * the mask exists and decodes, 8-bit at the image's size, holds only the ids of the scene's
   objects, and each object's ``visible_pixels`` and ``bbox_2d`` are what the mask shows;
 * no image, mask or scene file lies outside the range, and no temporary is left over.
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import re
 import sys
+import zlib
 from collections import Counter
 from pathlib import Path
 from typing import Sequence
@@ -27,14 +30,17 @@ import numpy as np
 from PIL import Image
 from tqdm import tqdm
 
+from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from render.outputs import SUBFOLDERS, OutputLayout
 from render.settings import drawn_record
 from render.shards import shard_files
 from render.worker import object_visibility
 from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int, run_cli
-from ruclevr.io import TMP_SUFFIX, read_json
+from ruclevr.io import TMP_SUFFIX, file_sha256, read_json
+from ruclevr.paths import check_name_part
 
 PROG = "python -m render verify"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 def build_parser() -> ArgumentParser:
     parser = ArgumentParser(
@@ -61,7 +67,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if (args.start_index is None) != (args.n is None):
         raise UsageError("--start-index and --n go together")
     expected = range(args.start_index, args.start_index + args.n) if args.n is not None else None
-    checked, problems = verify_output(OutputLayout(root, args.prefix), expected)
+    checked, problems = verify_output(OutputLayout(root, check_name_part(args.prefix, "--prefix")), expected)
     for problem in problems:
         print(problem)
     if problems:
@@ -132,9 +138,43 @@ def check_index(layout: OutputLayout, index: int, entry: dict | None, render: di
         problems.append(f"index {index}: missing from scenes.json")
     scene = check_scene_file(layout, index, entry, render, problems)
     scene = scene or entry
+    if scene is not None:
+        check_vocabulary(index, scene, problems)
     image_size = check_image(layout, index, scene, problems)
     check_mask(layout, index, scene, image_size, problems)
     return problems
+
+
+def check_vocabulary(index: int, scene: dict, problems: list[str]) -> None:
+    """Each object's attribute values must be the vocabulary's (an edit may have put in any word)."""
+    vocabulary = load_vocabulary()
+    for k, obj in enumerate(scene.get("objects") or []):
+        for attribute in ATTRIBUTES:
+            value = obj.get(attribute) if isinstance(obj, dict) else None
+            if value not in vocabulary.names(attribute):
+                problems.append(f"index {index}: object {k}'s {attribute} {value!r} is not in the vocabulary "
+                                f"({', '.join(vocabulary.names(attribute))})")
+
+
+def png_structure_problem(data: bytes) -> str | None:
+    """Why ``data`` is not a complete PNG: a bad signature, a chunk cut short or with a wrong CRC,
+    no IEND, or bytes after it; None for a complete file."""
+    if not data.startswith(PNG_SIGNATURE):
+        return "has no PNG signature"
+    position = len(PNG_SIGNATURE)
+    while position + 12 <= len(data):
+        length = int.from_bytes(data[position : position + 4], "big")
+        kind = data[position + 4 : position + 8]
+        end = position + 12 + length
+        if end > len(data):
+            return f"is cut off inside its {kind.decode('latin-1')} chunk"
+        crc = int.from_bytes(data[end - 4 : end], "big")
+        if zlib.crc32(data[position + 4 : end - 4]) != crc:
+            return f"has a wrong CRC in its {kind.decode('latin-1')} chunk"
+        position = end
+        if kind == b"IEND":
+            return None if position == len(data) else f"has {len(data) - position} bytes after IEND"
+    return "ends without an IEND chunk (cut off)"
 
 
 def check_scene_file(layout: OutputLayout, index: int, entry: dict | None, render: dict, problems: list[str]) -> dict | None:
@@ -171,6 +211,11 @@ def check_image(layout: OutputLayout, index: int, scene: dict | None, problems: 
     image = decode(path, name, index, problems)
     if image is None:
         return None
+    recorded_hash = (scene or {}).get("image_sha256")
+    if recorded_hash is None:
+        problems.append(f"index {index}: the scene records no image_sha256 (rendered by an older version: render it again)")
+    elif file_sha256(path) != recorded_hash:
+        problems.append(f"index {index}: {name} is not the image its scene recorded (SHA-256 differs: swapped or edited)")
     if image.mode != "RGB":
         problems.append(f"index {index}: {name} is {image.mode}, not RGB")
     recorded = (scene or {}).get("render") or {}
@@ -188,6 +233,8 @@ def check_mask(layout: OutputLayout, index: int, scene: dict | None, image_size:
     if mask_image.mode != "L":
         problems.append(f"index {index}: {name} is {mask_image.mode}, not an 8-bit mask")
         return
+    if (scene or {}).get("mask_sha256") not in (None, file_sha256(path)):
+        problems.append(f"index {index}: {name} is not the mask its scene recorded (SHA-256 differs: swapped or edited)")
     if image_size is not None and mask_image.size != image_size:
         problems.append(f"index {index}: {name} is {mask_image.size[0]}x{mask_image.size[1]}, the image {image_size[0]}x{image_size[1]}")
         return
@@ -213,6 +260,10 @@ def decode(path: Path, name: str, index: int, problems: list[str]) -> Image.Imag
     """The fully decoded image, or None with the reason in ``problems`` (missing, truncated, not a PNG)."""
     if not path.exists():
         problems.append(f"index {index}: {name} is missing")
+        return None
+    structure = png_structure_problem(path.read_bytes())
+    if structure:
+        problems.append(f"index {index}: {name} does not decode ({structure})")
         return None
     try:
         with Image.open(path) as image:

@@ -7,6 +7,8 @@ A file that exists is complete. A killed run leaves at most ``*.tmp`` files behi
 from __future__ import annotations
 
 import contextlib
+import glob
+import hashlib
 import json
 import os
 import shutil
@@ -63,6 +65,15 @@ def atomic_write_json(path: str | os.PathLike[str], obj: Any, *, indent: int | N
     atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=indent) + "\n")
 
 
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The SHA-256 of a file's bytes, read a block at a time (memory stays flat for any size)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def read_json(path: str | os.PathLike[str]) -> Any:
     with open(path, encoding="utf-8") as handle:
         return json.load(handle)
@@ -90,6 +101,17 @@ def remove_stale_temporaries(folder: str | os.PathLike[str]) -> int:
         with contextlib.suppress(FileNotFoundError):
             stale.unlink()
             removed += 1
+    return removed
+
+
+def remove_temporaries_of(target: str | os.PathLike[str]) -> int:
+    """Delete the temporaries a killed run left for ``target`` only (``.NAME.*.tmp`` beside it):
+    another stage may be writing into the same folder right now. Return how many."""
+    path = Path(target)
+    removed = 0
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*{TMP_SUFFIX}"):
+        stale.unlink(missing_ok=True)
+        removed += 1
     return removed
 
 

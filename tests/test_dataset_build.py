@@ -174,6 +174,22 @@ def test_build_runs_every_stage_in_order_and_exports(fake_stages, tmp_path) -> N
     assert list(sources) == ["scenes", "questions", "translate", "input_questions"]
     summary = format_summary(BuildPaths(root), report)
     assert "2 shots" in summary and "load_dataset" in summary
+    # each stage's peak memory: this process (tens of MB at least) and its children, while it ran
+    assert all(stage.peak_rss_bytes > 20 * 2**20 for stage in report.stages)
+    assert summary.count(" GiB") == len(report.stages)
+
+
+def test_memory_watch_sees_a_child_process_and_memory_this_process_takes() -> None:
+    from dataset.build import MemoryWatch
+
+    with MemoryWatch(interval=0.05) as alone:
+        pass
+    with MemoryWatch(interval=0.05) as busy:
+        block = bytearray(200 * 2**20)  # touched: resident
+        child = subprocess.Popen([sys.executable, "-c", "import time; b = bytearray(150 * 2**20); time.sleep(1.5)"])
+        child.wait()
+        del block
+    assert busy.peak - alone.peak > 300 * 2**20
 
 
 def test_rerun_skips_everything_and_changes_nothing(fake_stages, tmp_path) -> None:
@@ -193,7 +209,23 @@ def test_lost_output_reruns_from_that_stage_to_identical_files(fake_stages, tmp_
     (root / "questions_ru_kept.json").unlink()
     report = build(root).run()
     assert calls(fake_stages)[4:] == ["filter"]
-    assert [s.status for s in report.stages] == ["skipped", "skipped", "skipped", "ran", "ran", "ran"]
+    # The filter wrote the same file again, so export and hf, whose input hashes the same, stay.
+    assert [s.status for s in report.stages] == ["skipped", "skipped", "skipped", "ran", "skipped", "skipped"]
+    assert output_bytes(root) == before
+
+
+def test_damaged_outputs_are_noticed_by_their_record_and_redone(fake_stages, tmp_path) -> None:
+    root = tmp_path / "DATA"
+    build(root).run()
+    before = output_bytes(root)
+    questions = root / "questions.json"
+    questions.write_bytes(questions.read_bytes().replace(b"cube", b"cubf", 1))  # same size, newer than nothing
+    (root / "hf" / "README.md").write_text("damaged", encoding="utf-8")
+    sample = next((root / "mera" / "samples").glob("*.png"))
+    sample.unlink()
+    report = build(root).run()
+    assert calls(fake_stages)[4:] == ["questions"]
+    assert [s.status for s in report.stages] == ["skipped", "ran", "skipped", "skipped", "ran", "ran"]
     assert output_bytes(root) == before
 
 
@@ -241,6 +273,22 @@ def test_changed_export_settings_redo_only_export_but_render_settings_need_overw
     assert {s.status for s in report.stages} == {"ran"}
     assert read_json(root / "render" / "scenes.json")["info"]["settings"]["width"] == 16
     assert read_json(root / "build.json")["info"]["settings"]["render"]["width"] == 16
+
+
+def test_an_explicit_default_is_not_a_settings_change(fake_stages, tmp_path) -> None:
+    from dataset.build import stage_defaults
+
+    defaults = stage_defaults(StageModules())
+    assert defaults == {"width": 480, "height": 320, "samples": 8, "per_image": 10}
+    implicit = BuildSettings(n=4).by_stage(defaults)
+    assert BuildSettings(n=4, width=480, height=320, samples=8, per_image=10).by_stage(defaults) == implicit
+    assert BuildSettings(n=4, per_image=9).by_stage(defaults) != implicit
+    root = tmp_path / "DATA"
+    root.mkdir()
+    (root / "build.json").write_text(json.dumps({"info": {"settings": implicit}}), encoding="utf-8")
+    build_module.check_previous_settings(BuildPaths(root), BuildSettings(n=4, per_image=10).by_stage(defaults))
+    with pytest.raises(UsageError, match="other questions settings"):
+        build_module.check_previous_settings(BuildPaths(root), BuildSettings(n=4, per_image=9).by_stage(defaults))
 
 
 def test_missing_stage_is_reported_before_any_work(fake_stages, tmp_path) -> None:

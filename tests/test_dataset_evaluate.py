@@ -60,20 +60,32 @@ FAMILIES = {1: "exist/a", 2: "exist/a", 3: "exist/b", 4: "count/a", 5: "count/a"
 
 def test_all_correct_predictions_score_one_everywhere() -> None:
     scores = score_predictions(ITEMS, {i["meta"]["id"]: i["outputs"].upper() + "." for i in ITEMS})
-    assert scores["overall"] == {"exact_match": 1.0, "correct": 7, "total": 7}
+    assert scores["overall"] == {"exact_match": 1.0, "correct": 7, "total": 7, "wrong_synonyms": 0}
     assert all(row["exact_match"] == 1.0 for row in scores["question_types"].values())
 
 
 def test_per_type_figures_add_up_to_overall() -> None:
     predictions = {1: "да", 2: "нет", 3: "нет", 4: "2", 5: " 2", 7: "4"}  # id 6 missing
     scores = score_predictions(ITEMS, predictions)
-    assert scores["question_types"]["binary"] == {"exact_match": 2 / 3, "correct": 2, "total": 3}
-    assert scores["question_types"]["count"] == {"exact_match": 2 / 4, "correct": 2, "total": 4}
-    assert scores["overall"] == {"exact_match": 4 / 7, "correct": 4, "total": 7}
+    assert scores["question_types"]["binary"] == {"exact_match": 2 / 3, "correct": 2, "total": 3, "wrong_synonyms": 0}
+    assert scores["question_types"]["count"] == {"exact_match": 2 / 4, "correct": 2, "total": 4, "wrong_synonyms": 0}
+    assert scores["overall"] == {"exact_match": 4 / 7, "correct": 4, "total": 7, "wrong_synonyms": 0}
     assert scores["missing"] == 1
     rows = scores["question_types"].values()
     assert sum(r["correct"] for r in rows) == scores["overall"]["correct"]
     assert sum(r["total"] for r in rows) == scores["overall"]["total"]
+
+
+def test_wrong_synonyms_of_the_gold_word_are_counted_per_type_and_still_wrong() -> None:
+    items = [item(1, "shapes", "сфера"), item(2, "shapes", "куб"), item(3, "materials", "металл"),
+             item(4, "size", "большой"), item(5, "colors", "красный")]
+    predictions = {1: "Шар", 2: "сфера", 3: "металлический", 4: "крупный", 5: "красный"}
+    scores = score_predictions(items, predictions)
+    assert scores["overall"]["correct"] == 1  # exact match unchanged: a synonym is wrong
+    assert {name: row["wrong_synonyms"] for name, row in scores["question_types"].items()} == {
+        "colors": 0, "materials": 1, "shapes": 1, "size": 1,  # сфера for a cube is simply wrong
+    }
+    assert scores["overall"]["wrong_synonyms"] == 3
 
 
 def test_blind_baselines_use_majority_per_type_and_per_family() -> None:

@@ -97,6 +97,9 @@ def test_card_body_tells_how_the_data_was_made(built) -> None:
         "Creative Commons Attribution 4.0",
         "@inproceedings{fenogenova-etal-2024-mera",
         "Blind baselines",
+        "| shapes | куб, сфера, цилиндр | кубик (куб), шар (сфера) |",  # the gold words and their synonyms
+        "| materials | металл, резина |",
+        "| binary | да, нет |",
     ):
         assert expected in body, expected
     families = {record["family"] for record in document["provenance"]}
@@ -156,3 +159,25 @@ def test_bad_licence_and_missing_images_are_usage_errors(built, tmp_path, capsys
     (broken / "ruclevr.json").write_text(json.dumps({"info": {}, "data": no_shots, "provenance": []}), encoding="utf-8")
     assert main(["hf", "--mera", str(broken), "--out", str(tmp_path / "z")]) == 2
     assert "split shots" in capsys.readouterr().err and not (tmp_path / "z").exists()
+
+
+def test_a_split_in_several_parquet_files_loads_as_one_split(built, tmp_path, monkeypatch) -> None:
+    import dataset.hf
+    from dataset.hf import write_hf_copy
+
+    monkeypatch.setattr(dataset.hf, "ROWS_PER_GROUP", 5)
+    document = load_document(built["mera"].parent)
+    out = tmp_path / "hf"
+    write_hf_copy(document, out, max_file_bytes=1)  # every row group closes its file
+    files = sorted(path.name for path in (out / "data").glob("test-*.parquet"))
+    items = read_json(built["mera"])["data"]["test"]
+    groups = -(-len(items) // 5)
+    assert files == [f"test-{k:05d}-of-{groups:05d}.parquet" for k in range(groups)] and groups > 1
+    header, _ = card_parts((out / "README.md").read_text(encoding="utf-8"))
+    on_disk = sum(path.stat().st_size for path in (out / "data").glob("*.parquet"))
+    assert header["dataset_info"]["download_size"] == on_disk
+    loaded = load_offline(out, tmp_path / "cache", monkeypatch)
+    assert loaded["test"].num_rows == len(items) == header["dataset_info"]["splits"][1]["num_examples"]
+    assert [row["meta"]["id"] for row in loaded["test"]] == [item["meta"]["id"] for item in items]
+    write_hf_copy(document, out)  # a later copy in one file replaces the pieces
+    assert sorted(path.name for path in (out / "data").glob("test-*.parquet")) == ["test-00000-of-00001.parquet"]

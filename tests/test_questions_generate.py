@@ -109,7 +109,8 @@ def test_cli_writes_questions_with_info(tmp_path, scenes_file, capsys):
     assert info["question_count"] == len(data["questions"]) == 120 and info["scenes_info"] == {"seed": 11}
     question = data["questions"][0]
     assert list(question) == ["split", "image_index", "image_filename", "question_index", "question", "program", "answer",
-                              "template_filename", "question_family_index", "family", "question_type", "template_index", "params"]
+                              "template_filename", "question_family_index", "family", "question_type", "template_index", "params",
+                              "unsafe_readings"]
     assert not (tmp_path / "out" / "questions.json.partial").exists()
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["questions.json"]
 

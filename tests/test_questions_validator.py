@@ -24,7 +24,7 @@ families:
       - {function: count, inputs: [1]}
     text:
       en: ["How many <C> <S>s are there?", "What number of [the] <C> <S>s are there?"]
-      ru: ["Сколько [<C>|gent,plur] <S|gent> здесь?", "Сколько {<C>:ablt} <S> тут?"]
+      de: ["Wie viele [<C>|gent,plur] <S|gent> hier?", "Wie viele {<C>:ablt} <S> da?"]
 """
 
 
@@ -47,7 +47,26 @@ def test_good_file_with_other_language_syntax_is_valid(tmp_path):
     assert problems == []
     (family,) = families
     assert family.id == "test/count_color" and family.question_type == "count"
-    assert family.text["ru"][0] == "Сколько [<C>|gent,plur] <S|gent> здесь?"  # kept as written
+    assert family.text["de"][0] == "Wie viele [<C>|gent,plur] <S|gent> hier?"  # kept as written
+
+
+def test_russian_templates_are_checked_by_the_realisers_rules_with_file_and_line(tmp_path):
+    text = GOOD.replace("      de:", "      ru:").replace(
+        '["Wie viele [<C>|gent,plur] <S|gent> hier?", "Wie viele {<C>:ablt} <S> da?"]',
+        '\n        - "Сколько [<C> <S>|род,мн,звательный]?"'
+        '\n        - "Сколько [<C> <S>|род,мн] у [блямбы|<S>]?"'
+        '\n        - "Где [<C> <S>|им,ед] находятся?"'
+        '\n        - "Сколько [<C> <S>|род,мн] на изображении?"',
+    )
+    path = write(tmp_path, text)
+    problems = problems_of(path)
+    assert len(problems) == 3, problems
+    feature, word, verb = problems
+    assert feature.startswith(f"{path}:{line_of(text, 'звательный')}:") and "unknown feature 'звательный'" in feature
+    assert word.startswith(f"{path}:{line_of(text, 'блямбы')}:") and "'блямбы'" in word
+    assert verb.startswith(f"{path}:{line_of(text, 'находятся')}:") and "'находятся' is plural but its subject" in verb
+    completed = subprocess.run([sys.executable, "-m", "questions", "validate", str(path)], capture_output=True, text=True)
+    assert completed.returncode == 2 and completed.stderr.count(str(path)) == 3 and "Traceback" not in completed.stderr
 
 
 def test_invalid_yaml_names_file_and_line(tmp_path):
@@ -79,7 +98,7 @@ def test_json_family_file_is_read_like_yaml(tmp_path):
         ("{function: filter, inputs: [0], value_inputs: [<C>, <S>]}", "{function: filter, inputs: [0], value_inputs: [<C>, <S>, <M>]}",
          "function: filter", "<M> names no declared parameter"),
         ('"How many <C> <S>s are there?"', '"How many <C> <Z> <S>s are there?"', "How many", "placeholder <Z> names no declared parameter"),
-        ('здесь?"', 'здесь, <X>?"', "Сколько", "placeholder <X> names no declared parameter"),
+        ('hier?"', 'hier, <X>?"', "Wie viele", "placeholder <X> names no declared parameter"),
         ("{<C>: color, <S>: shape}", "{<C>: colour, <S>: shape}", "params:", "parameter <C> has unknown type 'colour'"),
         ("{function: count, inputs: [1]}", "{function: query_color, inputs: [1]}", "function: query_color", "query_color needs object here"),
         ("{function: count, inputs: [1]}", "{function: count, inputs: [2]}", "function: count", "input 2 is not an earlier node"),

@@ -196,6 +196,33 @@ def test_verify_names_a_deleted_image_a_truncated_png_and_a_duplicated_index(ref
     assert result.stderr.strip().endswith(f"problem(s) in {broken} ({N} indices checked)")
 
 
+def test_verify_catches_an_unknown_colour_a_swapped_image_and_a_png_without_iend(reference, tmp_path):
+    broken = tmp_path / "damaged"
+    shutil.copytree(reference, broken)
+    # An unknown colour, edited consistently into the scene file and scenes.json.
+    merged = read_json(broken / "scenes.json")
+    merged["scenes"][0]["objects"][0]["color"] = "chartreuse"
+    (broken / "scenes.json").write_text(json.dumps(merged))
+    (broken / "scenes" / "ruclevr_000000.json").write_text(json.dumps(merged["scenes"][0]))
+    # Images 2 and 3 swapped: each is a valid PNG of the right size.
+    images = broken / "images"
+    two, three = (images / "ruclevr_000002.png").read_bytes(), (images / "ruclevr_000003.png").read_bytes()
+    (images / "ruclevr_000002.png").write_bytes(three)
+    (images / "ruclevr_000003.png").write_bytes(two)
+    # Image 5 without its final IEND chunk (12 bytes): Pillow alone still decodes it.
+    five = images / "ruclevr_000005.png"
+    five.write_bytes(five.read_bytes()[:-12])
+    result = run("verify", str(broken))
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert any(line.startswith("index 0: object 0's color 'chartreuse' is not in the vocabulary") for line in lines)
+    for index in (2, 3):
+        assert f"index {index}: images/ruclevr_00000{index}.png is not the image its scene recorded " \
+               "(SHA-256 differs: swapped or edited)" in lines
+    assert "index 5: images/ruclevr_000005.png does not decode (ends without an IEND chunk (cut off))" in lines
+    assert not any(line.startswith(("index 1:", "index 4:", "index 6:")) for line in lines)
+
+
 def test_recycled_blender_workers_render_the_same_files(reference, tmp_path):
     out = tmp_path / "recycled"
     result = run("--n", str(N), *TINY, "--workers", "1", "--recycle-after", "3", "--out", str(out))

@@ -134,7 +134,8 @@ def test_a_killed_run_resumes_and_ends_with_what_an_uninterrupted_run_makes(
     monkeypatch.setattr(GoogleBackend, "realise", killed_on_the_second_chunk)
     assert run(*args) == 130
     assert not out.exists()
-    assert len(list((out.parent / "questions_ru.json.parts").glob("part_*.json"))) == 1
+    [progress] = (out.parent / "questions_ru.json.parts").glob("pass_*.jsonl")
+    assert len(progress.read_text(encoding="utf-8").splitlines()) == 2  # the run's fingerprint, then the one finished chunk
     monkeypatch.setattr(GoogleBackend, "realise", real_realise)
 
     cache.unlink()  # so that only the saved progress, not the cache, can spare the first chunk

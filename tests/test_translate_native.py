@@ -16,11 +16,12 @@ import pytest
 import yaml
 
 from translate.base import Backend
+from native_fixtures import FIXTURES
+from native_fixtures import fixture_realiser as make_fixture_realiser
 from translate.native import DEFAULT_FAMILIES_DIR, NativeRealiser, RealisationError
 from translate.spelling import apply_yo_policy
 
 DATA = Path(__file__).parent / "data"
-FIXTURES = DATA / "families_ru"
 REFERENCES = yaml.safe_load((DATA / "ru_reference.yaml").read_text(encoding="utf-8"))
 
 
@@ -32,7 +33,7 @@ def realiser() -> NativeRealiser:
 
 @pytest.fixture(scope="module")
 def fixture_realiser() -> NativeRealiser:
-    return NativeRealiser(FIXTURES, seed=0)
+    return make_fixture_realiser(seed=0)
 
 
 @pytest.fixture(scope="module")
@@ -220,4 +221,4 @@ def test_numbers_may_be_integers_or_digit_strings(fixture_realiser):
 @pytest.mark.parametrize("seed", [-1, 1.5, True])
 def test_seed_must_be_a_non_negative_integer(seed):
     with pytest.raises(ValueError, match="seed must be a non-negative integer"):
-        NativeRealiser(FIXTURES, seed=seed)
+        NativeRealiser(seed=seed)

@@ -25,15 +25,15 @@ from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from filter.morph import MorphChecker
 from filter.report import reason_category
 from translate.morphology import CASES, NUMBERS, adjective_form, analyzer, default_lexicon, noun_phrase
-from translate.native import NativeRealiser
+from native_fixtures import fixture_realiser
+from translate.native import NativeRealiser, RealisationError
 
-FIXTURES = Path(__file__).parent / "data" / "families_ru"
 
 
 @pytest.fixture(scope="module")
 def realisers() -> list[NativeRealiser]:
     """The shipped families, and the fixtures with what they cannot show (numerals)."""
-    return [NativeRealiser(seed=0), NativeRealiser(FIXTURES, seed=0)]
+    return [NativeRealiser(seed=0), fixture_realiser(seed=0)]
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +144,11 @@ def realisations(realisers: list[NativeRealiser]):
                     options = realiser.word_options(family_id, params)
                     words = {slot: chosen[slot][1] if slot in chosen else choices[(i // 2 + k) % len(choices)]
                              for k, (slot, choices) in enumerate(options.items())}
-                    yield family_id, template, params, words, realiser.render(family_id, params, template, words)
+                    try:
+                        text = realiser.render(family_id, params, template, words)
+                    except RealisationError:
+                        text = None  # refused: a pronoun's phrase, repeated, would read like another phrase
+                    yield family_id, template, params, words, text
 
 
 @pytest.fixture(scope="module")
@@ -155,8 +159,12 @@ def realised(realisers) -> list[tuple]:
 def test_every_family_template_and_value_combination_is_grammatical(realisers, realised, checker):
     failures = []
     seen = set()
+    refused = 0
     for family, template, params, words, text in realised:
         seen.add((family, template))
+        if text is None:
+            refused += 1
+            continue
         problems = checker.problems(text) + missing_words(text, words)
         if problems:
             failures.append(f"{family} ru[{template}] {params}: {text!r}: {'; '.join(problems)}")
@@ -173,6 +181,7 @@ def test_every_family_template_and_value_combination_is_grammatical(realisers, r
         for slots in objects_of(dict(family.kinds)).values()
     )
     assert count == expected > 25_000
+    assert refused < count / 1000  # a pronoun whose repeated phrase would read like another phrase: rare
 
 
 def test_every_noun_phrase_in_every_case_and_number_agrees(checker):
@@ -228,7 +237,7 @@ def test_the_check_catches_a_broken_adjective_in_realised_texts(realised, checke
     vocabulary = load_vocabulary()
     adjectives = {w for a in ("size", "color", "material") for v in vocabulary.values[a] for w in v.ru["synonyms"]}
     mutated = 0
-    for *_, text in realised[::97]:
+    for *_, text in [entry for entry in realised if entry[-1] is not None][::97]:
         tokens = text.rstrip("?").split(" ")
         for position, token in enumerate(tokens):
             lemma = next(iter(adjective_lemmas(token.lower()) & adjectives), None)

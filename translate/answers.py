@@ -8,6 +8,7 @@ shapes the one noun the vocabulary names as their answer.
 from __future__ import annotations
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
+from questions.family import question_type_of
 from translate.spelling import DEFAULT_YO_POLICY, apply_yo_policy
 
 
@@ -22,3 +23,21 @@ def answer_to_russian(answer: str, yo_policy: str = DEFAULT_YO_POLICY) -> str:
         if answer in vocabulary.names(attribute):
             return apply_yo_policy(vocabulary.value(attribute, answer).ru_answer, yo_policy)
     raise ValueError(f"answer {answer!r} is not yes/no, a count or a vocabulary value")
+
+
+def russian_answer_words() -> dict[str, dict[str, frozenset[str]]]:
+    """Per question type (colors, materials, shapes, size), each Russian answer word and the
+    other Russian words the vocabulary has for the same value (synonyms, lemma, adjective):
+    ``{"shapes": {"сфера": {"шар"}, ...}}``. The answer vocabulary of the card and the synonym
+    analysis of ``dataset evaluate`` both come from here."""
+    vocabulary = load_vocabulary()
+    words: dict[str, dict[str, frozenset[str]]] = {}
+    for attribute in ATTRIBUTES:
+        entries: dict[str, frozenset[str]] = {}
+        for name in vocabulary.names(attribute):
+            value = vocabulary.value(attribute, name)
+            answer = value.ru_answer
+            others = {str(w) for w in value.ru.get("synonyms", [])} | {str(value.ru[k]) for k in ("lemma", "adjective") if k in value.ru}
+            entries[answer] = frozenset(others - {answer})
+        words[question_type_of(attribute)] = entries
+    return words

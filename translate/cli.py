@@ -1,8 +1,9 @@
 """``python -m translate``: add Russian questions and answers to a questions.json.
 
-Questions are realised in chunks of ``--batch-size``; each finished chunk is saved at once as its
-own file in ``OUT.parts/``, so a killed run loses at most one chunk and a rerun of the same
-command continues where it stopped. The final file is written atomically. Questions a backend
+Questions are read, realised and written one chunk of ``--batch-size`` at a time; each finished
+chunk is appended at once to the run's progress in ``OUT.parts/``, so a killed run loses at most
+one chunk and a rerun of the same command continues where it stopped. The final file is written
+atomically. Questions a backend
 failed on are reported by index and left out of the output, which then says ``complete: false``;
 the run exits with status 1 and a rerun retries only them.
 """
@@ -11,11 +12,16 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import heapq
 import json
+import os
 import shutil
 import sys
+from array import array
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from tqdm import tqdm
 
@@ -29,7 +35,11 @@ from ruclevr.cli import (
     positive_int,
     run_cli,
 )
-from ruclevr.io import atomic_write_json, read_json, remove_stale_temporaries
+from render.farm import add_text_farm_arguments, run_text_stage
+from render.shards import SHARD_SPEC_HELP, consecutive_shards, merge_target, parse_shard, scene_block_positions, sharded_path
+from ruclevr.io import remove_temporaries_of
+from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items
+from ruclevr.paths import check_output_location
 from translate.answers import answer_to_russian
 from translate.base import Backend
 from translate.spelling import DEFAULT_YO_POLICY, YO_POLICIES, apply_yo_policy
@@ -43,6 +53,9 @@ EXIT_FAILURES = 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["merge"]:
+        return run_cli(merge_command, argv[1:], prog=f"python -m {PROG} merge")
     return run_cli(translate_questions, argv, prog=f"python -m {PROG}")
 
 
@@ -107,61 +120,185 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--seed", type=non_negative_int, default=0, help="native: seed for synonym choices (default 0)")
     parser.add_argument("--families", type=Path, help="native: folder of family files (default: the packaged ones)")
     parser.add_argument(
+        "--shard", default=None, metavar="SPEC",
+        help=f"translate only one shard of the scenes: {SHARD_SPEC_HELP}; writes OUT.shard-I-of-N.json, and "
+        "'python -m translate merge --out OUT' then writes OUT, the same bytes as one run",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
         "--overwrite", action="store_true", help="replace an --out made from other input or settings, and its progress"
     )
+    add_text_farm_arguments(parser)
     return parser
 
 
 def translate_questions(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    check_output_location(args.out, "file", "--out")
     check_backend_options(args)
-    document, source_sha256 = load_questions(args.questions, needs_english=args.backend != "native")
-    questions = document["questions"]
-    answers_ru = russian_answers(questions, args.yo)
+    on_ray = run_text_stage(args, argv or [], "translate", PROG)
+    if on_ray is not None:
+        return on_ray
+    sha256 = input_sha256(args.questions)
     translator = translator_name(args)
-    fingerprint = run_fingerprint(source_sha256, translator, args)
-    parts = Parts(args.out, fingerprint)
-    if output_is_up_to_date(args.out, fingerprint, overwrite=args.overwrite):
-        parts.remove()
-        print(f"{PROG}: {args.out} is up to date", file=sys.stderr)
+    fingerprint = run_fingerprint(sha256, translator, args)
+    shard = parse_shard(args.shard, os.environ) if args.shard is not None else None
+    out = sharded_path(args.out, shard) if shard else args.out
+    if shard:  # a shard needs the scenes' positions first: one pass that also checks every question
+        source = check_questions(args.questions, needs_english=args.backend != "native", yo_policy=args.yo)
+        selected = scene_block_positions(shard, source.scene_starts, source.count)
+    else:  # one pass: each question is checked as it is read, and bad input still writes no output
+        selected = range(sys.maxsize)
+    progress_log = Progress(out, fingerprint)
+    if output_is_up_to_date(out, fingerprint, overwrite=args.overwrite):
+        progress_log.remove()
+        print(f"{PROG}: {out} is up to date", file=sys.stderr)
         return 0
-    done = {} if args.overwrite else parts.load()
-    pending = [index for index in range(len(questions)) if index not in done]
-    backend = make_backend(args) if pending else None
-    if args.overwrite:
-        parts.remove()  # only now: a backend that cannot start leaves the old progress alone
-    failed = realise_pending(backend, questions, pending, done, parts, args)
-    settings = run_settings(args, translator, fingerprint, source_sha256, backend, failed)
-    atomic_write_json(args.out, build_output(document, done, answers_ru, translator, settings))
-    if failed:
-        report_failures(failed, questions, args.out)
+    remove_temporaries_of(out)
+    run = TranslationRun(args, translator, progress_log)
+    document = JsonDocument(args.questions, "questions")
+    info = questions_info(document)
+    try:
+        with DocumentWriter(out, "questions") as writer:
+            for item in run.items(document, selected, expected_count(info, selected)):
+                writer.write(item)
+            settings = run_settings(args, translator, fingerprint, sha256, run.backend, run.failed)
+            if shard:
+                settings["shard"] = {"index": shard.index, "count": shard.count, "first": selected.start, "stop": selected.stop}
+            writer.finish({**info, "translate": settings})
+    finally:
+        progress_log.close()
+    if run.failed:
+        report_failures(run.failed, run.seen, out)
         return EXIT_FAILURES
-    parts.remove()
+    progress_log.remove()
     return 0
 
 
-def realise_pending(
-    backend: Backend | None,
-    questions: Sequence[Mapping[str, Any]],
-    pending: Sequence[int],
-    done: dict[int, str],
-    parts: "Parts",
-    args: argparse.Namespace,
-) -> dict[int, str]:
-    """Realise the questions at ``pending`` chunk by chunk into ``done``, saving each chunk as it
-    finishes; return the failures (index -> reason)."""
-    failed: dict[int, str] = {}
-    with tqdm(total=len(questions), initial=len(done), desc=f"{PROG} ({args.backend})", unit="q") as progress:
-        for start in range(0, len(pending), args.batch_size):
-            chunk = pending[start : start + args.batch_size]
-            texts, reasons = realise_chunk(backend, [questions[index] for index in chunk])
-            finished = {index: apply_yo_policy(text, args.yo) for index, text in zip(chunk, texts) if text is not None}
-            failed.update({chunk[position]: reason for position, reason in reasons.items()})
-            if finished:
-                parts.save(finished)
-            done.update(finished)
-            progress.update(len(chunk))
-    return failed
+class TranslationRun:
+    """Reads, checks, realises and yields the output items of one run, a window of ``--batch-size`` at a time.
+
+    Texts saved by an earlier run are reused; the rest are realised (each window saved as it
+    finishes) by a backend made when the first one is needed (a rerun with nothing left to do
+    never starts one); failures are kept by index in ``failed``.
+    """
+
+    def __init__(self, args: argparse.Namespace, translator: str, progress_log: "Progress") -> None:
+        self.args = args
+        self.translator = translator
+        self.progress_log = progress_log
+        self.done = bytearray() if args.overwrite else progress_log.load()
+        self.saved = iter(()) if args.overwrite else progress_log.saved_texts()
+        self.backend: Backend | None = None
+        self.failed: dict[int, str] = {}
+        self.seen = 0
+
+    def items(self, document: JsonDocument, selected: range, total: int | None) -> Iterator[dict[str, Any]]:
+        """The output items of ``selected`` (``total`` of them, when known: for the progress bar's ETA)."""
+        args = self.args
+        path = args.questions
+        window: list[tuple[int, dict[str, Any]]] = []
+        # The bar shows after a second: bad input is reported alone on stderr.
+        with tqdm(total=total, desc=f"{PROG} ({args.backend})", unit="q", disable=args.quiet, delay=1) as bar:
+            for index, question in enumerate(checked_questions(document, path)):
+                if index < selected.start:
+                    continue
+                if index >= selected.stop:
+                    break
+                check_question(path, index, question, needs_english=args.backend != "native")
+                window.append((index, question))
+                if len(window) == args.batch_size:
+                    yield from self.finish_window(window)
+                    bar.update(len(window))
+                    window = []
+            yield from self.finish_window(window)
+            bar.update(len(window))
+
+    def finish_window(self, window: Sequence[tuple[int, dict[str, Any]]]) -> Iterator[dict[str, Any]]:
+        """Realise a window's unsaved questions (saving them at once), then yield its output items."""
+        args = self.args
+        answers = [russian_answer(index, question, args.yo) for index, question in window]
+        pending = [(index, question) for index, question in window if not self.is_done(index)]
+        texts: dict[int, str] = {}
+        if pending:
+            realised, reasons = realise_chunk(self.started_backend(), [question for _, question in pending])
+            texts = {index: apply_yo_policy(text, args.yo) for (index, _), text in zip(pending, realised) if text is not None}
+            self.failed.update({pending[position][0]: reason for position, reason in reasons.items()})
+            if texts:
+                self.progress_log.save(texts)
+        self.seen += len(window)
+        for (index, question), answer in zip(window, answers):
+            text = texts.get(index)
+            if text is None and self.is_done(index):
+                text = next_saved(self.saved, index)
+            if text is not None:
+                yield {**question, "question_ru": text, "answer_ru": answer, "translator": self.translator}
+
+    def is_done(self, index: int) -> bool:
+        return index < len(self.done) and bool(self.done[index])
+
+    def started_backend(self) -> Backend:
+        if self.backend is None:
+            self.backend = make_backend(self.args)
+            if self.args.overwrite:
+                self.progress_log.remove()  # only now: a backend that cannot start leaves the old progress alone
+        return self.backend
+
+
+def expected_count(info: Mapping[str, Any], selected: range) -> int | None:
+    """How many questions the run will read: a shard's own count, else what the questions stage
+    recorded in ``info`` (for the progress bar only; None when unknown)."""
+    if selected.stop != sys.maxsize:
+        return len(selected)
+    recorded = info.get("question_count")
+    return recorded if isinstance(recorded, int) and not isinstance(recorded, bool) else None
+
+
+def russian_answer(index: int, question: Mapping[str, Any], yo_policy: str) -> str:
+    try:
+        return answer_to_russian(question["answer"], yo_policy)
+    except ValueError as error:
+        raise UsageError(f"question {index}: {error}") from None
+
+
+def input_sha256(path: Path) -> str:
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except FileNotFoundError:
+        raise UsageError(f"--questions {path}: no such file") from None
+    except OSError as error:
+        raise UsageError(f"--questions {path}: cannot read it ({error.strerror})") from None
+
+
+def checked_questions(document: JsonDocument, path: Path) -> Iterator[Any]:
+    """The items of questions.json; a file that is not one is a UsageError."""
+    try:
+        yield from document.items()
+    except (DocumentError, UnicodeDecodeError) as error:
+        raise questions_file_error(path, error) from None
+
+
+def questions_info(document: JsonDocument) -> dict[str, Any]:
+    try:
+        info = document.info()
+    except (DocumentError, UnicodeDecodeError) as error:
+        raise questions_file_error(document.path, error) from None
+    return dict(info or {})
+
+
+def questions_file_error(path: Path, error: Exception) -> UsageError:
+    if "no 'questions' list" in str(error) or "not a JSON object" in str(error):
+        return UsageError(f"--questions {path}: expected an object with a \"questions\" list")
+    return UsageError(f"--questions {path}: {error}")
+
+
+def next_saved(saved: Iterator[tuple[int, str]], index: int) -> str:
+    """The saved text of ``index`` from the index-ordered stream of saved texts."""
+    for saved_index, text in saved:
+        if saved_index == index:
+            return text
+    raise RuntimeError(f"the saved progress lost question {index}")
 
 
 def check_backend_options(args: argparse.Namespace) -> None:
@@ -175,23 +312,30 @@ def check_backend_options(args: argparse.Namespace) -> None:
         raise UsageError(f"--families {args.families}: no such folder")
 
 
-def load_questions(path: Path, *, needs_english: bool) -> tuple[dict[str, Any], str]:
-    """Read and check questions.json; return it and the SHA-256 of its bytes."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"--questions {path}: no such file") from None
-    except OSError as error:
-        raise UsageError(f"--questions {path}: cannot read it ({error.strerror})") from None
-    try:
-        document = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise UsageError(f"--questions {path}: not valid JSON ({error})") from None
-    if not isinstance(document, dict) or not isinstance(document.get("questions"), list):
-        raise UsageError(f"--questions {path}: expected an object with a \"questions\" list")
-    for index, question in enumerate(document["questions"]):
+@dataclass(frozen=True)
+class Source:
+    """What a shard needs to know of a checked questions.json before it starts."""
+
+    count: int
+    scene_starts: array  # position of each scene's first question (scenes in file order)
+
+
+
+def check_questions(path: Path, *, needs_english: bool, yo_policy: str) -> Source:
+    """Check every question of questions.json, one at a time, and find where each scene's begin."""
+    document = JsonDocument(path, "questions")
+    scene_starts = array("q")
+    scene = None
+    count = 0
+    for index, question in enumerate(checked_questions(document, path)):
         check_question(path, index, question, needs_english=needs_english)
-    return document, hashlib.sha256(raw).hexdigest()
+        russian_answer(index, question, yo_policy)
+        here = (question.get("split"), question.get("image_index"))
+        if here != scene:
+            scene_starts.append(index)
+            scene = here
+        count = index + 1
+    return Source(count, scene_starts)
 
 
 def check_question(path: Path, index: int, question: object, *, needs_english: bool) -> None:
@@ -201,17 +345,6 @@ def check_question(path: Path, index: int, question: object, *, needs_english: b
     for key in required:
         if not isinstance(question.get(key), str):
             raise UsageError(f"--questions {path}: question {index} has no {key!r} string")
-
-
-def russian_answers(questions: Sequence[Mapping[str, Any]], yo_policy: str) -> list[str]:
-    """Every answer in MERA's Russian convention, checked before any work is done."""
-    answers = []
-    for index, question in enumerate(questions):
-        try:
-            answers.append(answer_to_russian(question["answer"], yo_policy))
-        except ValueError as error:
-            raise UsageError(f"question {index}: {error}") from None
-    return answers
 
 
 def translator_name(args: argparse.Namespace) -> str:
@@ -235,7 +368,7 @@ def output_is_up_to_date(out: Path, fingerprint: str, *, overwrite: bool) -> boo
     if overwrite or not out.exists():
         return False
     try:
-        recorded = read_json(out)["info"]["translate"]
+        recorded = JsonDocument(out, "questions").info()["translate"]
         same_run = recorded["fingerprint"] == fingerprint
     except (OSError, ValueError, KeyError, TypeError):
         same_run = False
@@ -336,78 +469,117 @@ def run_settings(
         "seed": args.seed,
         "batch_size": args.batch_size,
         "backend_settings": backend.settings() if backend is not None and hasattr(backend, "settings") else None,
+        # native: reading-check refusals by "family ru template" among this run's realisations
+        "refused_realisations": dict(sorted(getattr(backend, "refusals", {}).items())),
         "fingerprint": fingerprint,
         "complete": not failed,
         "failed": [{"index": index, "reason": failed[index]} for index in sorted(failed)],
     }
 
 
-def build_output(
-    document: Mapping[str, Any],
-    done: Mapping[int, str],
-    answers_ru: Sequence[str],
-    translator: str,
-    settings: Mapping[str, Any],
-) -> dict[str, Any]:
-    info = dict(document.get("info") or {})
-    info["translate"] = dict(settings)
-    items = [
-        {**question, "question_ru": done[index], "answer_ru": answers_ru[index], "translator": translator}
-        for index, question in enumerate(document["questions"])
-        if index in done
-    ]
-    return {"info": info, "questions": items}
-
-
-def report_failures(failed: Mapping[int, str], questions: Sequence[Mapping[str, Any]], out: Path) -> None:
+def report_failures(failed: Mapping[int, str], total: int, out: Path) -> None:
     for index in sorted(failed)[:FAILURES_SHOWN]:
         print(f"{PROG}: question {index} failed: {failed[index]}", file=sys.stderr)
     if len(failed) > FAILURES_SHOWN:
         print(f"{PROG}: ... and {len(failed) - FAILURES_SHOWN} more", file=sys.stderr)
     print(
-        f"{PROG}: {len(failed)} of {len(questions)} questions failed; "
-        f"{out} holds the {len(questions) - len(failed)} that succeeded "
+        f"{PROG}: {len(failed)} of {total} questions failed; "
+        f"{out} holds the {total - len(failed)} that succeeded "
         "(info.translate.failed lists all); rerun the same command to retry the failed ones",
         file=sys.stderr,
     )
 
 
-class Parts:
-    """Finished chunks of a run, each saved atomically as ``OUT.parts/part_NNNNNN.json``.
+class Progress:
+    """Finished chunks of a run, appended to ``OUT.parts/pass_NNNNNN.jsonl``: one line per chunk.
 
-    Every part records the run's fingerprint; parts of another run are refused, not mixed in.
-    Parts are numbered, never named by their first question, so a retry of failed questions
-    never overwrites a part that holds others.
+    Each run that has work appends to a new pass file, whose first line records the run's
+    fingerprint: a pass of another run is refused, not mixed in. Within a pass the indices only
+    grow and passes never share one, so the saved texts are read back in index order by merging
+    the passes. A killed run may leave half a line at the end of its pass: that chunk is simply
+    done again. Saving a chunk costs the same however many were saved before it.
     """
 
     def __init__(self, out: Path, fingerprint: str) -> None:
         self.folder = out.with_name(out.name + ".parts")
         self.fingerprint = fingerprint
+        self._handle: Any = None
 
-    def load(self) -> dict[int, str]:
-        remove_stale_temporaries(self.folder)
-        done: dict[int, str] = {}
-        for path in self._files():
-            part = read_json(path)
-            if part.get("fingerprint") != self.fingerprint:
-                raise UsageError(
-                    f"{self.folder} holds progress of a run with other input or settings; "
-                    "pass --overwrite to start afresh"
-                )
-            done.update({int(index): text for index, text in part["questions_ru"].items()})
+    def load(self) -> bytearray:
+        """Which questions have a saved text (1 at their index) and which not (0, or beyond the end)."""
+        done = bytearray()
+        for path in self._passes():
+            for index, _ in self._entries(path):
+                if index >= len(done):
+                    done.extend(bytes(index + 1 - len(done)))
+                done[index] = 1
         return done
 
+    def saved_texts(self) -> Iterator[tuple[int, str]]:
+        """(index, text) of every saved question, in index order."""
+        return heapq.merge(*(self._entries(path) for path in self._passes()), key=lambda entry: entry[0])
+
     def save(self, finished: Mapping[int, str]) -> None:
-        files = self._files()
-        number = int(files[-1].stem.removeprefix("part_")) + 1 if files else 0
-        atomic_write_json(
-            self.folder / f"part_{number:06d}.json",
-            {"fingerprint": self.fingerprint, "questions_ru": {str(index): text for index, text in finished.items()}},
-            indent=None,
-        )
+        if self._handle is None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            number = len(self._passes())
+            self._handle = open(self.folder / f"pass_{number:06d}.jsonl", "a", encoding="utf-8")
+            self._handle.write(json.dumps({"fingerprint": self.fingerprint}) + "\n")
+        line = json.dumps({str(index): text for index, text in finished.items()}, ensure_ascii=False)
+        self._handle.write(line + "\n")
+        self._handle.flush()
 
     def remove(self) -> None:
+        self.close()
         shutil.rmtree(self.folder, ignore_errors=True)
 
-    def _files(self) -> list[Path]:
-        return sorted(self.folder.glob("part_[0-9][0-9][0-9][0-9][0-9][0-9].json")) if self.folder.is_dir() else []
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def _entries(self, path: Path) -> Iterator[tuple[int, str]]:
+        with open(path, encoding="utf-8") as handle:
+            header = handle.readline()
+            try:
+                fingerprint = json.loads(header).get("fingerprint")
+            except ValueError:
+                return  # a pass killed while writing its first line
+            if fingerprint != self.fingerprint:
+                raise UsageError(
+                    f"{self.folder} holds progress of a run with other input or settings; pass --overwrite to start afresh"
+                )
+            for line in handle:
+                if not line.endswith("\n"):
+                    return  # the chunk a killed run was writing: done again
+                for index, text in json.loads(line).items():
+                    yield int(index), text
+
+    def _passes(self) -> list[Path]:
+        return sorted(self.folder.glob("pass_[0-9][0-9][0-9][0-9][0-9][0-9].jsonl")) if self.folder.is_dir() else []
+
+
+#: What each shard's info.translate has of its own; merge drops the first and sums the others.
+SHARDED_KEYS = ("shard", "complete", "failed", "refused_realisations")
+
+
+def merge_command(argv: Sequence[str] | None) -> int:
+    out = merge_target(argv, f"python -m {PROG} merge", "OUT.shard-I-of-N.json written by python -m translate --shard I/N")
+
+    def split_info(info: dict) -> tuple[dict, dict]:
+        own = dict(info.get("translate") or {})
+        shared = {**info, "translate": {k: v for k, v in own.items() if k not in SHARDED_KEYS}}
+        return shared, own.get("shard", {})
+
+    files, infos, _ = consecutive_shards(out, "questions", split_info)
+    failed = [failure for info in infos for failure in info["translate"].get("failed", [])]
+    refusals = sum((Counter(info["translate"].get("refused_realisations", {})) for info in infos), Counter())
+    summed = {"complete": not failed, "failed": failed, "refused_realisations": dict(sorted(refusals.items()))}
+    settings = {key: summed.get(key, value) for key, value in infos[0]["translate"].items() if key != "shard"}
+    with DocumentWriter(out, "questions") as writer:
+        for path in files:
+            for item in checked_items(JsonDocument(path, "questions"), str(path)):
+                writer.write(item)
+        writer.finish({**infos[0], "translate": settings})
+    print(f"{PROG}: merged {len(files)} shards: {writer.count} questions in {out}", file=sys.stderr)
+    return EXIT_FAILURES if failed else 0

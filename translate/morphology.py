@@ -253,3 +253,14 @@ def _grammatical_role(word: str) -> str:
     if parses and all(p.tag.POS in _INVARIABLE_POS for p in parses):
         return "invariable"
     return "unknown"
+
+
+@lru_cache(maxsize=None)
+def verb_number(word: str) -> str | None:
+    """``sing``/``plur`` when every reading of ``word`` is a finite verb or short participle of that
+    number (находится, находятся, сделаны); None for any other word."""
+    parses = analyzer().parse(word)
+    numbers = {parse.tag.number for parse in parses if parse.tag.POS in ("VERB", "PRTS")}
+    if not parses or any(parse.tag.POS not in ("VERB", "PRTS") for parse in parses) or len(numbers) != 1:
+        return None
+    return numbers.pop()

@@ -15,15 +15,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
-import yaml
 
 from assets.vocabulary import Vocabulary, load_vocabulary
+from questions.families import FAMILIES_DIR
+from questions.families import load_families as load_engine_families
+from questions.family import Family
+from questions.validator import FamilyError
+from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, Structure, admitted, structure_of
 from ruclevr.cli import UsageError
 from translate.morphology import (
     Lexicon,
@@ -36,20 +41,16 @@ from translate.morphology import (
     pronoun_form,
 )
 from translate.templates import (
+    SENTENCE_START,
     Agreement,
     CompiledTemplate,
-    Group,
     NounPhrase,
-    Placeholder,
-    TemplateSyntaxError,
-    SENTENCE_START,
     compile_template,
     parameter_kinds,
-    parse_template,
+    validate_template,
 )
 
-DEFAULT_FAMILIES_DIR = Path(__file__).resolve().parents[1] / "questions" / "families"
-FAMILY_SUFFIXES = (".yaml", ".yml", ".json")
+DEFAULT_FAMILIES_DIR = FAMILIES_DIR
 
 #: Stage number mixed into the key, so this stage's choices differ from other stages' with the same seed.
 _STAGE = 0x72755F6E6174  # "ru_nat"
@@ -74,120 +75,182 @@ class RealisationError(ValueError):
 
 
 @dataclass(frozen=True)
+class Site:
+    """A noun phrase or an agreeing group of a template, as the reading check sees it."""
+
+    part: int  # index into the template's parts
+    phrase: str  # the phrase it names or stands for (its shape parameter)
+    relation: str | None  # the relation parameter before it
+    role: str  # "phrase", "pronoun" (он), "which" (который) or "other" (сделан, расположенный)
+    chained: bool  # only spaces since the previous phrase: a relation here could describe that one too
+
+
+@dataclass(frozen=True)
+class Sites:
+    """Where one template's text could admit another reading (see questions.readings)."""
+
+    sites: tuple[Site, ...]
+    phrase_parts: Mapping[str, NounPhrase]  # phrase name -> its noun phrase part
+    heads: tuple[tuple[str, int | None, str | None, str, int | None], ...]  # per phrase: name, head slot, noun, number, count slot
+    needs_agreement: bool  # pronouns, «который» or chained relations: readings depend on the words' gender and number
+    fixed_readings: tuple[str, ...]  # readings admitted whatever the words («либо»; a same-attribute phrase without «другой»)
+    droppable: tuple[str, ...]  # same-attribute phrases said with «другой»/«ещё», dropped where the anchor cannot be them
+    agreement_cache: dict = field(default_factory=dict, compare=False, repr=False)  # phrases' (gender, number) -> readings
+
+
+@dataclass(frozen=True)
 class RussianFamily:
     family: str
     source: str
     kinds: Mapping[str, str]
     slots: tuple[str, ...]  # parameter names in declared order: the order of the random draws
     templates: tuple[CompiledTemplate, ...]  # empty when the family has no Russian text
+    structure: Structure | None = None  # the program's phrases and other readings
+    sites: tuple[Sites, ...] = ()  # per template
+    answer_kind: str = ""  # the attribute the answer names, if any (its words are then the gold lemmas)
+    lemma_only: tuple[bool, ...] = ()  # per slot: named by its lemma only (the answer's attribute)
+    special: dict = field(default_factory=dict, compare=False, repr=False)  # templates with pronouns repeated or «другой» dropped
 
+    same_kind: tuple[tuple[int, ...], ...] = ()  # slots of one attribute or relation kind, where a value may repeat
 
-def validate_template(text: str, params: object) -> list[str]:
-    """Problems of one Russian template for a family with parameters ``params`` (empty list: fine).
-
-    ``params`` is the family's declaration (the engine's mapping name -> type, CLEVR's list of
-    ``{"name", "type"}``, or the names). Each problem names the column and the group.
-    """
-    kinds, problems = parameter_kinds(params)
-    if problems:
-        return problems
-    try:
-        return compile_template(text, kinds, build_lexicon(load_vocabulary()))[1]
-    except MorphologyError as error:
-        return [str(error)]
+    def __post_init__(self) -> None:
+        if not self.lemma_only:
+            object.__setattr__(self, "lemma_only", tuple(kind == self.answer_kind for kind in self.kinds.values()))
+        if not self.same_kind:
+            kinds = list(self.kinds.values())
+            groups = [tuple(i for i, k in enumerate(kinds) if k == kind) for kind in dict.fromkeys(kinds) if kind != "integer"]
+            object.__setattr__(self, "same_kind", tuple(group for group in groups if len(group) > 1))
 
 
 # ---------------------------------------------------------------------------------------------
-# Family files (the question engine's format: one family with ``id``, or ``families: [...]``)
+# Families: read and validated by the question engine (questions.families), compiled here
 
 
-def _read_family_file(path: Path) -> object:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle) if path.suffix == ".json" else yaml.safe_load(handle)
-    except (OSError, ValueError, yaml.YAMLError) as error:
-        lines = str(error).strip().splitlines()
-        raise TemplateError([f"{path}: cannot read the family file: {lines[0] if lines else type(error).__name__}"]) from None
-
-
-def _family_entries(path: Path, directory: Path, data: object) -> Iterable[tuple[str, int, Mapping]]:
-    """(family id, position in the file, entry) for each family of one file."""
-    if isinstance(data, Mapping) and isinstance(data.get("families"), list):
-        data = data["families"]
-    entries = data if isinstance(data, list) else [data]
-    relative = path.relative_to(directory).with_suffix("").as_posix()
-    for position, entry in enumerate(entries):
-        if not isinstance(entry, Mapping):
-            raise TemplateError([f"{path}: family {position}: expected a mapping with params and text, got {type(entry).__name__}"])
-        default_id = relative if len(entries) == 1 else f"{relative}/{position}"
-        yield str(entry.get("id") or entry.get("family") or default_id), position, entry
-
-
-def _russian_texts(path: Path, family: str, entry: Mapping) -> list[str]:
-    text = entry.get("text")
-    ru = text.get("ru") if isinstance(text, Mapping) else None
-    if ru is None:
-        return []
-    if isinstance(ru, str):
-        return [ru]
-    if not isinstance(ru, list) or not all(isinstance(t, str) for t in ru):
-        raise TemplateError([f"{path}: family {family}: text.ru must be a list of strings"])
-    return ru
-
-
-def _declared_params(entry: Mapping, texts: list[str]) -> object:
-    if "params" in entry:
-        return entry["params"]
-    # No declaration: the placeholders of the texts, typed by their letter.
-    names: dict[str, None] = {}
-    for text in texts:
-        try:
-            template = parse_template(text)
-        except TemplateSyntaxError:
-            continue
-        for part in template.parts:
-            tokens = part.tokens if isinstance(part, Group) else (part,) if isinstance(part, Placeholder) else ()
-            names.update((t.name, None) for t in tokens if isinstance(t, Placeholder))
-    return list(names)
-
-
-def compile_family(path: Path, family: str, entry: Mapping, lexicon: Lexicon) -> tuple[RussianFamily, list[str]]:
-    """Compile one family's Russian texts; problems are prefixed with file, family and template index."""
-    texts = _russian_texts(path, family, entry)
-    kinds, declaration_problems = parameter_kinds(_declared_params(entry, texts))
-    problems = [f"{path}: family {family}: {p}" for p in declaration_problems]
+def compile_family(family: Family, lexicon: Lexicon) -> tuple[RussianFamily, list[str]]:
+    """Compile one engine family's Russian texts; problems are prefixed with file, family and template index."""
+    kinds, declaration = parameter_kinds(family.params)
+    problems = [f"{family.source}: family {family.id}: {p}" for p in declaration]
     templates = []
-    for index, text in enumerate(texts):
+    for index, text in enumerate(family.text.get("ru", ())):
         compiled, template_problems = compile_template(text, kinds, lexicon)
-        problems += [f"{path}: family {family}: ru template {index}: {p}" for p in template_problems]
+        problems += [f"{family.source}: family {family.id}: ru template {index}: {p}" for p in template_problems]
         if compiled is not None:
             templates.append(compiled)
-    return RussianFamily(family, str(path), MappingProxyType(kinds), tuple(kinds), tuple(templates)), problems
+    structure = structure_of(family)
+    slots = tuple(kinds)
+    sites = tuple(template_sites(template, slots, structure) for template in templates)
+    answer = family.answer_type if family.answer_type in kinds.values() else ""
+    return RussianFamily(family.id, family.source, MappingProxyType(kinds), slots, tuple(templates), structure, sites, answer), problems
 
 
 def load_families(directory: Path, lexicon: Lexicon) -> tuple[dict[str, RussianFamily], dict[tuple[str, int], str]]:
     """Every family under ``directory`` by id, and CLEVR's (template_filename, question_family_index) -> id.
 
-    Raises TemplateError listing every bad Russian template (file, family, template index, problem).
+    The files are read and validated by the question engine's loader, which checks Russian
+    templates by the rules this module compiles them with; any problem raises TemplateError
+    listing each one with its file and line.
     """
-    if not directory.is_dir():
-        raise TemplateError([f"families directory {directory} does not exist"])
+    try:
+        engine_families = load_engine_families(directory)
+    except FamilyError as error:
+        raise TemplateError([str(problem) for problem in error.problems]) from None
+    return compile_families(engine_families.values(), lexicon)
+
+
+def compile_families(
+    engine_families: Iterable[Family], lexicon: Lexicon
+) -> tuple[dict[str, RussianFamily], dict[tuple[str, int], str]]:
+    """Compile families the engine has built (read by :func:`load_families`, or made by a test)."""
     families: dict[str, RussianFamily] = {}
     by_position: dict[tuple[str, int], str] = {}
     problems: list[str] = []
-    # Top-level files only, as the question engine reads them.
-    for path in sorted(p for p in directory.iterdir() if p.suffix in FAMILY_SUFFIXES and p.is_file()):
-        for family, position, entry in _family_entries(path, directory, _read_family_file(path)):
-            if family in families:
-                problems.append(f"{path}: family {family} is also defined in {families[family].source}")
-                continue
-            compiled, family_problems = compile_family(path, family, entry, lexicon)
-            problems += family_problems
-            families[family] = compiled
-            by_position[(path.name, position)] = family
+    for family in engine_families:
+        compiled, family_problems = compile_family(family, lexicon)
+        problems += family_problems
+        families[family.id] = compiled
+        by_position[(family.source, family.position)] = family.id
     if problems:
         raise TemplateError(problems)
     return families, by_position
+
+
+_OTHER_WORDS = frozenset({"другой", "ещё", "еще"})
+
+
+def template_sites(template: CompiledTemplate, slots: tuple[str, ...], structure: Structure | None) -> Sites:
+    """The phrases and agreeing groups of ``template`` in text order, for the reading check."""
+    sites: list[Site] = []
+    marked: set[str] = set()
+    gap = ""
+    for index, part in enumerate(template.parts):
+        if type(part) is str:
+            gap += part
+            continue
+        if type(part) is NounPhrase:
+            phrase = slots[part.head_slot] if part.head_slot is not None else f"#{index}"
+            relation = slots[part.relation] if part.relation is not None else None
+            sites.append(Site(index, phrase, relation, "phrase", bool(sites) and not gap.strip()))
+            if any(value in _OTHER_WORDS for _, value in part.modifiers) or "кроме" in gap:
+                marked.add(phrase)
+        elif type(part) is Agreement:
+            head = part.phrase
+            phrase = slots[head.head_slot] if head.head_slot is not None else "#"
+            relation = slots[part.relation] if part.relation is not None else None
+            kinds = {kind for kind, _ in part.words}
+            role = "pronoun" if "pronoun" in kinds else "which" if any(word == "который" for _, word in part.words) else "other"
+            sites.append(Site(index, phrase, relation, role, bool(sites) and not gap.strip()))
+        gap = ""
+    phrase_parts = {site.phrase: template.parts[site.part] for site in sites if site.role == "phrase"}
+    heads = tuple(
+        (name, part.head_slot, part.head_noun, part.number, next((v for k, v in part.modifiers if k == "count"), None))  # type: ignore[misc]
+        for name, part in phrase_parts.items()
+    )
+    needs_agreement = any(site.role in ("pronoun", "which") or (site.relation is not None and site.chained) for site in sites)
+    fixed: list[str] = []
+    droppable: list[str] = []
+    if structure is not None:
+        if "либо" in template.text:
+            fixed += [f"exclusive:{node}" for node in structure.unions]
+        for phrase in structure.same_anchor:
+            (droppable if phrase in marked else fixed).append(phrase if phrase in marked else f"self:{phrase}")
+    return Sites(tuple(sites), MappingProxyType(phrase_parts), heads, needs_agreement, tuple(fixed), tuple(droppable))  # type: ignore[arg-type]
+
+
+def _agreeing_readings(
+    sites: Sites, structure: Structure, features: tuple[tuple[str, str], ...]
+) -> tuple[list[str], tuple[int, ...], list[tuple[Site, list[str]]]]:
+    """For phrases of these (gender, number): the readings «который» and chained relation phrases
+    admit, the pronouns to repeat as their phrase, and for each of those the phrases said before it."""
+    by_name = {head[0]: feature for head, feature in zip(sites.heads, features)}
+    readings: list[str] = []
+    repeat: list[int] = []
+    repeated: list[tuple[Site, list[str]]] = []
+    said: list[tuple[str, tuple[str, str]]] = []  # earlier phrases: (name, (gender, number))
+    chain: list[str] = []
+    for site in sites.sites:
+        agreement = by_name.get(site.phrase)
+        if agreement is None:
+            continue
+        if not site.chained:
+            chain = []
+        if site.relation is not None and site.chained:
+            target = structure.relation_target.get(site.relation)
+            readings += [f"attach:{site.relation}:{name}" for name in chain if name != target]
+        if site.role == "pronoun":
+            if [name for name, other in said if other == agreement] != [site.phrase]:
+                repeat.append(site.part)
+                repeated.append((site, [name for name, _ in said]))
+        elif site.role == "which":
+            others = [name for name, other in said if other == agreement and name != site.phrase]
+            if site.relation is not None:
+                readings += [f"anchor:{site.relation}:{name}" for name in others]
+            else:
+                relations = [r for r, target in structure.relation_target.items() if target == site.phrase]
+                readings += [f"attach:{r}:{name}" for r in relations for name in others]
+        if site.role == "phrase":
+            said.append((site.phrase, agreement))
+        chain.append(site.phrase)
+    return readings, tuple(repeat), repeated
 
 
 # ---------------------------------------------------------------------------------------------
@@ -199,21 +262,31 @@ class NativeRealiser:
 
     name = "native"
 
-    def __init__(self, families_dir: Path | None = None, seed: int = 0):
+    def __init__(self, families_dir: Path | None = None, seed: int = 0, families: Iterable[Family] | None = None):
+        """Realise the families of ``families_dir`` (default: the shipped ones), read by the question
+        engine's loader, or the engine ``families`` given (for families the engine cannot read yet)."""
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
         self.families_dir = Path(families_dir) if families_dir is not None else DEFAULT_FAMILIES_DIR
         self.seed = int(seed)
         self._vocabulary: Vocabulary = load_vocabulary()
         self._lexicon = build_lexicon(self._vocabulary)
-        self._families, self._by_position = load_families(self.families_dir, self._lexicon)
+        if families is not None:
+            self._families, self._by_position = compile_families(families, self._lexicon)
+        else:
+            self._families, self._by_position = load_families(self.families_dir, self._lexicon)
         self._words = self._russian_words_by_kind()
         self._object_noun = str(self._vocabulary.object_noun["ru"]["lemma"])
+        self._genders = {lemma: noun.gender for lemma, noun in self._lexicon.nouns.items()}
+        self._slot_tables: dict[str, list[Mapping[object, tuple[str, ...]]]] = {}
         # Choices are a keyed hash of the question's identity, with the key drawn by NumPy from
         # (seed, stage): a counter-based generator like Philox, so a question's words do not
         # depend on which other questions are realised with it, or in what order. Starting a
         # NumPy generator per question costs 10-30 µs, more than the whole realisation.
         self._key = np.random.SeedSequence([self.seed, _STAGE]).generate_state(8, dtype=np.uint32).tobytes()
+        # "family ru template": realisations the reading check refused before another template was
+        # used; "family ru all": questions no template could say with one reading.
+        self.refusals: Counter[str] = Counter()
 
     @property
     def families(self) -> Mapping[str, RussianFamily]:
@@ -224,19 +297,136 @@ class NativeRealiser:
         return [self.realise_one(question) for question in questions]
 
     def realise_one(self, question: Mapping[str, object]) -> str | None:
+        """The question in Russian. Template after template from a drawn one, the first whose text
+        admits no other reading with another answer (``unsafe_readings`` of the question)."""
         family = self.family_of(question)
         if not family.templates:
             return None
         choices = self._random_number(question)
-        template = family.templates[choices % len(family.templates)]
-        choices //= len(family.templates)
+        count = len(family.templates)
+        first = choices % count
+        choices //= count
+        params = question.get("params")
+        try:
+            values = [params[slot] for slot in family.slots]  # type: ignore[index]
+            all_options = [table[value] for table, value in zip(self._tables(family), values)]
+        except (KeyError, TypeError):
+            all_options = self._options(family, params)  # names what is wrong
+            values = [params[slot] for slot in family.slots]  # type: ignore[index]
         words = []
-        for options in self._options(family, question.get("params")):
+        for options in all_options:
             if choices < _LOW_WATER:
                 choices = self._extend(choices)
             words.append(options[choices % len(options)])
             choices //= len(options)
-        return self._assemble(template, words)
+        # One word per value within a question: a value said again takes the word said first.
+        for group in family.same_kind:
+            word_of: dict[object, str] = {}
+            for slot in group:
+                words[slot] = word_of.setdefault(values[slot], words[slot])
+        unsafe = question.get(UNSAFE_FIELD)
+        for step in range(count):
+            index = (first + step) % count
+            text = self._checked(family, index, words, unsafe)  # type: ignore[arg-type]
+            if text is not None:
+                if step:
+                    self.refusals.update(f"{family.family} ru {(first + k) % count}" for k in range(step))
+                return text
+        self.refusals[f"{family.family} ru {NO_TEMPLATE}"] += 1
+        raise RealisationError(
+            f"family {family.family}: every Russian template admits another reading with another answer "
+            f"({', '.join(unsafe or [])})"  # type: ignore[arg-type]
+        )
+
+    def _checked(self, family: RussianFamily, index: int, words: list[str], unsafe: list[str] | None) -> str | None:
+        """Template ``index`` realised with ``words``, or None where it admits an unsafe reading.
+
+        Pronouns stand only where exactly one earlier phrase agrees with them; elsewhere the
+        phrase they stand for is repeated. «другой»/«ещё» stay only where the anchor could be
+        the described object.
+        """
+        template = family.templates[index]
+        structure = family.structure
+        if structure is None:
+            return self._assemble(template, words)
+        sites = family.sites[index]
+        readings: list[str] = list(sites.fixed_readings)
+        repeat: tuple[int, ...] = ()
+        if sites.needs_agreement:
+            found = self._agreement_readings(template, sites, structure, words)
+            if found is None:
+                return None
+            more, repeat = found
+            readings += more
+        drop: tuple[str, ...] = ()
+        if sites.droppable and unsafe is not None:
+            drop = tuple(phrase for phrase in sites.droppable if f"self:{phrase}" not in unsafe)
+        if readings and unsafe and admitted(readings, unsafe):
+            return None
+        if not repeat and not drop:
+            return self._assemble(template, words)
+        key = (index, repeat, drop)
+        special = family.special.get(key)
+        if special is None:
+            special = family.special[key] = self._special_template(template, family.slots, repeat, drop, sites.phrase_parts)
+        return self._assemble(special, words)
+
+    def _agreement_readings(
+        self, template: CompiledTemplate, sites: Sites, structure: Structure, words: list[str]
+    ) -> tuple[list[str], tuple[int, ...]] | None:
+        """Readings that depend on which phrases agree (gender, number) with the words chosen, and
+        the pronouns to replace by their phrase; None where a repeated phrase reads like another.
+
+        Which phrases agree depends only on each phrase's gender and number, so that part is
+        worked out once per combination and kept with the template."""
+        genders, object_noun = self._genders, self._object_noun
+        features = tuple(
+            (genders[words[slot] if slot is not None else noun or object_noun],
+             number if count is None else count_number(int(words[count])))
+            for _, slot, noun, number, count in sites.heads
+        )
+        known = sites.agreement_cache.get(features)
+        if known is None:
+            known = sites.agreement_cache[features] = _agreeing_readings(sites, structure, features)
+        readings, repeat, said_before = known
+        if not repeat:
+            return readings, ()
+        readings = list(readings)
+        phrase_parts = sites.phrase_parts
+        for site, earlier in said_before:
+            # The repeated phrase must not read like another earlier one ("слева от предмета").
+            look = self._signature(phrase_parts[site.phrase], words)
+            alike = [name for name in earlier if name != site.phrase and self._signature(phrase_parts[name], words) == look]
+            if alike and site.relation is None:
+                return None
+            readings += [f"anchor:{site.relation}:{name}" for name in alike]
+        return readings, repeat
+
+    def _signature(self, phrase: NounPhrase, words: list[str]) -> tuple[tuple[str, ...], str]:
+        """What a phrase says: its attribute words and its noun."""
+        attributes = tuple(words[value] for kind, value in phrase.modifiers if kind == "slot" and words[value])  # type: ignore[index]
+        return attributes, self._head(phrase, words)[0].lemma
+
+    def _special_template(
+        self, template: CompiledTemplate, slots: tuple[str, ...], repeat: tuple[int, ...], drop: tuple[str, ...],
+        phrase_parts: Mapping[str, NounPhrase],
+    ) -> CompiledTemplate:
+        """``template`` with pronouns replaced by the phrase they stand for and «другой»/«ещё» dropped."""
+        parts: list[object] = []
+        for index, part in enumerate(template.parts):
+            if index in repeat:
+                agreement: Agreement = part  # type: ignore[assignment]
+                phrase = phrase_parts[slots[agreement.phrase.head_slot]]  # type: ignore[index]
+                modifiers = tuple(m for m in phrase.modifiers if m[1] not in _OTHER_WORDS)
+                reads = ([agreement.relation] if agreement.relation is not None else []) + [
+                    i for i in phrase.reads if i != phrase.relation
+                ]
+                part = NounPhrase(agreement.relation, modifiers, phrase.head_slot, phrase.head_noun, agreement.case, phrase.number, tuple(reads))
+            elif type(part) is NounPhrase and part.head_slot is not None and slots[part.head_slot] in drop:
+                modifiers = tuple(m for m in part.modifiers if m[1] not in _OTHER_WORDS)
+                part = NounPhrase(part.relation, modifiers, part.head_slot, part.head_noun, part.case, part.number, part.reads)
+            parts.append(part)
+        return CompiledTemplate(template.text, tuple(parts), template.several_sentences)  # type: ignore[arg-type]
 
     def render(
         self, family: str, params: Mapping[str, object], template_index: int = 0, words: Mapping[str, str] | None = None
@@ -252,7 +442,10 @@ class NativeRealiser:
             if word not in options:
                 raise RealisationError(f"{word!r} is not a Russian word for {slot}={params[slot]!r}; allowed: {', '.join(options)}")
             chosen.append(word)
-        return self._assemble(compiled.templates[template_index], chosen)
+        text = self._checked(compiled, template_index, chosen, None)
+        if text is None:
+            raise RealisationError(f"family {family}, Russian template {template_index}: a repeated phrase reads like another one")
+        return text
 
     def word_options(self, family: str, params: Mapping[str, object]) -> dict[str, tuple[str, ...]]:
         """Per placeholder, the Russian words the realiser may choose for these values (first = lemma)."""
@@ -297,6 +490,16 @@ class NativeRealiser:
         words["relation"] = {name: tuple(entry["ru"]["synonyms"]) for name, entry in vocabulary.relations.items()}  # type: ignore[arg-type]
         words["integer"] = {}
         return words
+
+    def _tables(self, family: RussianFamily) -> list[Mapping[object, tuple[str, ...]]]:
+        """Per slot, value -> the words it may take; the answer's attribute only by its gold lemma."""
+        tables = self._slot_tables.get(family.family)
+        if tables is None:
+            tables = self._slot_tables[family.family] = [
+                {value: words[:1] for value, words in self._words[kind].items()} if lemma_only else self._words[kind]
+                for kind, lemma_only in zip(family.kinds.values(), family.lemma_only)
+            ]
+        return tables
 
     def _options(self, family: RussianFamily, params: object) -> list[tuple[str, ...]]:
         """The Russian words each parameter of ``family`` may take for the values in ``params``."""

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Callable, Mapping
 
-from translate.morphology import Lexicon, word_role
+from assets.vocabulary import load_vocabulary
+from translate.morphology import Lexicon, MorphologyError, build_lexicon, verb_number, word_role
 
 CASE_FEATURES = MappingProxyType({
     "им": "nomn", "род": "gent", "дат": "datv", "вин": "accs", "твор": "ablt", "пр": "loct", "предл": "loct",
@@ -328,9 +329,42 @@ class _Compiler:
             elif position in compiled:
                 parts.append(compiled[position])
         self.check_all_used(template)
+        self.check_verbs(template)
         if self.problems:
             return None
         return CompiledTemplate(template.text, tuple(parts), bool(SENTENCE_START.search(template.text)))
+
+    def check_verbs(self, template: Template) -> None:
+        """Verbs written in the text agree in number with their subject: the nominative groups
+        of the same clause (two joined by «и» are plural)."""
+        for clause in _clauses(template):
+            subjects = [part for _, part in clause if isinstance(part, Group) and self.is_subject(part)]
+            if not subjects:
+                continue
+            plural = len(subjects) > 1 or any(part.number == "plur" for part in subjects)
+            for column, part in clause:
+                if not isinstance(part, str):
+                    continue
+                for word in _WORD.finditer(part):
+                    number = verb_number(word.group())
+                    if number is not None and (number == "plur") != plural:
+                        subject = " и ".join(group.source for group in subjects)
+                        self.problems.append(
+                            f"column {column + word.start()}: the verb {word.group()!r} is {'plural' if number == 'plur' else 'singular'} "
+                            f"but its subject {subject} is {'plural' if plural else 'singular'}"
+                        )
+
+    def is_subject(self, group: Group) -> bool:
+        """A nominative group without a relation and with a fixed number: a possible subject."""
+        first = group.tokens[0]
+        if group.case not in (None, "nomn") or group.short:
+            return False
+        if isinstance(first, Placeholder) and self.kinds.get(first.name) == "relation":
+            return False
+        if group.reference is not None:
+            return any(isinstance(t, Word) and word_role(t.text, self.lexicon) in ("pronoun",) or
+                       isinstance(t, Word) and t.text == "который" for t in group.tokens)
+        return not any(isinstance(t, Placeholder) and self.kinds.get(t.name) == "integer" for t in group.tokens)
 
     def check_all_used(self, template: Template) -> None:
         used = {p.name for p in template.parts if isinstance(p, Placeholder)}
@@ -474,6 +508,31 @@ class _Compiler:
         return Agreement(relation, tuple(words), phrase, group.case or "nomn", group.short, tuple(reads))
 
 
+_CLAUSE_END = re.compile(r"[.,;:?!—]")
+
+
+def _clauses(template: Template) -> list[list[tuple[int, object]]]:
+    """The template's parts split into clauses at punctuation, each part with its 1-based column."""
+    clauses: list[list[tuple[int, object]]] = [[]]
+    column = 1
+    for part in template.parts:
+        if isinstance(part, Group):
+            clauses[-1].append((part.column, part))
+            column = part.column + len(part.source)
+        elif isinstance(part, Placeholder):
+            clauses[-1].append((column, part))
+            column += len(part.name)
+        else:
+            start = 0
+            for end in _CLAUSE_END.finditer(part):
+                clauses[-1].append((column + start, part[start:end.start()]))
+                clauses.append([])
+                start = end.end()
+            clauses[-1].append((column + start, part[start:]))
+            column += len(part)
+    return clauses
+
+
 def compile_template(text: str, kinds: Mapping[str, str], lexicon: Lexicon) -> tuple[CompiledTemplate | None, list[str]]:
     """Parse ``text`` and check it against the parameter kinds; the compiled template or the problems."""
     try:
@@ -483,3 +542,18 @@ def compile_template(text: str, kinds: Mapping[str, str], lexicon: Lexicon) -> t
     compiler = _Compiler(kinds, lexicon)
     compiled = compiler.compile(template)
     return compiled, compiler.problems
+
+
+def validate_template(text: str, params: object) -> list[str]:
+    """Problems of one Russian template for a family with parameters ``params`` (empty list: fine).
+
+    ``params`` is the family's declaration (the engine's mapping name -> type, CLEVR's list of
+    ``{"name", "type"}``, or the names). Each problem names the column and the group.
+    """
+    kinds, problems = parameter_kinds(params)
+    if problems:
+        return problems
+    try:
+        return compile_template(text, kinds, build_lexicon(load_vocabulary()))[1]
+    except MorphologyError as error:
+        return [str(error)]

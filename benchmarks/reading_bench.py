@@ -1,0 +1,138 @@
+"""Reading check: questions over sampled scenes, English and Russian, checked against every other reading.
+
+Scene graphs come from the renderer's sampler (no rendering). For each question the engine
+records the other readings that change its answer (``unsafe_readings``); each realiser refuses a
+template whose text admits one. This benchmark re-derives, independently of the refusals, which
+readings each written text admits and counts those whose answer differs (target: 0 in both
+languages), and prints the refusals per template as a share of that template's attempts
+(target: under 10 % each; a refusal counts where another template of the family was then used)
+and, apart, the questions that no template could say with one reading (the engine does not ask
+them; the Russian realiser reports them as failures).
+
+    python benchmarks/reading_bench.py --scenes 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import time
+from collections import Counter
+
+from render.sampler import SceneOptions
+from render.scene_graph import sample_scene_graph
+
+from questions.families import load_families
+from questions.generate import Settings, generate
+from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, structure_of
+from questions.text import english_readings, without_other
+from filter.morph import MorphChecker
+from translate.native import NativeRealiser, RealisationError
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenes", type=int, default=1000, help="number of sampled scenes (default 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of scenes, questions and Russian words (default 0)")
+    parser.add_argument("--limit", type=float, default=0.10, help="largest refused share per template (default 0.10)")
+    args = parser.parse_args()
+
+    options = SceneOptions(min_objects=3, max_objects=10)
+    scenes = [sample_scene_graph(args.seed, index, options) for index in range(args.scenes)]
+    families = load_families()
+    english_refusals: Counter[str] = Counter()
+    started = time.perf_counter()
+    questions = generate(scenes, families, Settings(seed=args.seed), progress=False, refusals=english_refusals)
+    english_seconds = time.perf_counter() - started
+
+    english_used = Counter(f"{q['family']} en {q['template_index']}" for q in questions)
+    english_bad = sum(1 for q in questions if _english_admits_unsafe(q, families[q["family"]]))
+
+    realiser = NativeRealiser(seed=args.seed)
+    russian_used: Counter[str] = Counter()
+    russian: list[tuple[dict, str]] = []
+    unrealisable = 0
+    started = time.perf_counter()
+    for question in questions:
+        before = sum(realiser.refusals.values())
+        try:
+            text = realiser.realise_one(question)
+        except RealisationError:
+            unrealisable += 1
+            continue
+        refused_now = sum(realiser.refusals.values()) - before
+        russian_used[_russian_template(realiser, question, refused_now)] += 1
+        russian.append((question, text))
+    russian_seconds = time.perf_counter() - started
+    audit = _russian_audit(russian, families)
+
+    rows = []
+    unsayable: Counter[str] = Counter()
+    for language, used, refused in (("en", english_used, english_refusals), ("ru", russian_used, realiser.refusals)):
+        for key in sorted(set(used) | set(refused)):
+            if key.endswith(f" {NO_TEMPLATE}"):
+                unsayable[key] = refused[key]
+                continue
+            attempts = used[key] + refused[key]
+            rows.append((key, attempts, refused[key], refused[key] / attempts if attempts else 0.0))
+    over = [row for row in rows if row[3] >= args.limit]
+    print(f"templates: {len(rows)}; refused at least once: {sum(1 for row in rows if row[2])}")
+    for key, attempts, refused, share in sorted(rows, key=lambda row: -row[3]):
+        if refused:
+            print(f"{key:40s} attempts {attempts:5d} refused {refused:4d} ({share:6.1%})")
+    for key, count in sorted(unsayable.items()):
+        print(f"{key:40s} questions no template could say with one reading: {count}")
+    summary = {
+        "scenes": len(scenes),
+        "questions": len(questions),
+        "english_questions_admitting_another_answer": english_bad,
+        "russian_questions_without_a_safe_template": unrealisable,
+        "english_refused": sum(english_refusals.values()),
+        "russian_refused": sum(realiser.refusals.values()),
+        "english_questions_dropped_no_template": sum(n for key, n in unsayable.items() if " en " in key),
+        "templates_refused_over_limit": [row[0] for row in over],
+        "largest_refused_share": max((row[3] for row in rows), default=0.0),
+        "russian_audit": audit,
+        "english_seconds": round(english_seconds, 2),
+        "russian_seconds": round(russian_seconds, 2),
+    }
+    print(json.dumps(summary, indent=2, ensure_ascii=False))
+
+
+def _english_admits_unsafe(question: dict, family) -> bool:
+    template = family.text["en"][question["template_index"]]
+    structure = structure_of(family)
+    unsafe = set(question[UNSAFE_FIELD])
+    if structure.same_anchor and not any(f"self:{p}" in unsafe for p in structure.same_anchor):
+        template = without_other(template)
+    return bool(set(english_readings(template, family.params, structure)) & unsafe)
+
+
+def _russian_audit(russian: list[tuple[dict, str]], families) -> dict[str, int]:
+    """Read the Russian texts back: pronouns with two agreeing object nouns before them (the
+    ``morph`` checker's rule), «другой»/«ещё» where the anchor cannot be the described object,
+    «либо» where the exclusive reading changes the answer, «Посмотрите»."""
+    checker = MorphChecker()
+    counts = Counter()
+    for question, text in russian:
+        structure = structure_of(families[question["family"]])
+        unsafe = set(question[UNSAFE_FIELD])
+        counts["texts"] += 1
+        counts["pronoun_with_two_antecedents"] += any(r.startswith("pronoun:") for r in checker.problems(text))
+        cannot = structure.same_anchor and not any(f"self:{p}" in unsafe for p in structure.same_anchor)
+        counts["other_where_the_anchor_cannot_be_meant"] += bool(cannot and re.search(r"\b(друг|ещё|еще)", text.lower()))
+        exclusive = any(f"exclusive:{node}" in unsafe for node in structure.unions)
+        counts["libo_with_an_overlap"] += bool(exclusive and "либо" in text.lower())
+        counts["posmotrite"] += "Посмотрите" in text
+    return dict(counts)
+
+
+def _russian_template(realiser: NativeRealiser, question: dict, refused_now: int) -> str:
+    family = realiser.family_of(question)
+    choices = realiser._random_number(question)  # the first template drawn, then one per refusal
+    return f"{family.family} ru {(choices % len(family.templates) + refused_now) % len(family.templates)}"
+
+
+if __name__ == "__main__":
+    main()

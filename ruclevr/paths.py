@@ -1,0 +1,82 @@
+"""Paths that come from data files, and user strings that become file names.
+
+A dataset's files travel between people and machines, so a path written inside one of them
+(``inputs.image`` in MERA items, ``image_filename`` in scene and question records, scene and
+mask files) is data, not a place to read from: it must be relative, and it must resolve
+(symlinks included) inside the folder it belongs to. Anything else is a :class:`UsageError`
+naming the record and the path. Files the user names on the command line (prompt, family
+files, ``--out``) are the user's own and may lie anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any
+
+from ruclevr.cli import UsageError
+
+
+def confined_path(folder: str | os.PathLike[str], relative: object, what: str) -> Path:
+    """``folder / relative`` once it is sure to stay inside ``folder``; else a UsageError naming ``what``.
+
+    ``what`` names the record the path came from (e.g. ``"item 12: inputs.image"``).
+    """
+    if not isinstance(relative, str) or not relative:
+        raise UsageError(f"{what}: the path {relative!r} is not a non-empty string")
+    if "\0" in relative or PurePosixPath(relative).is_absolute() or PureWindowsPath(relative).is_absolute() \
+            or PureWindowsPath(relative).drive:
+        raise UsageError(f"{what}: the path {relative!r} must be relative to its folder")
+    if ".." in PurePosixPath(relative.replace("\\", "/")).parts:
+        raise UsageError(f"{what}: the path {relative!r} leads out of its folder ('..')")
+    base = Path(folder).resolve()
+    target = base / relative
+    resolved = target.resolve()
+    if resolved != base and base not in resolved.parents:
+        raise UsageError(f"{what}: the path {relative!r} resolves outside its folder {str(folder)!r} (a symbolic link?)")
+    return target
+
+
+def check_name_part(value: str, flag: str) -> str:
+    """A user string that becomes part of a file name (``--prefix``, a split name): no separators, no ``..``."""
+    if not value or any(sep in value for sep in ("/", "\\", "\0")) or value in (".", "..") or ".." in value:
+        raise UsageError(f"{flag} {value!r} must be a non-empty name without '/', '\\' or '..'")
+    return value
+
+
+def relative_paths(value: Any, base: str | os.PathLike[str]) -> Any:
+    """``value`` (a JSON-like record) with every absolute path string rewritten relative to ``base``,
+    so that a published file never holds the machine's own folders."""
+    if isinstance(value, dict):
+        return {key: relative_paths(item, base) for key, item in value.items()}
+    if isinstance(value, list):
+        return [relative_paths(item, base) for item in value]
+    if isinstance(value, str) and os.path.isabs(value) and "\n" not in value:
+        return Path(os.path.relpath(value, Path(base).resolve())).as_posix()
+    return value
+
+
+def check_output_location(path: str | os.PathLike[str], kind: str, flag: str = "--out") -> Path:
+    """Refuse, before any work, an output location that cannot be written: ``kind`` is "file" or
+    "dir" (what the command will write there). An existing entry of the other kind, a regular file
+    on the way, or a place the system will not let us write (``/proc``, read-only, no permission)
+    is a UsageError naming ``flag``. Nothing is created."""
+    target = Path(path)
+    if target.exists() and kind == "dir" and not target.is_dir():
+        raise UsageError(f"cannot write to {flag} {str(target)!r}: it is a file, not a folder")
+    if target.is_dir() and kind == "file":
+        raise UsageError(f"cannot write to {flag} {str(target)!r}: it is a folder; name a file to write")
+    nearest = target if kind == "dir" else target.parent
+    nearest = Path(os.path.abspath(nearest))
+    while not os.path.lexists(nearest) and nearest != nearest.parent:
+        nearest = nearest.parent
+    if not nearest.is_dir():
+        raise UsageError(f"cannot write to {flag} {str(target)!r}: {str(nearest)!r} is not a folder")
+    try:
+        with tempfile.TemporaryFile(dir=nearest):
+            pass
+    except OSError as error:
+        raise UsageError(f"cannot write to {flag} {str(target)!r}: {error.strerror or error} "
+                         f"(in {str(nearest)!r})") from None
+    return target
