@@ -14,7 +14,7 @@
 
     python benchmarks/farm_bench.py --scenes 24 --rounds 2 --rss-scenes 500
 
-Targets (issue 8): 2 workers >= 1.15x the images/minute of 1 worker on 2 cores; worker RSS after
+Targets: 2 workers >= 1.15x the images/minute of 1 worker on 2 cores; worker RSS after
 500 scenes within 150 MB of RSS after 20. The run also prints what Cycles' own threading leaves
 for that ratio: 2 x (1 worker x 1 thread) / (1 worker on all cores), the ratio two workers would
 reach if they did not slow each other down at all.

@@ -18,7 +18,7 @@ per finished scene through the worker, hidden-object re-sampling included, with 
     python benchmarks/render_bench.py --defaults 10 --clevr 2 --psnr 2 --reference-samples 1024 \
         --rss-scenes 200 --compare-workers 8
 
-Floor (issue 2): defaults >= 40x fewer core-seconds per image than CLEVR at >= 38 dB inside the
+Floor: defaults >= 40x fewer core-seconds per image than CLEVR at >= 38 dB inside the
 objects (aim: 50x at 40 dB); worker RSS after 200 scenes within 100 MB of RSS after 10.
 """
 
@@ -117,7 +117,8 @@ def compare_workers(n: int, width: int, height: int) -> dict:
     moment the second outcome arrives to the last), so process start-up does not count: in a real
     run of 1,000 scenes it is paid once.
     """
-    from render.executors import run_in_processes
+    from render.scheduler import WorkerPolicy
+    from render.workers import run_in_worker_processes
 
     results = {}
     for label, workers, threads in (("2 processes x 1 thread", 2, 1), ("1 process x 2 threads", 1, 2)):
@@ -126,7 +127,7 @@ def compare_workers(n: int, width: int, height: int) -> dict:
             job = RenderJob(out, 0, SceneOptions(width=width, height=height), settings, DeviceChoice("cpu", ()), "bench",
                             default_min_pixels(width, height))
             arrivals = []
-            for outcome in run_in_processes(job, list(range(n)), workers):
+            for outcome in run_in_worker_processes(job, list(range(n)), workers, WorkerPolicy()):
                 assert outcome.error is None, outcome
                 arrivals.append(time.perf_counter())
             results[label] = 60.0 * (n - 2) / (arrivals[-1] - arrivals[1])
@@ -212,11 +213,13 @@ def main() -> None:
     indices = list(range(args.defaults))
 
     default_frames, default_costs = render_arm(defaults, options, indices, rebuild_per_image=False)
+    print(f"defaults: core-s per image {[round(c, 2) for c in default_costs]}", file=sys.stderr, flush=True)
     clevr_frames, clevr_costs = render_arm(clevr, options, indices[: args.clevr], rebuild_per_image=True)
+    print(f"CLEVR: core-s per image {[round(c, 1) for c in clevr_costs]}", file=sys.stderr, flush=True)
     reference_frames, _ = render_arm(reference, options, indices[: args.psnr], rebuild_per_image=False)
 
     def quality(frames) -> dict:
-        if not reference_frames:
+        if not reference_frames or not frames:  # an arm left out (--clevr 0) has no quality either
             return {"psnr_frame_db": math.nan, "psnr_objects_db": math.nan, "psnr_objects_db_min": math.nan,
                     "psnr_object_interiors_db": math.nan}
         frame_db, object_db, interior_db = [], [], []

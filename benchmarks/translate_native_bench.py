@@ -12,7 +12,7 @@ random parameter values, and realised three ways in one process pinned to one co
 
     python benchmarks/translate_native_bench.py --questions 50000
 
-Target (issue 4): warm >= 20,000 questions/s on one core.
+Target: warm >= 20,000 questions/s on one core.
 """
 
 from __future__ import annotations

@@ -69,8 +69,6 @@ def add_build_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--filter-backend", choices=FILTER_BACKENDS, default="morph",
                         help="acceptability filter: morph (morphological checker, offline, default), rucola, none")
     parser.add_argument("--license", default="cc-by-4.0", help="licence id written in the card; default cc-by-4.0")
-    parser.add_argument("--rejected", type=Path, default=None,
-                        help="the filter's .rejected.jsonl, so the card's score histogram shows rejected questions too")
     for stage in ("render", "questions", "translate", "filter"):
         parser.add_argument(f"--{stage}-args", default="", metavar="ARGS",
                             help=f"more options passed to the {stage} stage as they are, in one quoted string "

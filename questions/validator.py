@@ -81,7 +81,7 @@ def template_checker(language: str) -> Callable[[str, Mapping[str, str]], list[s
     if language == "en":
         return english_template_problems
     if language == "ru":
-        from translate.native import validate_template  # the realiser's own rules, loaded when a file has Russian
+        from translate.templates import validate_template  # the realiser's own rules, loaded when a file has Russian
 
         return validate_template
     return other_language_problems

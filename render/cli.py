@@ -22,7 +22,9 @@ import ruclevr
 from render.conditions import load_condition
 from render.devices import DEVICE_CHOICES
 from render.farm import FarmPlan, add_farm_arguments, plan_farm, shard_from_args
-from render.outputs import OutputLayout, check_writable, merge_scenes, read_run_record
+from render.engines import engine_names
+from render.outputs import OutputLayout, check_writable, merge_scenes
+from render.runs import claim_output
 from render.sampler import SceneOptions, SceneSamplingError
 from render.scene_graph import sample_scene_graph
 from render.settings import DEFAULT_SAMPLES, MAX_SCENES, MAX_SIDE, RenderSettings, render_limit_problem
@@ -40,7 +42,6 @@ from ruclevr.cli import (
     run_cli,
     stage_logger,
 )
-from ruclevr.io import atomic_write_json
 from ruclevr.jsonstream import DocumentWriter
 from ruclevr.paths import check_name_part, check_output_location
 
@@ -64,6 +65,7 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--width", type=positive_int, default=480, help=f"image width in pixels (at most {MAX_SIDE}); default 480")
     parser.add_argument("--height", type=positive_int, default=320, help=f"image height in pixels (at most {MAX_SIDE}); default 320")
     parser.add_argument("--samples", type=positive_int, default=DEFAULT_SAMPLES, help=f"Cycles samples per pixel (denoised); default {DEFAULT_SAMPLES}")
+    parser.add_argument("--engine", choices=engine_names(), default="cycles", help="render engine; default cycles (Blender)")
     parser.add_argument("--no-denoise", action="store_true", help="turn OpenImageDenoise off (CLEVR's settings were --samples 512 --no-denoise)")
     parser.add_argument("--min-objects", type=positive_int, default=3, help="fewest objects in a scene; default 3")
     parser.add_argument("--max-objects", type=positive_int, default=10, help="most objects in a scene (at most 254); default 10")
@@ -112,7 +114,7 @@ def _main(argv: Sequence[str] | None) -> int:
     farm = plan_farm(args, PROG, log.warning)
     layout = prepare_output(layout_for(Path(args.out), options.filename_prefix, shard, args.start_index, args.n), args.overwrite)
     settings = RenderSettings(
-        width=args.width, height=args.height, samples=args.samples, denoise=not args.no_denoise, device=farm.device.backend,
+        engine=args.engine, width=args.width, height=args.height, samples=args.samples, denoise=not args.no_denoise, device=farm.device.backend,
         threads=farm.threads,
     )
     min_pixels = args.min_pixels if args.min_pixels is not None else default_min_pixels(args.width, args.height)
@@ -205,24 +207,6 @@ def scene_options_record(options: SceneOptions) -> dict:
     return record
 
 
-#: Keys of the run record that change what is rendered; a resumed run must match them.
-OUTPUT_DEFINING = ("seed", "min_pixels", "max_visibility_attempts", "scene_options", "render")
-
-
-def claim_output(layout: OutputLayout, info: dict) -> None:
-    """Record the run in the folder, refusing to mix scenes made with other settings."""
-    previous = read_run_record(layout)
-    if previous is not None and layout.finished_scene_files():
-        differences = _differences({k: previous.get(k) for k in OUTPUT_DEFINING}, {k: info[k] for k in OUTPUT_DEFINING})
-        differences = [d for d in differences if not d.startswith("render.device")]
-        if differences:
-            raise UsageError(
-                f"{layout.root} holds scenes made with other settings ({'; '.join(differences[:3])}); "
-                "rerun with the same settings to resume, or pass --overwrite"
-            )
-    atomic_write_json(layout.run_record, info)
-
-
 def plan(layout: OutputLayout, indices: Iterable[int]) -> Iterator[int]:
     """The indices still to render, drawn lazily (a range of any length is never listed): finished
     scenes are skipped."""
@@ -245,12 +229,3 @@ def execute(farm: FarmPlan, job: RenderJob, indices: Iterable[int], at_most: int
 def _blender_version() -> str:
     """The bpy wheel's version, read without importing bpy (this process may spawn workers)."""
     return importlib.metadata.version("bpy")
-
-
-def _differences(old, new, path: str = "") -> list[str]:
-    if isinstance(old, dict) and isinstance(new, dict):
-        found = []
-        for key in sorted(set(old) | set(new)):
-            found += _differences(old.get(key), new.get(key), f"{path}.{key}" if path else key)
-        return found
-    return [] if old == new else [f"{path}: {old!r} -> {new!r}"]

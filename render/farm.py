@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
-from render.devices import DEVICE_CHOICES, DeviceChoice, choose_device, describe_choice, parse_gpu_ids, select_gpus, worker_gpus
+from render.devices import DEVICE_CHOICES, DeviceChoice, choose_device, describe_choice, parse_gpu_ids, select_gpus, usable_cores, worker_gpus
 from render.scheduler import WorkerPolicy
 from render.shards import SHARD_SPEC_HELP, Shard, parse_shard
 from render.worker import Outcome, RenderJob
@@ -21,7 +21,7 @@ DEFAULT_POLICY = WorkerPolicy()
 
 
 def add_farm_arguments(parser: ArgumentParser) -> None:
-    """The flags of issue 8 (devices, workers, shards, Ray), added to ``python -m render``'s parser."""
+    """The farm's flags (devices, workers, shards, Ray), added to ``python -m render``'s parser."""
     parser.add_argument("--gpu-ids", type=gpu_ids_argument, default=None,
                         help="GPUs to render on, as positions in the backend's device list (e.g. 0,2; the numbers CUDA_VISIBLE_DEVICES "
                              "uses, counted among the GPUs this process sees); default: all of the chosen backend's. Each worker "
@@ -154,9 +154,6 @@ def default_workers(device: DeviceChoice) -> int:
         return max(1, len(device.devices))
     return usable_cores()
 
-
-def usable_cores() -> int:
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
 # -- the text stages (questions, translate, filter): their shards on a Ray cluster --------------------

@@ -19,6 +19,7 @@ from typing import Sequence
 from tqdm import tqdm
 
 from render.outputs import OutputLayout, merge_scenes
+from render.runs import claim_output, output_defining
 from render.shards import Shard, shard_files
 from ruclevr.cli import (
     ArgumentParser,
@@ -73,8 +74,6 @@ def _main(argv: Sequence[str] | None) -> int:
     layout = OutputLayout(out, info["scene_options"]["filename_prefix"])
     copies = plan_copies(shards, layout)
     copy_files(copies)
-    from render.cli import claim_output
-
     claim_output(layout, info)
     merged = merge_scenes(layout, info)
     count = shards[0].shard.count
@@ -104,8 +103,6 @@ def find_shards(folders: Sequence[Path]) -> list[ShardOutput]:
 
 def check_shards(shards: list[ShardOutput]) -> dict:
     """The common run record of the shards (without ``shard``), or a UsageError naming what does not fit."""
-    from render.cli import OUTPUT_DEFINING
-
     counts = sorted({output.shard.count for output in shards})
     if len(counts) > 1:
         raise UsageError(f"shards of different counts ({', '.join(map(str, counts))}) cannot be merged: "
@@ -118,12 +115,12 @@ def check_shards(shards: list[ShardOutput]) -> dict:
         files = ", ".join(f"scenes.{Shard(index, count).name}.json" for index in missing[:3]) + (", ..." if len(missing) > 3 else "")
         problems.append(f"{len(missing)} of {count} shards missing (no {files})")
     first = shards[0]
-    reference = {key: first.info.get(key) for key in OUTPUT_DEFINING}
+    reference = output_defining(first.info)
     ranges = {(output.info["shard"]["start_index"], output.info["shard"]["n"]) for output in shards}
     if len(ranges) > 1:
         problems.append("shards cover different ranges (start index, n): " + ", ".join(map(str, sorted(ranges))))
     for output in shards:
-        if {key: output.info.get(key) for key in OUTPUT_DEFINING} != reference:
+        if output_defining(output.info) != reference:
             problems.append(f"{output.shard.name} was made with other settings than {first.shard.name}")
         start, n = output.info["shard"]["start_index"], output.info["shard"]["n"]
         expected = list(output.shard.indices(start, n))

@@ -18,7 +18,8 @@ import dataclasses
 import os
 from typing import Any, Callable, Iterator, Sequence
 
-from render.devices import DeviceChoice, describe_found
+from render.devices import DeviceChoice, describe_found, usable_cores
+from render.executors import probe_gpu_devices_in_child
 from render.scheduler import Died, Done, Ready, Scheduler, WorkerPolicy
 from render.worker import Outcome, RenderJob
 from ruclevr.cli import UsageError
@@ -60,7 +61,7 @@ def probe_gpu_devices_on_ray() -> dict[str, list[str]]:
     import ray
 
     has_gpus = ray.cluster_resources().get("GPU", 0) >= 1
-    probe = ray.remote(_probe_gpu_devices).options(num_cpus=1, num_gpus=1 if has_gpus else 0, max_calls=1)
+    probe = ray.remote(probe_gpu_devices_in_child).options(num_cpus=1, num_gpus=1 if has_gpus else 0, max_calls=1)
     return ray.get(probe.remote())
 
 
@@ -171,15 +172,6 @@ def _short(error: BaseException) -> str:
     return f"{type(error).__name__}: {cause}"[:400]
 
 
-def _probe_gpu_devices() -> dict[str, list[str]]:
-    from render.executors import drop_blender_script_paths
-
-    drop_blender_script_paths()
-    from render.blender import probe_gpu_devices
-
-    return probe_gpu_devices()
-
-
 class RenderActor:
     """Lives in a Ray worker process: one Blender session rendering into a private scratch folder."""
 
@@ -197,7 +189,7 @@ class RenderActor:
         """On a GPU: every device of the backend this actor sees (Ray hid the others from it)."""
         if device.backend == "cpu":
             return device
-        found = _probe_gpu_devices()
+        found = probe_gpu_devices_in_child()
         names = tuple(found.get(device.backend, ()))
         if not names:
             found = describe_found(found)
@@ -236,8 +228,6 @@ def run_text_shards_on_ray(module: str, argv: Sequence[str], shards: int | None,
     cluster. Returns the exit status: the first failing shard's, or merge's.
     """
     import ray
-
-    from render.farm import usable_cores
 
     started_cluster = connect(address or os.environ.get("RAY_ADDRESS"), usable_cores())
     try:

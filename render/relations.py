@@ -13,8 +13,6 @@ import numpy as np
 
 from render.camera import Camera
 
-#: The four relations CLEVR stores, and the two vertical directions it lists but never relates.
-RELATIONS = ("left", "right", "front", "behind")
 DEFAULT_RELATION_EPS = 0.2  # CLEVR's threshold; the sampler's margin keeps every pair well above it
 
 

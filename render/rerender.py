@@ -1,10 +1,11 @@
 """Render a recorded scene graph again: the same geometry, camera, lights and render settings.
 
 A scene file records everything rendering needs (``scene_from_graph`` rebuilds the scene, and
-``scene["render"]`` holds the settings, Cycles' noise seed included), so a scene can be edited
-(recoloured, for the colour-swap augmentation) and rendered again without its seed or the
-sampler. Nothing here imports bpy: :class:`Rerenderer` opens a :class:`render.blender.BlenderSession`
-only when the first scene is rendered.
+``scene["render"]`` holds the settings, the engine and Cycles' noise seed included), so a scene
+can be edited (recoloured, for the colour-swap augmentation) and rendered again without its seed
+or the sampler. Nothing here imports bpy: :class:`Rerenderer` opens a session of the recorded
+engine (:mod:`render.engines`) only when the first scene is rendered, and a new one only when
+the settings change.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from render.devices import DeviceChoice
+from render.engines import engine_factory
 from render.scene_graph import scene_from_graph
 from render.settings import RenderSettings
 
@@ -19,6 +21,8 @@ from render.settings import RenderSettings
 _RECORDED = ("width", "height", "samples", "view_transform", "cycles_seed")
 #: The sampling pattern of records made before it was recorded (ruclevr 0.1.0's first renders).
 PATTERN_BEFORE_RECORDED = "TABULATED_SOBOL"
+#: Engine names of records made before engines were registered by name.
+ENGINES_BEFORE_NAMED = {"CYCLES": "cycles"}
 
 
 def settings_from_record(record: Mapping[str, Any], device: str = "cpu", threads: int = 0) -> RenderSettings:
@@ -32,8 +36,10 @@ def settings_from_record(record: Mapping[str, Any], device: str = "cpu", threads
         raise ValueError(f"the scene's render record lacks {missing}; it cannot be rendered again") from None
     denoise = record.get("denoiser") is not None
     defaults = RenderSettings()
+    engine = record.get("engine", defaults.engine)
     return RenderSettings(
         **recorded,
+        engine=ENGINES_BEFORE_NAMED.get(engine, engine),
         denoise=denoise,
         denoising_quality=record.get("denoising_quality") or defaults.denoising_quality,
         denoising_prefilter=record.get("denoising_prefilter") or defaults.denoising_prefilter,
@@ -47,7 +53,7 @@ class Rerenderer:
     """Renders recorded scene graphs, keeping one Blender session while the settings stay the same.
 
     Blender has one scene per process and a session resets it when it opens: close any other
-    session (a render worker's) before using this one, as :mod:`render.executors` does per process.
+    session (a render worker's) in this process before using this one.
     """
 
     def __init__(self, device: DeviceChoice | None = None, threads: int = 0) -> None:
@@ -75,9 +81,7 @@ class Rerenderer:
         settings = settings_from_record(graph["render"], self.device.backend, self.threads)
         if settings != self._settings:
             self.close()
-            from render.blender import BlenderSession  # the one import of bpy, on first use
-
-            self._session = BlenderSession(settings, self.device)
+            self._session = engine_factory(settings.engine)(settings, self.device)
             self._settings = settings
         return self._session.render(scene_from_graph(dict(graph)))
 

@@ -34,16 +34,18 @@ class LightSpec:
 
     name: str
     location: tuple[float, float, float]
-    energy: float  # watts (area lights)
-    size: float  # side of the square area light, in scene units
+    energy: float  # watts
+    size: float  # diameter of the spherical light, in scene units
 
 
-# Large soft area lights: small hot highlights on metal are what 8 denoised samples get most
+# Large soft spherical lights: small hot highlights on metal are what 8 denoised samples get most
 # wrong (measured: 2 -> 5 units gained ~2 dB inside the objects against a 2048-sample reference).
+# Spheres light every direction: a one-sided area light leaves the floor behind its own plane
+# unlit, which showed as a hard line across the upper left of the frame.
 BASE_LIGHTS = (
-    LightSpec("key", (6.4467, -2.9052, 4.2584), 400.0, 5.0),
-    LightSpec("fill", (-4.6711, -4.2680, 3.0169), 150.0, 5.0),
-    LightSpec("back", (-1.1684, 2.6468, 5.8163), 200.0, 5.0),
+    LightSpec("key", (6.4467, -2.9052, 4.2584), 1000.0, 5.0),
+    LightSpec("fill", (-4.6711, -4.2680, 3.0169), 375.0, 5.0),
+    LightSpec("back", (-1.1684, 2.6468, 5.8163), 500.0, 5.0),
 )
 
 
@@ -98,7 +100,7 @@ class Light:
     def to_dict(self) -> dict:
         return {
             "name": self.name,
-            "type": "AREA",
+            "type": "POINT",
             "location": [float(v) for v in self.location],
             "look_at": [float(v) for v in self.target],
             "energy": self.energy,

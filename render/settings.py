@@ -1,5 +1,11 @@
 """Render settings as plain data (no bpy), recorded in every scene and in ``scenes.json``.
 
+Two kinds of setting share the class: what is drawn (the engine, size, samples, denoiser,
+colour transform, noise seed and pattern) decides every pixel, is recorded and must match when a
+run is resumed, merged or verified; how the render runs (:data:`RUN_FIELDS`: device, threads,
+PNG compression) changes only the speed, is logged in the records and never compared. The one
+place that tells them apart is :func:`drawn_record`.
+
 The defaults come from measurements on a 2-core CPU machine (bpy 5.0.1, 480x320 scenes; see
 ``benchmarks/render_bench.py`` and README.md): 8 samples denoised with
 OpenImageDenoise cost 1/49 of CLEVR's 512 undenoised samples (2.9 vs 140 core-seconds per
@@ -39,8 +45,13 @@ def render_limit_problem(n: int | None, width: int | None, height: int | None, s
     return None
 
 
+#: Settings that say how a render runs, not what it draws: logged, never compared.
+RUN_FIELDS = ("device", "threads", "png_compression")
+
+
 @dataclass(frozen=True)
 class RenderSettings:
+    engine: str = "cycles"  # a name in render.engines' registry
     width: int = 480
     height: int = 320
     samples: int = DEFAULT_SAMPLES
@@ -66,8 +77,9 @@ class RenderSettings:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict:
+        """The record of a scene or run: what is drawn, and the device it ran on (logged only)."""
         return {
-            "engine": "CYCLES",
+            "engine": self.engine,
             "width": self.width,
             "height": self.height,
             "samples": self.samples,
@@ -84,3 +96,9 @@ class RenderSettings:
     def clevr(cls, **changes) -> "RenderSettings":
         """CLEVR's original settings: 512 samples, no denoiser (the benchmark's baseline)."""
         return cls(samples=CLEVR_SAMPLES, denoise=False).replace(**changes)
+
+
+def drawn_record(record: dict) -> dict:
+    """A render record (``to_dict``'s shape, as read back from a file) less how it ran: what two
+    runs must agree on to share a folder."""
+    return {key: value for key, value in record.items() if key not in RUN_FIELDS}

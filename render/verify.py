@@ -32,6 +32,7 @@ from tqdm import tqdm
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from render.outputs import SUBFOLDERS, OutputLayout
+from render.settings import drawn_record
 from render.shards import shard_files
 from render.worker import object_visibility
 from ruclevr.cli import (
@@ -50,10 +51,6 @@ from ruclevr.paths import check_name_part
 
 PROG = "python -m render verify"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-#: Render settings a scene may differ in from the run's record without its pixels meaning anything else.
-IGNORED_RENDER_KEYS = ("device",)
-
 
 def build_parser() -> ArgumentParser:
     parser = ArgumentParser(
@@ -107,7 +104,7 @@ def verify_output(layout: OutputLayout, expected: range | None = None) -> tuple[
         expected = range(min(found), max(found) + 1) if found else range(0)
     for index in sorted(found - set(expected)):
         problems.append(f"index {index}: outside the expected range {expected.start}..{expected.stop - 1} ({', '.join(on_disk.get(index, ['scenes.json']))})")
-    render = (info or {}).get("render") or {}
+    render = drawn_record((info or {}).get("render") or {})
     for index in tqdm(expected, desc="verify", unit="scene", file=sys.stderr,
                       disable=True if len(expected) < 100 else progress_disabled()):
         problems += check_index(layout, index, by_index.get(index), render)
@@ -214,7 +211,7 @@ def check_scene_file(layout: OutputLayout, index: int, entry: dict | None, rende
     if entry is not None and entry != scene:
         problems.append(f"index {index}: {name} differs from its entry in scenes.json")
     recorded = scene.get("render") or {}
-    different = [key for key in render if key not in IGNORED_RENDER_KEYS and recorded.get(key) != render[key]]
+    different = [key for key in render if recorded.get(key) != render[key]]
     if different:
         key = different[0]
         problems.append(f"index {index}: {name} was rendered with other settings than scenes.json's info ({key}: {recorded.get(key)!r} vs {render[key]!r})")

@@ -1,20 +1,21 @@
 """Render one scene index to files: sample, check visibility on the mask alone, re-sample if needed, render, write.
 
 The worker is what every executor runs (in this process or in worker processes, later on
-cluster nodes). It imports bpy only through :func:`open_session`, so planning and the
-visibility checks stay testable without Blender.
+cluster nodes). It reaches the render engine (:mod:`render.engines`; Cycles imports bpy) only
+through :func:`open_session`, so planning and the visibility checks stay testable without Blender.
 """
 
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
 from render.devices import DeviceChoice
+from render.engines import EngineFactory, RenderBackend, engine_factory
 from render.outputs import OutputLayout, write_scene_files
 from render.sampler import SampledScene, SceneOptions, SceneSamplingError, candidate_scenes
 from render.scene_graph import scene_graph
@@ -42,6 +43,12 @@ class RenderJob:
     # only the candidate that passes. The files are the same either way (a test checks); False
     # renders every candidate fully, for that test and the benchmark.
     mask_prepass: bool = True
+    # The engine's factory, looked up by ``settings.engine`` where the job is made; worker
+    # processes get the object itself (pickled by reference), so they need no registration.
+    engine: EngineFactory = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "engine", engine_factory(self.settings.engine))
 
     @property
     def layout(self) -> OutputLayout:
@@ -62,11 +69,9 @@ def default_min_pixels(width: int, height: int) -> int:
     return max(1, round(DEFAULT_MIN_PIXELS * width * height / (480 * 320)))
 
 
-def open_session(job: RenderJob):
-    """A Blender session for ``job`` (the one place the worker reaches bpy)."""
-    from render.blender import BlenderSession
-
-    return BlenderSession(job.settings, job.device)
+def open_session(job: RenderJob) -> RenderBackend:
+    """A session of ``job``'s render engine (the one place the worker reaches it)."""
+    return job.engine(job.settings, job.device)
 
 
 def object_visibility(mask: np.ndarray, count: int) -> list[dict]:

@@ -63,10 +63,19 @@ def test_surfaces_cover_every_material_and_colour_in_linear_light():
     vocabulary = load_vocabulary()
     surfaces = all_surfaces()
     assert len(surfaces) == len(vocabulary.names("material")) * len(vocabulary.names("color"))
-    red = surface_parameters("metal", "red")
-    assert red.metallic == 1.0
+    red = surface_parameters("rubber", "red")
+    assert red.metallic == 0.0
     # sRGB (173, 35, 35) in linear light: about 0.418 and 0.0168, not 173 / 255.
     assert red.base_color[:3] == pytest.approx((0.4179, 0.01681, 0.01681), abs=1e-3)
+
+
+def test_metal_reflectance_is_the_8_bit_colour_over_255_as_in_clevr():
+    red, gray = surface_parameters("metal", "red"), surface_parameters("metal", "gray")
+    assert red.metallic == 1.0
+    assert red.base_color == pytest.approx((173 / 255, 35 / 255, 35 / 255, 1.0))
+    # Grey metal reflects a third of the light (in linear light it would reflect under a tenth).
+    assert gray.base_color[:3] == pytest.approx((87 / 255,) * 3)
+    assert gray.base_color[0] > 3 * surface_parameters("rubber", "gray").base_color[0]
 
 
 # --- camera and relations -----------------------------------------------------------------------

@@ -413,14 +413,8 @@ def make_backend(args: argparse.Namespace) -> Backend:
 
 
 def make_native_backend(args: argparse.Namespace) -> Backend:
-    try:
-        from translate.native import NativeRealiser
-    except ModuleNotFoundError as error:
-        if error.name != "translate.native":
-            raise
-        raise UsageError(
-            "the native realiser (translate/native.py) is not in this install; use --backend google or marian"
-        ) from None
+    from translate.native import NativeRealiser
+
     try:
         return NativeRealiser(families_dir=args.families, seed=args.seed)
     except ValueError as error:  # bad family files: every problem, one per line, joined into one

@@ -47,6 +47,7 @@ from translate.templates import (
     NounPhrase,
     compile_template,
     parameter_kinds,
+    validate_template,
 )
 
 DEFAULT_FAMILIES_DIR = FAMILIES_DIR
@@ -119,21 +120,6 @@ class RussianFamily:
             kinds = list(self.kinds.values())
             groups = [tuple(i for i, k in enumerate(kinds) if k == kind) for kind in dict.fromkeys(kinds) if kind != "integer"]
             object.__setattr__(self, "same_kind", tuple(group for group in groups if len(group) > 1))
-
-
-def validate_template(text: str, params: object) -> list[str]:
-    """Problems of one Russian template for a family with parameters ``params`` (empty list: fine).
-
-    ``params`` is the family's declaration (the engine's mapping name -> type, CLEVR's list of
-    ``{"name", "type"}``, or the names). Each problem names the column and the group.
-    """
-    kinds, problems = parameter_kinds(params)
-    if problems:
-        return problems
-    try:
-        return compile_template(text, kinds, build_lexicon(load_vocabulary()))[1]
-    except MorphologyError as error:
-        return [str(error)]
 
 
 # ---------------------------------------------------------------------------------------------

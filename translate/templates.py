@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Callable, Mapping
 
-from translate.morphology import Lexicon, verb_number, word_role
+from assets.vocabulary import load_vocabulary
+from translate.morphology import Lexicon, MorphologyError, build_lexicon, verb_number, word_role
 
 CASE_FEATURES = MappingProxyType({
     "им": "nomn", "род": "gent", "дат": "datv", "вин": "accs", "твор": "ablt", "пр": "loct", "предл": "loct",
@@ -541,3 +542,18 @@ def compile_template(text: str, kinds: Mapping[str, str], lexicon: Lexicon) -> t
     compiler = _Compiler(kinds, lexicon)
     compiled = compiler.compile(template)
     return compiled, compiler.problems
+
+
+def validate_template(text: str, params: object) -> list[str]:
+    """Problems of one Russian template for a family with parameters ``params`` (empty list: fine).
+
+    ``params`` is the family's declaration (the engine's mapping name -> type, CLEVR's list of
+    ``{"name", "type"}``, or the names). Each problem names the column and the group.
+    """
+    kinds, problems = parameter_kinds(params)
+    if problems:
+        return problems
+    try:
+        return compile_template(text, kinds, build_lexicon(load_vocabulary()))[1]
+    except MorphologyError as error:
+        return [str(error)]
