@@ -15,10 +15,9 @@ from typing import Any, Iterator, Mapping, Sequence
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
-from assets.vocabulary import load_vocabulary
 from dataset.document import SPLITS, MeraDocument
 from dataset.features import card_dataset_info, mera_features
-from translate.answers import russian_answer_words
+from translate.answers import answer_vocabulary
 
 CARD_TEMPLATE_PATH = Path(__file__).parent / "templates" / "card.md.j2"
 # Stage records are shown in full in the card, but a huge value (a list of every file) is cut.
@@ -166,21 +165,6 @@ def _mix_in(record: Any) -> Mapping[str, Any] | None:
         if found is not None:
             return found
     return None
-
-
-def answer_vocabulary() -> dict[str, dict[str, list[str]]]:
-    """Per MERA question type, its gold answer words and the other words for the same values."""
-    vocabulary = load_vocabulary()
-    table = {
-        "binary": {"gold": [answer["ru"] for answer in vocabulary.answers.values()], "others": []},
-        "count": {"gold": ["0", "1", "2", "…"], "others": []},
-    }
-    for question_type, entries in sorted(russian_answer_words().items()):
-        table[question_type] = {
-            "gold": sorted(entries),
-            "others": sorted({f"{word} ({answer})" for answer, words in entries.items() for word in words}),
-        }
-    return table
 
 
 def human_review_section(info: Mapping[str, Any]) -> str:

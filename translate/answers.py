@@ -41,3 +41,18 @@ def russian_answer_words() -> dict[str, dict[str, frozenset[str]]]:
             entries[answer] = frozenset(others - {answer})
         words[question_type_of(attribute)] = entries
     return words
+
+
+def answer_vocabulary() -> dict[str, dict[str, list[str]]]:
+    """Per MERA question type, its gold answer words and the other words for the same values."""
+    vocabulary = load_vocabulary()
+    table = {
+        "binary": {"gold": [answer["ru"] for answer in vocabulary.answers.values()], "others": []},
+        "count": {"gold": ["0", "1", "2", "…"], "others": []},
+    }
+    for question_type, entries in sorted(russian_answer_words().items()):
+        table[question_type] = {
+            "gold": sorted(entries),
+            "others": sorted({f"{word} ({answer})" for answer, words in entries.items() for word in words}),
+        }
+    return table

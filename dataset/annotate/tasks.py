@@ -216,7 +216,7 @@ def label_studio_tasks(tasks: Sequence[Task]) -> list[dict[str, Any]]:
 
 def answer_words() -> str:
     """The gold answer words people must use (all but numbers), as the dataset card lists them."""
-    from dataset.card import answer_vocabulary
+    from translate.answers import answer_vocabulary
 
     vocabulary = answer_vocabulary()
     return "; ".join(", ".join(vocabulary[kind]["gold"]) for kind in vocabulary if kind != "count")
