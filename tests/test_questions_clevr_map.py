@@ -147,7 +147,7 @@ def clevr_templates() -> dict[tuple[str, int], tuple[str, str]]:
 
 
 # Where a shipped family's constraints knowingly differ from its CLEVR template's:
-# (constraints added, constraints dropped, why), in the vocabulary of `clevr_constraints`.
+# (constraints added, constraints dropped, why), written as `reference` and `family_constraints` write them.
 ANCHORS_DIFFER = "the two anchors must be two objects: 'both left of the cube and behind the cube' is one relation asked twice"
 SOME_SET = (
     "CLEVR's filter_exist/filter_count may leave the whole filter empty, which asks the question of the "
@@ -209,19 +209,48 @@ def expand(template: str) -> tuple[list[tuple[str, list[int], list[str]]], dict[
     return program, end
 
 
-def clevr_constraints(constraints: str) -> set[str]:
-    return {" ".join(c.split()[:1] + sorted(c.split()[1:])) if c.startswith("OUT_NEQ") else c for c in constraints.split("; ") if c}
+def in_order_of_use(program: list[tuple[str, list[int], list[str]]]) -> tuple[list[tuple[str, list[int], list[str]]], dict[int, int]]:
+    """The program with its nodes in the order they are first needed from the answer node (inputs
+    left to right), and where each node went. Two programs that differ only in the order their
+    independent nodes are listed come out the same."""
+    order: list[int] = []
+
+    def visit(index: int) -> None:
+        if index not in order:
+            for source in program[index][1]:
+                visit(source)
+            order.append(index)
+
+    visit(len(program) - 1)
+    moved = {old: new for new, old in enumerate(order)}
+    return [(program[old][0], [moved[i] for i in program[old][1]], program[old][2]) for old in order], moved
 
 
-def family_constraints(family, end: dict[int, int]) -> set[str]:
+def reference(key: tuple[str, int]) -> tuple[list[tuple[str, list[int], list[str]]], set[str], dict[int, int]]:
+    """CLEVR's template as a program in order of use, its constraints, and where each template node's output is."""
+    nodes, constraints = clevr_templates()[key]
+    program, end = expand(nodes)
+    ordered, moved = in_order_of_use(program)
+    constraints_said = {
+        " ".join(c.split()[:1] + sorted(c.split()[1:], key=int)) if c.startswith("OUT_NEQ") else c for c in constraints.split("; ") if c
+    }
+    return ordered, constraints_said, {template: moved[position] for template, position in end.items()}
+
+
+def shipped(family) -> tuple[list[tuple[str, list[int], list[str]]], dict[int, int]]:
+    return in_order_of_use([(node.function, list(node.inputs), list(node.value_inputs)) for node in family.program])
+
+
+def family_constraints(family, template_at: dict[int, int]) -> set[str]:
     """The family's constraints in CLEVR's words, output pairs named by the template nodes they come from."""
-    template_node = {ours: theirs for theirs, ours in end.items()}
+    template_node = {position: template for template, position in template_at.items()}
+    _, moved = shipped(family)
     found = {f"NULL {name}" for name in family.empty} | {f"NOT_NULL {name}" for name in family.not_empty}
     if family.some_set:
         found.add("SOME_SET " + " ".join(name for name in family.params if name in family.some_set))
-    for i, j in family.different_outputs:
-        pair = sorted((template_node.get(i, f"ours:{i}"), template_node.get(j, f"ours:{j}")), key=str)
-        found.add(f"OUT_NEQ {pair[0]} {pair[1]}")
+    for pair in family.different_outputs:
+        named = sorted((template_node.get(moved[i], f"ours:{i}") for i in pair), key=str)
+        found.add(f"OUT_NEQ {named[0]} {named[1]}")
     return found
 
 
@@ -269,20 +298,32 @@ def test_expansion_follows_clevr_generator():
     assert expand("scene; scene; filter[0] <Z>; filter[1] <Z2>; union[2,3]")[0][4] == ("union", [2, 3], [])
 
 
+def test_order_of_use_puts_each_query_after_its_object():
+    # comparison.json #0 lists both objects, then both queries; #2 each object with its query
+    size, _, _ = reference(("comparison.json", 0))
+    material, _, _ = reference(("comparison.json", 2))
+    assert [node[0] for node in size] == [
+        "scene", "filter", "unique", "query_size", "scene", "filter", "unique", "query_size", "equal_size"
+    ]
+    assert [node[0] for node in material] == [
+        "scene", "filter", "unique", "query_material", "scene", "filter", "unique", "query_material", "equal_material"
+    ]
+
+
 @pytest.mark.parametrize("key", sorted(clevr_templates()), ids=lambda key: f"{key[0]}#{key[1]}")
 def test_each_mapped_family_has_its_clevr_program(families, key):
+    # node for node: function, inputs and parameters, the nodes listed in order of use on both sides
     family = counterpart(families, key)
-    ours = [(node.function, list(node.inputs), list(node.value_inputs)) for node in family.program]
-    assert ours == expand(clevr_templates()[key][0])[0], family.id
+    assert shipped(family)[0] == reference(key)[0], family.id
 
 
 @pytest.mark.parametrize("key", sorted(clevr_templates()), ids=lambda key: f"{key[0]}#{key[1]}")
 def test_each_mapped_family_has_its_clevr_constraints(families, key):
     family = counterpart(families, key)
-    nodes, constraints = clevr_templates()[key]
+    _, constraints, template_at = reference(key)
     added, dropped, _why = CONSTRAINT_CHANGES.get(key, (set(), set(), ""))
-    assert dropped <= clevr_constraints(constraints) and not added & clevr_constraints(constraints)
-    assert family_constraints(family, expand(nodes)[1]) == (clevr_constraints(constraints) - dropped) | added, family.id
+    assert dropped <= constraints and not added & constraints
+    assert family_constraints(family, template_at) == (constraints - dropped) | added, family.id
 
 
 def test_the_changed_constraints_name_clevr_templates():
