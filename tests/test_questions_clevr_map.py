@@ -1,5 +1,9 @@
 """The shipped families hold all 90 of CLEVR 1.0's, each naming its template file and index
-(`clevr: [file, index]`), and each program is that CLEVR template's program, node for node.
+(`clevr: [file, index]`), and each program is that CLEVR template's program, node for node
+(function, inputs, parameters) with CLEVR's constraints, bar the differences listed with their
+reasons in CONSTRAINT_CHANGES. Nodes are compared in the order the program first needs them: a
+file may list independent nodes in another order (comparison.json #2 puts each object's query
+right after it, a family may put both queries after both objects), which changes nothing asked.
 
 Reference: CLEVR 1.0's question templates, facebookresearch/clevr-dataset-gen,
 question_generation/CLEVR_1.0_templates/{zero_hop,one_hop,two_hop,three_hop,single_and,single_or,
@@ -84,8 +88,8 @@ def clevr_templates() -> dict[tuple[str, int], tuple[str, str]]:
         "OUT_NEQ 2 3; NULL <S>; NULL <S2>",
     )
     t[("single_or.json", 3)] = (
-        f"scene; filter_unique[0] {O}; relate_filter[1] <R> {O2}; scene; filter_unique[3] {O3}; relate_filter[4] <R2> {O4}; "
-        "union[2,5]; count[6]",
+        (f"scene; filter_unique[0] {O}; relate_filter[1] <R> {O2}; scene; filter_unique[3] {O3}; relate_filter[4] <R2> {O4}; "
+        "union[2,5]; count[6]"),
         "",
     )
     t[("single_or.json", 6)] = (f"scene; filter_unique[0] {O}; relate_filter[1] <R> {O2}; scene; filter[3] {O3}; union[2,4]; count[5]", "")
@@ -105,15 +109,15 @@ def clevr_templates() -> dict[tuple[str, int], tuple[str, str]]:
     for attribute in ("size", "color"):  # the two objects' queries after both objects
         letter = LETTER[attribute]
         t[("comparison.json", ATTRIBUTES.index(attribute))] = (
-            f"scene; filter_unique[0] {O}; scene; filter_unique[2] {O2}; query_{attribute}[1]; query_{attribute}[3]; "
-            f"equal_{attribute}[4,5]",
+            (f"scene; filter_unique[0] {O}; scene; filter_unique[2] {O2}; query_{attribute}[1]; query_{attribute}[3]; "
+            f"equal_{attribute}[4,5]"),
             f"NULL <{letter}>; NULL <{letter}2>; OUT_NEQ 1 3",
         )
     for attribute in ("material", "shape"):  # each object's query right after it
         letter = LETTER[attribute]
         t[("comparison.json", ATTRIBUTES.index(attribute))] = (
-            f"scene; filter_unique[0] {O}; query_{attribute}[1]; scene; filter_unique[3] {O2}; query_{attribute}[4]; "
-            f"equal_{attribute}[2,5]",
+            (f"scene; filter_unique[0] {O}; query_{attribute}[1]; scene; filter_unique[3] {O2}; query_{attribute}[4]; "
+            f"equal_{attribute}[2,5]"),
             f"OUT_NEQ 1 4; NULL <{letter}>; NULL <{letter}2>",
         )
     for k, attribute in enumerate(ATTRIBUTES):  # related first, related second, both related
@@ -128,8 +132,8 @@ def clevr_templates() -> dict[tuple[str, int], tuple[str, str]]:
             f"OUT_NEQ 1 5; NULL <{letter}>; NULL <{letter}3>",
         )
         t[("comparison.json", 6 + 3 * k)] = (
-            f"scene; filter_unique[0] {O}; relate_filter_unique[1] <R> {O2}; {q}[2]; scene; filter_unique[4] {O3}; "
-            f"relate_filter_unique[5] <R2> {O4}; {q}[6]; {eq}[3,7]",
+            (f"scene; filter_unique[0] {O}; relate_filter_unique[1] <R> {O2}; {q}[2]; scene; filter_unique[4] {O3}; "
+            f"relate_filter_unique[5] <R2> {O4}; {q}[6]; {eq}[3,7]"),
             f"OUT_NEQ 2 6; NULL <{letter}2>; NULL <{letter}4>",
         )
 
@@ -139,8 +143,8 @@ def clevr_templates() -> dict[tuple[str, int], tuple[str, str]]:
             f"scene; filter_unique[0] {O}; relate_filter_count[1] <R> {O2}; scene; filter_count[3] {O3}; {compare}[2,4]", ""
         )
         t[("compare_integer.json", 6 + k)] = (
-            f"scene; filter_unique[0] {O}; relate_filter_count[1] <R> {O2}; scene; filter_unique[3] {O3}; "
-            f"relate_filter_count[4] <R2> {O4}; {compare}[2,5]",
+            (f"scene; filter_unique[0] {O}; relate_filter_count[1] <R> {O2}; scene; filter_unique[3] {O3}; "
+            f"relate_filter_count[4] <R2> {O4}; {compare}[2,5]"),
             "OUT_NEQ 1 4",
         )
     return t
@@ -148,7 +152,7 @@ def clevr_templates() -> dict[tuple[str, int], tuple[str, str]]:
 
 # Where a shipped family's constraints knowingly differ from its CLEVR template's:
 # (constraints added, constraints dropped, why), written as `reference` and `family_constraints` write them.
-ANCHORS_DIFFER = "the two anchors must be two objects: 'both left of the cube and behind the cube' is one relation asked twice"
+ANCHORS_DIFFER = "the two anchors must be two different objects; CLEVR only asks the two related sets to differ (#1-4)"
 SOME_SET = (
     "CLEVR's filter_exist/filter_count may leave the whole filter empty, which asks the question of the "
     "unfiltered template (indices 0-7); that question is the */anything family, this one narrows the set"
@@ -157,15 +161,15 @@ CONSTRAINT_CHANGES: dict[tuple[str, int], tuple[set[str], set[str], str]] = {
     **{
         ("compare_integer.json", k): (
             set(), {"OUT_NEQ 1 3"},
-            "CLEVR asks the two counts to differ, so its equal_integer answer is always 'no'; "
-            "the counts may be equal here and the answers are balanced",
+            ("CLEVR asks the two counts to differ, so its equal_integer answer is always 'no'; "
+            "the counts may be equal here and the answers are balanced"),
         )
         for k in range(3)
     },
     ("comparison.json", 4): (
         {"NULL <Z3>"}, set(),
-        "CLEVR leaves the anchor's size empty here where #7, #10 and #13 leave the second compared object's "
-        "attribute empty; the family leaves both empty, so neither of the two sizes compared is said",
+        ("CLEVR leaves the anchor's size empty here where #7, #10 and #13 leave the second compared object's "
+        "attribute empty; the family leaves both empty, so neither of the two sizes compared is said"),
     ),
     ("single_and.json", 0): ({"OUT_NEQ 1 4"}, set(), ANCHORS_DIFFER),
     **{("single_and.json", 1 + k): ({"OUT_NEQ 1 4"}, set(), ANCHORS_DIFFER) for k in range(4)},
@@ -183,7 +187,7 @@ def parse_nodes(text: str) -> list[tuple[str, list[int], list[str]]]:
 
 
 # CLEVR's fused nodes: what each becomes after its filters (and, for relate_filter_*, a relate before them).
-FUSED = {
+FUSED: dict[str, str | None] = {
     "filter": None, "filter_unique": "unique", "filter_count": "count", "filter_exist": "exist",
     "relate_filter": None, "relate_filter_unique": "unique", "relate_filter_count": "count", "relate_filter_exist": "exist",
 }
@@ -203,8 +207,9 @@ def expand(template: str) -> tuple[list[tuple[str, list[int], list[str]]], dict[
                 program.append(("relate", source, side[:1]))
                 source, side = [len(program) - 1], side[1:]
             program.append(("filter", source, side))
-            if FUSED[kind]:
-                program.append((FUSED[kind], [len(program) - 1], []))
+            then = FUSED[kind]
+            if then is not None:
+                program.append((then, [len(program) - 1], []))
         end[position] = len(program) - 1
     return program, end
 
