@@ -319,6 +319,7 @@ def test_order_of_use_puts_each_query_after_its_object():
 def test_each_mapped_family_has_its_clevr_program(families, key):
     # node for node: function, inputs and parameters, the nodes listed in order of use on both sides
     family = counterpart(families, key)
+    assert len(shipped(family)[0]) == len(family.program)  # no node left out of the comparison
     assert shipped(family)[0] == reference(key)[0], family.id
 
 
