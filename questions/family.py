@@ -1,7 +1,7 @@
 """A question family as the engine holds it after validation.
 
 A family is a program template with typed parameters, constraints on them, and text templates
-per language. The file format is described in README.md ("Family file format"); the validator
+per language. The file format is described in docs/questions.md ("Family file format"); the validator
 (:mod:`questions.validator`) is the only code that builds these objects.
 """
 

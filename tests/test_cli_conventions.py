@@ -30,7 +30,7 @@ COMMANDS = [
     *[("dataset", [name]) for name in ("build", "export", "hf", "stats", "evaluate", "augment", "gallery")],
     ("dataset", ["annotate", "export"]), ("dataset", ["annotate", "import"]),
 ]
-# The flag a command reads its input by (the shared names of the README's table), and renamed spellings.
+# The flag a command reads its input by (the shared names of docs/cli.md's table), and renamed spellings.
 INPUT_FLAGS = {
     ("questions", ()): ("--in", ["--scenes"]),
     ("translate", ()): ("--in", ["--questions"]),

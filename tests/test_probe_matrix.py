@@ -3,7 +3,7 @@
 Each probe runs a command in this process (no rendering: inputs are scene graphs sampled
 without Blender and tiny PNGs) and must end with exit status 2 and exactly one line on stderr,
 no traceback, and no file written or changed anywhere in the test's folders (so nothing outside
-``--out`` and nothing half-written). README.md ("Reliability") quotes the number of probes.
+``--out`` and nothing half-written). docs/reliability.md quotes the number of probes.
 """
 
 from __future__ import annotations
@@ -358,8 +358,8 @@ def test_closed_stdout_pipe_ends_quietly(inputs) -> None:
     assert result.returncode == 0 and result.stderr == "", result.stderr
 
 
-#: The number of probes, as README.md's reliability section states it.
-def test_probe_count_matches_the_readme(inputs) -> None:
+#: The number of probes, as docs/reliability.md states it.
+def test_probe_count_matches_the_reliability_doc(inputs) -> None:
     count = len(BAD_OUTPUT_PROBES) + len(hostile_probes(inputs)) + 2 + 1
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert f"{count} probes" in readme, count
+    reliability = (ROOT / "docs" / "reliability.md").read_text(encoding="utf-8")
+    assert f"{count} probes" in reliability, count

@@ -196,15 +196,15 @@ def test_generation_with_bad_families_exits_2_with_one_line(tmp_path):
     assert not out.exists()
 
 
-def test_the_readme_worked_example_is_a_valid_family_with_its_hand_answer(tmp_path):
+def test_the_documented_worked_example_is_a_valid_family_with_its_hand_answer(tmp_path):
     import re
 
     from questions.random_stream import RandomStream
     from questions.scene_index import SceneIndex
     from questions.search import Plan, SceneSearch
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### Adding a question family"):]
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "questions.md").read_text(encoding="utf-8")
+    section = guide[guide.index("## Adding a question family"):]
     example = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
     path = write(tmp_path, "families:\n" + example)
     (family,), problems = validate_file(path)
