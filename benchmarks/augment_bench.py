@@ -18,9 +18,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # sample_outputs, the tests' sample stage outputs
 
 
 def time_questions(n_scenes: int, seed: int) -> dict:
@@ -122,8 +125,8 @@ def time_gallery(n_images: int, seed: int, workdir: Path) -> dict:
     from dataset.export import ExportSettings, export_dataset
     from dataset.gallery import GallerySettings, write_gallery
     from dataset.prompt import PromptSet
-    from dataset.testing import write_sample_stage_outputs
     from ruclevr.io import atomic_write_bytes, read_json
+    from sample_outputs import write_sample_stage_outputs
 
     paths = write_sample_stage_outputs(workdir / "src", n_scenes=n_images, seed=seed)
     rng = np.random.default_rng([seed, n_images])

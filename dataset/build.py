@@ -52,7 +52,7 @@ from dataset.plots import CARD_PLOTS_DIR, PLOT_FILES, write_card_plots
 from dataset.prompt import PromptSet
 from dataset.stats import compute_statistics
 from ruclevr import __version__
-from ruclevr.cli import LOGGER_ROOT, UsageError, progress_disabled
+from ruclevr.cli import LOGGER_ROOT, UsageError, exit_status, progress_disabled
 from ruclevr.io import TMP_SUFFIX, atomic_write_json, file_sha256, read_json
 from ruclevr.jsonstream import JsonDocument
 
@@ -295,12 +295,9 @@ def run_stage_in_process(module: str, argv: Sequence[str]) -> int:
     level = logger.level
     loudness = {logging.WARNING: ["--quiet"], logging.DEBUG: ["--verbose"]}.get(logger.getEffectiveLevel(), [])
     try:
-        status = main([*loudness, *argv])
-    except SystemExit as stop:
-        status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        return exit_status(main, [*loudness, *argv])
     finally:
         logger.setLevel(level)
-    return int(status or 0)
 
 
 def run_render_process(module: str, argv: Sequence[str], scenes_dir: Path, on_progress: Callable[[int], None]) -> int:

@@ -142,6 +142,16 @@ def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | N
         return USAGE_EXIT
 
 
+
+def exit_status(main: Callable[[Sequence[str]], int | None], argv: Sequence[str]) -> int:
+    """Call a command's ``main`` in this process and return the status ``python -m`` would exit with:
+    its return value, or the code of a ``SystemExit`` (argparse's ``--help``, ``--version`` and errors)."""
+    try:
+        status = main(argv)
+    except SystemExit as stop:
+        status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+    return int(status or 0)
+
 #: Modules of the optional extras (``pip install -e '.[ml]'``), imported only by the backends that need them.
 OPTIONAL_MODULES = frozenset({"torch", "transformers", "sentencepiece", "safetensors", "ray"})
 

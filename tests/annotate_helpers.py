@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from dataset.document import SPLITS, load_document
 from dataset.export import SAMPLES_DIR, ExportSettings, export_dataset, write_export
-from dataset.testing import write_sample_stage_outputs
+from sample_outputs import write_sample_stage_outputs
 from ruclevr.io import read_json
 
 WRONG = {"binary": "ДА", "count": "99", "colors": "серый", "materials": "резина", "shapes": "куб", "size": "большой"}

@@ -28,6 +28,7 @@ from render.sampler import SceneOptions
 from render.scene_graph import sample_scene_graph
 from ruclevr.cli import UsageError
 from ruclevr.io import read_json
+from helpers import run_stage
 
 COLOURS = load_vocabulary().names("color")
 GEOMETRY_KEYS = ("3d_coords", "rotation", "pixel_coords", "scale", "mask_id", "shape", "size", "material")
@@ -189,14 +190,8 @@ def test_under_a_permutation_every_question_survives_and_answers_follow_the_colo
 # -- the command, end to end with Blender ---------------------------------------------------------
 
 
-def run_dataset(*argv: str) -> int:
-    from dataset.cli import main
-
-    return main(list(argv))
-
-
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys) -> None:
-    from dataset.testing import write_sample_stage_outputs
+    from sample_outputs import write_sample_stage_outputs
 
     paths = write_sample_stage_outputs(tmp_path / "src", n_scenes=2)
     out = tmp_path / "OUT"
@@ -214,7 +209,7 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys) -> None:
          "only scenes written by python -m render can be re-rendered"),
     )
     for argv, message in cases:
-        status = run_dataset("augment", *argv, "--out", str(out), "--device", "cpu")
+        status = run_stage("dataset", "augment", *argv, "--out", str(out), "--device", "cpu")
         error = capsys.readouterr().err
         assert status == 2, argv
         assert message in error and error.count("\n") == 1 and "Traceback" not in error, error
@@ -256,7 +251,7 @@ def augmented(tmp_path_factory):
     mapping = rubber_colour_swap(scenes[0])
     argv = ["augment", "--scenes", str(source / "scenes.json"), "--questions", str(root / "questions.json"),
             "--map", ",".join(f"{a}={b}" for a, b in mapping.items()), "--out", str(root / "OUT"), "--device", "cpu"]
-    assert run_dataset(*argv) == 0
+    assert run_stage("dataset", *argv) == 0
     return {"root": root, "source": source, "out": root / "OUT", "map": mapping, "argv": argv}
 
 
@@ -330,19 +325,19 @@ def test_every_answer_is_the_recoloured_graphs_and_no_ill_posed_question_is_kept
 
 @pytest.mark.blender
 def test_a_killed_run_resumes_to_the_same_files_and_the_output_exports(augmented, tmp_path) -> None:
-    from dataset.testing import mera_export_problems
+    from sample_outputs import mera_export_problems
 
     out = augmented["out"]
     before = output_bytes(out)
     scene_file = sorted((out / "scenes").glob("*.json"))[-1]
     scene_file.unlink()  # as if the run had been killed before this scene finished
     (out / "questions_ru_kept.json").unlink()
-    assert run_dataset(*augmented["argv"]) == 0
+    assert run_stage("dataset", *augmented["argv"]) == 0
     assert output_bytes(out) == before
     # Other inputs into the same folder are refused rather than mixed in.
     other = [a if not a.startswith(tuple(augmented["map"])) else "gray=brown" for a in augmented["argv"]]
-    assert run_dataset(*other) == 2
-    assert run_dataset("export", "--questions", str(out / "questions_ru_kept.json"), "--scenes",
+    assert run_stage("dataset", *other) == 2
+    assert run_stage("dataset", "export", "--questions", str(out / "questions_ru_kept.json"), "--scenes",
                        str(out / "scenes.json"), "--out", str(tmp_path / "mera"), "--shots", "1") == 0
     assert mera_export_problems(tmp_path / "mera") == []
 
@@ -355,7 +350,7 @@ def test_worker_processes_render_the_files_of_one_worker(augmented, tmp_path) ->
             "--random", "--seed", "5", "--device", "cpu"]
     out, outputs = tmp_path / "OUT", {}
     for workers in ("2", "1"):
-        assert run_dataset(*argv, "--out", str(out), "--workers", workers, "--overwrite") == 0
+        assert run_stage("dataset", *argv, "--out", str(out), "--workers", workers, "--overwrite") == 0
         outputs[workers] = output_bytes(out)
         assert len(read_json(out / "scenes.json")["scenes"]) == 2, "both scenes recoloured, one per worker"
     assert outputs["2"] == outputs["1"]

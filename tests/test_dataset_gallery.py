@@ -13,7 +13,7 @@ from dataset.export import ExportSettings, export_dataset
 from dataset.gallery import GallerySettings, files_dir, write_gallery
 from dataset.plots import PLOT_FILES
 from dataset.prompt import PromptSet
-from dataset.testing import write_sample_stage_outputs
+from sample_outputs import write_sample_stage_outputs
 from headless_chromium import ChromiumPage, find_chromium
 from ruclevr.io import atomic_write_json, read_json
 

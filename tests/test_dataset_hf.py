@@ -13,7 +13,7 @@ import yaml
 from dataset.cli import main
 from dataset.document import load_document, read_export
 from dataset.features import mera_features
-from dataset.testing import write_sample_stage_outputs
+from sample_outputs import write_sample_stage_outputs
 from ruclevr.io import read_json
 
 

@@ -22,7 +22,7 @@ from dataset.plots import (
     write_plots,
 )
 from dataset.prompt import PromptSet
-from dataset.testing import write_sample_stage_outputs
+from sample_outputs import write_sample_stage_outputs
 from test_dataset_build import build, fake_stages  # noqa: F401  (a fixture, used by name)
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from dataset.cli import main
 from dataset.document import read_export
-from dataset.testing import write_sample_export
+from sample_outputs import write_sample_export
 from isolated_venv import make_venv, offline_environment
 from ruclevr.io import read_json
 
