@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 import signal
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ruclevr.io import read_json
+from helpers import run_stage_process
 
 pytestmark = pytest.mark.blender
 
@@ -19,10 +21,7 @@ SMALL = ["--width", "160", "--height", "120", "--samples", "4"]
 CLEVR_SCENE_KEYS = {"split", "image_index", "image_filename", "objects", "directions", "relationships"}
 
 
-def run_render(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "render", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
-    )
+run_render = partial(run_stage_process, "render")
 
 
 def test_small_run_makes_images_masks_scene_files_and_scenes_json(tmp_path):

@@ -3,6 +3,7 @@ their merge, the SLURM script of docs/, Ray actors, a worker killed mid-run, and
 
 from __future__ import annotations
 
+from functools import partial
 import json
 import os
 import shutil
@@ -16,6 +17,7 @@ import psutil
 import pytest
 
 from ruclevr.io import read_json, remove_scratch_of_dead_processes
+from helpers import run_stage_process
 
 pytestmark = pytest.mark.blender
 
@@ -24,9 +26,7 @@ N = 7  # three shards of 7 scenes: blocks of 2, 2 and 3
 TINY = ["--width", "64", "--height", "48", "--samples", "1", "--device", "cpu", "--seed", "11"]
 
 
-def run(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "render", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
+run = partial(run_stage_process, "render")
 
 
 def files_of(folder: Path) -> dict[str, bytes]:
