@@ -14,9 +14,9 @@ smooth without any auto-smooth heuristics.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Mapping
+from functools import cache
 
 import numpy as np
 
@@ -31,7 +31,7 @@ class Mesh:
     faces: tuple[tuple[int, ...], ...]
     normals: np.ndarray  # (V, 3) float64, unit length
 
-    def scaled(self, factor: float) -> "Mesh":
+    def scaled(self, factor: float) -> Mesh:
         return Mesh(self.vertices * factor, self.faces, self.normals)
 
     @property
@@ -157,14 +157,14 @@ def _geometry_key(shape: str, vocabulary: Vocabulary | None) -> tuple:
     return tuple(sorted((k, _hashable(v)) for k, v in dict(geometry).items()))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cached_footprint(geometry_items: tuple) -> np.ndarray:
     hull = footprint_hull(_cached_shape_mesh(geometry_items))
     hull.setflags(write=False)  # shared between callers
     return hull
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cached_shape_mesh(geometry_items: tuple) -> Mesh:
     geometry: Mapping[str, object] = dict(geometry_items)
     kind = str(geometry["kind"])

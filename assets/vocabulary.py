@@ -8,11 +8,11 @@ of its own. Adding a colour is adding one entry to the JSON file.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
 
 VOCABULARY_PATH = Path(__file__).with_name("vocabulary.json")
 
@@ -109,7 +109,7 @@ def _parse(raw: Mapping[str, object]) -> Vocabulary:
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_vocabulary(path: Path = VOCABULARY_PATH) -> Vocabulary:
     """Read and cache the vocabulary file."""
     with open(path, encoding="utf-8") as handle:

@@ -36,9 +36,10 @@ import copy
 import json
 import sys
 from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -304,9 +305,8 @@ def russian_questions(
     """Add ``question_ru``, ``answer_ru`` and ``translator`` as the translate stage does; a family
     without Russian text drops its question (reported, never silently)."""
     from translate.answers import answer_to_russian
-    from translate.spelling import apply_yo_policy
-
     from translate.native import RealisationError
+    from translate.spelling import apply_yo_policy
 
     done, dropped = [], []
     for question in questions:

@@ -20,9 +20,10 @@ import io
 import json
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment

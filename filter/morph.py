@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from filter.base import Verdict
 from translate.morphology import CASE_NAMES, CASES, analyzer, default_lexicon, numeral_government

@@ -18,9 +18,10 @@ from __future__ import annotations
 import json
 import sys
 from array import array
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from tqdm import tqdm
 
@@ -47,7 +48,7 @@ class OutputPaths:
     scores: Path
 
     @classmethod
-    def beside(cls, out: str | Path) -> "OutputPaths":
+    def beside(cls, out: str | Path) -> OutputPaths:
         kept = Path(out)
         stem = kept.with_suffix("") if kept.suffix else kept
         return cls(

@@ -8,7 +8,8 @@ after generation); the question engine checks every answer it writes the same wa
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from questions.functions import (
     ExecutionError,

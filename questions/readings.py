@@ -21,9 +21,10 @@ unsafe reading and takes the next template.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from functools import lru_cache
-from typing import Any, Callable, Iterable, Mapping
+from functools import cache
+from typing import Any
 
 from questions.executor import run_program
 from questions.family import Family, TemplateNode
@@ -63,7 +64,7 @@ def phrase_name(family: Family, node: TemplateNode, index: int) -> str:
     return (shapes or params or [f"#{index}"])[0]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _structure_cached(family_id: str, program: tuple[TemplateNode, ...], params: tuple[tuple[str, str], ...]) -> Structure:
     return _structure(Family(family_id, "", dict(params), program, frozenset(), frozenset(), (), {}, "", 0))
 

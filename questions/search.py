@@ -21,11 +21,11 @@ built from that object's own attribute values. Each search has a step budget, so
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
-
 from questions.family import Family
 from questions.functions import OBJECTS, RELATION, ExecutionError, format_answer, function_registry
 from questions.random_stream import RandomStream
@@ -70,7 +70,7 @@ class Plan:
     question_type: str
 
     @classmethod
-    def of(cls, family: Family) -> "Plan":
+    def of(cls, family: Family) -> Plan:
         consumers: dict[int, list[str]] = {}
         for node in family.program:
             for source in node.inputs:

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 import yaml
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
-
 from questions.family import Family, TemplateNode
 from questions.functions import (
     FILTER_MACRO,

@@ -107,7 +107,7 @@ class BlenderSession:
         _write_mask_on_render(self._scene, self._workdir.name)
         self._mask_scene = self._build_mask_scene()
 
-    def __enter__(self) -> "BlenderSession":
+    def __enter__(self) -> BlenderSession:
         return self
 
     def __exit__(self, *exc_info) -> None:

@@ -9,8 +9,8 @@ was found), and only ``auto`` falls back to the CPU, with a warning naming what 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from ruclevr.cli import UsageError
 

@@ -7,10 +7,19 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
-from render.devices import DEVICE_CHOICES, DeviceChoice, choose_device, describe_choice, parse_gpu_ids, select_gpus, usable_cores, worker_gpus
+from render.devices import (
+    DEVICE_CHOICES,
+    DeviceChoice,
+    choose_device,
+    describe_choice,
+    parse_gpu_ids,
+    select_gpus,
+    usable_cores,
+    worker_gpus,
+)
 from render.scheduler import WorkerPolicy
 from render.shards import SHARD_SPEC_HELP, Shard, parse_shard
 from render.worker import Outcome, RenderJob

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from render.devices import DeviceChoice, describe_found, usable_cores
 from render.executors import probe_gpu_devices_in_child

@@ -10,7 +10,8 @@ the settings change.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from render.devices import DeviceChoice
 from render.engines import engine_factory
@@ -62,7 +63,7 @@ class Rerenderer:
         self._session = None
         self._settings: RenderSettings | None = None
 
-    def __enter__(self) -> "Rerenderer":
+    def __enter__(self) -> Rerenderer:
         return self
 
     def __exit__(self, *exc_info) -> None:

@@ -13,8 +13,8 @@ tries, a scene whose objects cannot all be placed is restarted, and after
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 import numpy as np
 

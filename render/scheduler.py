@@ -18,8 +18,9 @@ Every index given to :meth:`Scheduler.run` comes back exactly once, as a finishe
 from __future__ import annotations
 
 from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
 from render.worker import Outcome
 

@@ -14,9 +14,9 @@ A shard writes only its own files: the per-index images, masks and scene files o
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 from render.outputs import OutputLayout
 from ruclevr.cli import UsageError

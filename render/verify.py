@@ -23,8 +23,8 @@ import re
 import sys
 import zlib
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 from PIL import Image

@@ -26,8 +26,9 @@ import os
 import signal
 import sys
 import traceback
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 from render.devices import VISIBILITY_VARIABLES, DeviceChoice, describe_found, worker_gpus
 from render.outputs import OutputLayout

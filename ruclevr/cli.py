@@ -16,7 +16,8 @@ import argparse
 import logging
 import os
 import sys
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 USAGE_EXIT = 2
 LOGGER_ROOT = "ruclevr"

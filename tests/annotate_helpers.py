@@ -8,8 +8,9 @@ the command's figures with figures obtained another way.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from dataset.document import SPLITS, load_document
 from dataset.export import SAMPLES_DIR, ExportSettings, export_dataset, write_export

@@ -9,11 +9,17 @@ import re
 from pathlib import Path
 
 import pytest
+from annotate_helpers import hand_alpha, hand_figures, load, planned_answers, read_dataset, small_export, write_dataset
 
-from annotate_helpers import (hand_alpha, hand_figures, load, planned_answers, read_dataset, small_export,
-                              write_dataset)
-from dataset.annotate.agreement import (Answer, Majority, annotator_records, human_baseline, krippendorff_alpha,
-                                        majority, normalise)
+from dataset.annotate.agreement import (
+    Answer,
+    Majority,
+    annotator_records,
+    human_baseline,
+    krippendorff_alpha,
+    majority,
+    normalise,
+)
 from dataset.cli import main
 from dataset.document import locate_document
 from dataset.testing import mera_export_problems

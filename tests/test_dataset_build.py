@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from dataset.document import read_export
 from dataset import build as build_module
 from dataset.build import Build, BuildPaths, BuildSettings, StageFailed, StageModules, format_summary
+from dataset.document import read_export
 from dataset.testing import mera_export_problems
 from ruclevr.cli import UsageError
 from ruclevr.io import read_json

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from dataset.document import read_export
 from dataset.cli import main
+from dataset.document import read_export
 from dataset.evaluate import blind_baselines, exact_match, normalise_answer, score_predictions
 from dataset.testing import write_sample_stage_outputs
 from ruclevr.io import read_json

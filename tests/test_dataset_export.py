@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from dataset.document import read_export
 from dataset import export as export_module
 from dataset.cli import main
+from dataset.document import read_export
 from dataset.export import ExportSettings, export_dataset
 from dataset.prompt import CARD_PROMPT_PATH, InstructionTemplate
 from dataset.splits import split_shots_and_test

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
+from test_dataset_build import build, fake_stages  # noqa: F401  (a fixture, used by name)
 
 from dataset.document import load_document
 from dataset.export import ExportSettings, export_dataset
@@ -23,7 +24,6 @@ from dataset.plots import (
 )
 from dataset.prompt import PromptSet
 from dataset.testing import write_sample_stage_outputs
-from test_dataset_build import build, fake_stages  # noqa: F401  (a fixture, used by name)
 
 
 @pytest.fixture(scope="module")

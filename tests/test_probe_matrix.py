@@ -12,9 +12,9 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -63,13 +63,14 @@ def tree(folder: Path) -> dict[str, tuple[str, int, int]]:
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory) -> Inputs:
+    import numpy as np
+
     from dataset.testing import tiny_png
     from render.outputs import encode_png
     from render.sampler import SceneOptions
     from render.scene_graph import sample_scene_graph
     from render.settings import RenderSettings
     from ruclevr.io import atomic_write_bytes, atomic_write_json
-    import numpy as np
 
     root = tmp_path_factory.mktemp("probes")
     scenes_dir = root / "render"

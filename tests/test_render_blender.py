@@ -117,8 +117,8 @@ def test_scene_records_what_rerendering_needs(rendered):
 
 def test_blender_applies_the_recorded_pose_rotation_and_camera(session, job):
     """Rotation in degrees is what Blender applies; pixel_coords match Blender's own projection."""
-    from bpy_extras.object_utils import world_to_camera_view
     import bpy
+    from bpy_extras.object_utils import world_to_camera_view
 
     from assets.geometry import convex_hull_2d
     from render.sampler import first_scene

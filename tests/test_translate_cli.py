@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from deep_translator.constants import BASE_URLS
-
 from fake_google import FakeGoogle
+
 from translate import cli
 from translate.google import GoogleBackend
 from translate.spelling import apply_yo_policy

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from translate.base import Backend
 from native_fixtures import FIXTURES
 from native_fixtures import fixture_realiser as make_fixture_realiser
+
+from translate.base import Backend
 from translate.native import DEFAULT_FAMILIES_DIR, NativeRealiser, RealisationError
 from translate.spelling import apply_yo_policy
 
@@ -55,7 +55,7 @@ def question_record(family: dict, params: dict, image_index: int, question_index
     }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def family_files() -> dict[str, dict]:
     """Every family of the shipped folder and of the fixtures, as the files hold it, by id."""
     families = {}

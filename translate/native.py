@@ -16,10 +16,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -27,12 +27,11 @@ from assets.vocabulary import Vocabulary, load_vocabulary
 from questions.families import FAMILIES_DIR
 from questions.families import load_families as load_engine_families
 from questions.family import Family
-from questions.validator import FamilyError
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, Structure, admitted, structure_of
+from questions.validator import FamilyError
 from ruclevr.cli import UsageError
 from translate.morphology import (
     Lexicon,
-    MorphologyError,
     Noun,
     adjective_form,
     build_lexicon,
@@ -47,7 +46,6 @@ from translate.templates import (
     NounPhrase,
     compile_template,
     parameter_kinds,
-    validate_template,
 )
 
 DEFAULT_FAMILIES_DIR = FAMILIES_DIR

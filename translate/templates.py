@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import operator
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Callable, Mapping
 
 from assets.vocabulary import load_vocabulary
 from translate.morphology import Lexicon, MorphologyError, build_lexicon, verb_number, word_role
