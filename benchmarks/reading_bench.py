@@ -68,7 +68,7 @@ def main() -> None:
 
     rows = []
     unsayable: Counter[str] = Counter()
-    for language, used, refused in (("en", english_used, english_refusals), ("ru", russian_used, realiser.refusals)):
+    for _language, used, refused in (("en", english_used, english_refusals), ("ru", russian_used, realiser.refusals)):
         for key in sorted(set(used) | set(refused)):
             if key.endswith(f" {NO_TEMPLATE}"):
                 unsayable[key] = refused[key]

@@ -460,7 +460,7 @@ def render_scene(rerenderer: Any, recoloured: dict[str, Any], source_filename: s
 
     frame = rerenderer.render(recoloured)
     visibility = object_visibility(frame.mask, len(recoloured["objects"]))
-    for obj, seen in zip(recoloured["objects"], visibility):
+    for obj, seen in zip(recoloured["objects"], visibility, strict=True):
         obj["visible_pixels"] = seen["visible_pixels"]
         obj["bbox_2d"] = seen["bbox_2d"]
     recoloured["render"] = {**recoloured["render"], "blender_version": blender_version}
@@ -705,7 +705,7 @@ def carry_questions_over(
     carried: list[dict[str, Any]] = []
     dropped: list[Dropped] = []
     asked = 0
-    for (source, _), scene in zip(planned, rendered):
+    for (source, _), scene in zip(planned, rendered, strict=True):
         on_source = by_image.get(source["image_filename"], [])
         asked += len(on_source)
         kept_here, dropped_here = recolourer.questions_for_scene(on_source, scene)

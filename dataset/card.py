@@ -63,7 +63,7 @@ def front_matter(dataset_info: Mapping[str, Any], license_id: str, n_items: int)
                   "data_files": [{"split": split, "path": f"data/{split}-*"} for split in SPLITS]}],
     )
     DatasetInfosDict({"default": info}).to_dataset_card_data(card_data)
-    card_data.dataset_info = card_dataset_info(card_data.dataset_info)
+    card_data.dataset_info = card_dataset_info(card_data.dataset_info)  # type: ignore[attr-defined]  # set just above
     return card_data.to_yaml() + "\n"
 
 

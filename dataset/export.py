@@ -205,11 +205,11 @@ def build_document(
     assigned = assign_templates(split, prompts, seed)
     item_id = 1
     for split_name, questions in (("shots", split.shots), ("test", split.test)):
-        for question, template_index in zip(questions, assigned[split_name]):
+        for question, template_index in zip(questions, assigned[split_name], strict=True):
             template = prompts.templates[template_index]
             instruction = template.render(question_type=str(question["question_type"]), split=split_name)
             data[split_name].append(make_item(question, item_id, instruction))
-            scene = scenes_by_image[question["image_filename"]]
+            scene = scenes_by_image[question["image_filename"]]  # type: ignore[index]  # a file name
             provenance.append(make_provenance(question, item_id, split_name, scene, template.name))
             item_id += 1
     validate_items(data["shots"] + data["test"])

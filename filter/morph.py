@@ -307,7 +307,7 @@ def agreement_problems(phrase: NounPhrase, nouns: Iterable[Form] | None = None) 
         return []
     # Judge against the noun reading most modifiers agree with, so the report names the odd one out.
     best = max((modifiers_agreeing(phrase.modifiers, noun) for noun in candidates), key=sum)
-    wrong = [m.text for m, ok in zip(phrase.modifiers, best) if not ok]
+    wrong = [m.text for m, ok in zip(phrase.modifiers, best, strict=True) if not ok]
     if not wrong:
         return []
     return [f"{AGREEMENT}: «{' '.join(wrong)}» does not agree with «{phrase.head.text}»"]

@@ -180,7 +180,7 @@ def score_batch(scorer: Scorer, texts: Sequence[str], attempts: int = MAX_ATTEMP
             continue
         if len(verdicts) != len(texts):
             raise RuntimeError(f"{scorer.name} returned {len(verdicts)} verdicts for {len(texts)} texts")
-        return dict(zip(texts, verdicts))
+        return dict(zip(texts, verdicts, strict=True))
     raise ValueError(f"attempts must be at least 1, got {attempts}")
 
 
@@ -240,7 +240,7 @@ def run_filter(job: FilterJob, make_scorer: Callable[[], Scorer]) -> FilterResul
                 if failures:
                     continue  # keep scoring (and saving) the rest; no result file is written
                 for item in window:
-                    judged = {**item, "acceptability": judge(_verdict(item, verdicts), scorer.name, job.threshold)}
+                    judged = {**item, "acceptability": judge(_verdict(item, verdicts), scorer.name, job.threshold)}  # type: ignore[arg-type]  # set above
                     summary.add(judged)
                     if is_kept(judged["acceptability"]):
                         kept.write(judged)

@@ -72,7 +72,7 @@ def run_program(
 def _check_node(position: int, function: Any, inputs: list[Any], values: list[Any], types: list[str]) -> None:
     if len(inputs) != len(function.inputs):
         raise ExecutionError(f"node {position} ({function.name}): takes {len(function.inputs)} inputs, got {len(inputs)}")
-    for slot, (source, expected) in enumerate(zip(inputs, function.inputs)):
+    for slot, (source, expected) in enumerate(zip(inputs, function.inputs, strict=True)):
         if not isinstance(source, int) or not 0 <= source < position:
             raise ExecutionError(f"node {position} ({function.name}): input {slot} must be an earlier node, got {source!r}")
         if types[source] != expected:

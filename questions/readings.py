@@ -204,7 +204,7 @@ def _edit(family: Family, structure: Structure, kind: str, relation: str, name: 
     relate = next(i for i, node in enumerate(nodes) if node.function == "relate" and node.value_inputs[:1] == (relation,))
     phrase = structure.phrases[name]
     if kind == "anchor":
-        nodes[relate] = replace(nodes[relate], inputs=(phrase.unique,))
+        nodes[relate] = replace(nodes[relate], inputs=(phrase.unique,))  # type: ignore[arg-type]  # an anchor has a unique node
     else:
         target = structure.phrases[structure.relation_target[relation]]
         scene, both = len(nodes), len(nodes) + 1

@@ -185,10 +185,10 @@ def _phrase(param_type: str, value: str, vocabulary: Vocabulary, stream: RandomS
     return stream.choice(_synonyms(vocabulary.value(param_type, value).en, "word"))
 
 
-def _synonyms(english: Mapping[str, object], main_key: str) -> Sequence[str]:
+def _synonyms(english: Mapping[str, Any], main_key: str) -> Sequence[str]:
     synonyms = english.get("synonyms")
     if synonyms:
-        return list(synonyms)  # type: ignore[arg-type]
+        return list(synonyms)
     return [str(english[main_key])]
 
 

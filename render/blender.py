@@ -381,4 +381,4 @@ def _matrix(array: np.ndarray) -> Matrix:
 
 
 def _linear(srgb) -> tuple[float, float, float, float]:
-    return (*(srgb_to_linear(c) for c in srgb), 1.0)
+    return (*(srgb_to_linear(c) for c in srgb), 1.0)  # type: ignore[return-value]  # three channels and alpha

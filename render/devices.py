@@ -102,7 +102,7 @@ def describe_choice(choice: DeviceChoice) -> str:
     if choice.backend == "cpu":
         return "CPU"
     ids = choice.gpu_ids or tuple(range(len(choice.devices)))
-    return f"{choice.backend.upper()}: " + ", ".join(f"GPU {k} ({name})" for k, name in zip(ids, choice.devices))
+    return f"{choice.backend.upper()}: " + ", ".join(f"GPU {k} ({name})" for k, name in zip(ids, choice.devices, strict=True))
 
 
 def worker_gpus(

@@ -145,7 +145,9 @@ def resolve_device(requested: str, gpu_ids: Sequence[int] | None, prog: str, log
     if requested == "cpu" and not gpu_ids:
         return DeviceChoice("cpu", ())
     if probe is None:
-        from render.executors import probe_gpu_devices_isolated as probe
+        from render.executors import probe_gpu_devices_isolated
+
+        probe = probe_gpu_devices_isolated
     found = probe()
     choice = select_gpus(choose_device(requested, found), gpu_ids, found)
     if choice.warning:

@@ -203,7 +203,7 @@ def consecutive_shards(out: Path, key: str, split_info: Callable[[dict], tuple[d
     infos = [checked_info(JsonDocument(path, key), str(path)) for path in files]
     common = split_info(infos[0])[0]
     stop = 0
-    for path, info in zip(files, infos):
+    for path, info in zip(files, infos, strict=True):
         shared, own = split_info(info)
         if shared != common:
             raise UsageError(f"{path} was made with other settings or input than {files[0]}")

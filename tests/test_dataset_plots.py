@@ -56,7 +56,7 @@ def test_answer_panels_count_each_questions_answer(rows) -> None:
         assert axes.get_title() == f"{question_type} (n={by_type[question_type]})"
         answers = Counter(row.answer for row in rows if row.question_type == question_type)
         labels = [tick.get_text() for tick in axes.get_yticklabels()]
-        assert dict(zip(labels, bar_lengths(axes))) == dict(answers)
+        assert dict(zip(labels, bar_lengths(axes), strict=True)) == dict(answers)
 
 
 def test_family_bars_are_answer_shares_led_by_the_most_frequent(rows) -> None:

@@ -71,7 +71,7 @@ def object_rows(slots: list[str], kinds: dict[str, str]) -> list[dict[str, tuple
     rotating = [slot for slot in slots if slot not in axes]
     rows = []
     for i, combo in enumerate(itertools.product(*(attribute_words(kinds[slot]) for slot in axes))):
-        row = dict(zip(axes, combo))
+        row = dict(zip(axes, combo, strict=True))
         for k, slot in enumerate(rotating):
             words = attribute_words(kinds[slot])
             row[slot] = words[(i + 2 * k) % len(words)]

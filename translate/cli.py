@@ -238,12 +238,12 @@ class TranslationRun:
         texts: dict[int, str] = {}
         if pending:
             realised, reasons = realise_chunk(self.started_backend(), [question for _, question in pending])
-            texts = {index: apply_yo_policy(text, args.yo) for (index, _), text in zip(pending, realised) if text is not None}
+            texts = {index: apply_yo_policy(text, args.yo) for (index, _), text in zip(pending, realised, strict=True) if text is not None}
             self.failed.update({pending[position][0]: reason for position, reason in reasons.items()})
             if texts:
                 self.progress_log.save(texts)
         self.seen += len(window)
-        for (index, question), answer in zip(window, answers):
+        for (index, question), answer in zip(window, answers, strict=True):
             text = texts.get(index)
             if text is None and self.is_done(index):
                 text = next_saved(self.saved, index)

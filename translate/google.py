@@ -81,7 +81,7 @@ class _RequestsWithTimeout:
 def _requests_with_timeout(shim: _RequestsWithTimeout) -> Iterator[None]:
     with _SWAP_LOCK:
         original = deep_translator_google.requests
-        deep_translator_google.requests = shim  # type: ignore[assignment]
+        deep_translator_google.requests = shim
         try:
             yield
         finally:

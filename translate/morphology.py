@@ -86,8 +86,8 @@ def build_lexicon(vocabulary: Vocabulary) -> Lexicon:
     for where, ru in entries:
         genders = ru.get("genders", {})
         animate = ru.get("animacy", "inan") == "anim"
-        for word in ru["synonyms"]:  # type: ignore[union-attr]
-            code = genders.get(word)  # type: ignore[union-attr]
+        for word in ru["synonyms"]:
+            code = genders.get(word)
             if code not in GENDERS:
                 raise MorphologyError(
                     f"vocabulary: {where}: Russian noun {word!r} needs its gender in ru.genders (m, f or n)"
@@ -96,8 +96,8 @@ def build_lexicon(vocabulary: Vocabulary) -> Lexicon:
     relation_cases: dict[str, str] = {}
     for name, entry in vocabulary.relations.items():
         ru = entry["ru"]
-        for phrase in ru["synonyms"]:  # type: ignore[union-attr]
-            case = ru.get("cases", {}).get(phrase)  # type: ignore[union-attr]
+        for phrase in ru["synonyms"]:
+            case = ru.get("cases", {}).get(phrase)
             if case not in CASES:
                 raise MorphologyError(
                     f"vocabulary: relation {name}: phrase {phrase!r} needs the case it governs in ru.cases "

@@ -47,6 +47,7 @@ from translate.templates import (
     compile_template,
     parameter_kinds,
 )
+from translate.templates import validate_template as validate_template  # re-exported: the realiser's template check
 
 DEFAULT_FAMILIES_DIR = FAMILIES_DIR
 
@@ -200,7 +201,7 @@ def template_sites(template: CompiledTemplate, slots: tuple[str, ...], structure
         gap = ""
     phrase_parts = {site.phrase: template.parts[site.part] for site in sites if site.role == "phrase"}
     heads = tuple(
-        (name, part.head_slot, part.head_noun, part.number, next((v for k, v in part.modifiers if k == "count"), None))  # type: ignore[misc]
+        (name, part.head_slot, part.head_noun, part.number, next((v for k, v in part.modifiers if k == "count"), None))  # type: ignore[union-attr]  # a "phrase" site always points at a NounPhrase part
         for name, part in phrase_parts.items()
     )
     needs_agreement = any(site.role in ("pronoun", "which") or (site.relation is not None and site.chained) for site in sites)
@@ -219,7 +220,7 @@ def _agreeing_readings(
 ) -> tuple[list[str], tuple[int, ...], list[tuple[Site, list[str]]]]:
     """For phrases of these (gender, number): the readings «который» and chained relation phrases
     admit, the pronouns to repeat as their phrase, and for each of those the phrases said before it."""
-    by_name = {head[0]: feature for head, feature in zip(sites.heads, features)}
+    by_name = {head[0]: feature for head, feature in zip(sites.heads, features, strict=True)}
     readings: list[str] = []
     repeat: list[int] = []
     repeated: list[tuple[Site, list[str]]] = []
@@ -307,7 +308,7 @@ class NativeRealiser:
         params = question.get("params")
         try:
             values = [params[slot] for slot in family.slots]  # type: ignore[index]
-            all_options = [table[value] for table, value in zip(self._tables(family), values)]
+            all_options = [table[value] for table, value in zip(self._tables(family), values, strict=True)]
         except (KeyError, TypeError):
             all_options = self._options(family, params)  # names what is wrong
             values = [params[slot] for slot in family.slots]  # type: ignore[index]
@@ -402,7 +403,7 @@ class NativeRealiser:
 
     def _signature(self, phrase: NounPhrase, words: list[str]) -> tuple[tuple[str, ...], str]:
         """What a phrase says: its attribute words and its noun."""
-        attributes = tuple(words[value] for kind, value in phrase.modifiers if kind == "slot" and words[value])  # type: ignore[index]
+        attributes = tuple(words[value] for kind, value in phrase.modifiers if kind == "slot" and words[value])
         return attributes, self._head(phrase, words)[0].lemma
 
     def _special_template(
@@ -435,7 +436,7 @@ class NativeRealiser:
         if not 0 <= template_index < len(compiled.templates):
             raise RealisationError(f"family {family} has {len(compiled.templates)} Russian templates, no index {template_index}")
         chosen = []
-        for slot, options in zip(compiled.slots, self._options(compiled, params)):
+        for slot, options in zip(compiled.slots, self._options(compiled, params), strict=True):
             word = (words or {}).get(slot, options[0])
             if word not in options:
                 raise RealisationError(f"{word!r} is not a Russian word for {slot}={params[slot]!r}; allowed: {', '.join(options)}")
@@ -448,7 +449,7 @@ class NativeRealiser:
     def word_options(self, family: str, params: Mapping[str, object]) -> dict[str, tuple[str, ...]]:
         """Per placeholder, the Russian words the realiser may choose for these values (first = lemma)."""
         compiled = self._family(family)
-        return dict(zip(compiled.slots, self._options(compiled, params)))
+        return dict(zip(compiled.slots, self._options(compiled, params), strict=True))
 
     def family_of(self, question: Mapping[str, object]) -> RussianFamily:
         family = question.get("family")
@@ -482,10 +483,10 @@ class NativeRealiser:
         vocabulary = self._vocabulary
         words: dict[str, dict[object, tuple[str, ...]]] = {}
         for kind in ("size", "color", "material", "shape"):
-            words[kind] = {name: tuple(vocabulary.value(kind, name).ru["synonyms"]) for name in vocabulary.names(kind)}  # type: ignore[arg-type]
+            words[kind] = {name: tuple(vocabulary.value(kind, name).ru["synonyms"]) for name in vocabulary.names(kind)}
             words[kind][""] = ("",)
-        words["shape"][""] = tuple(vocabulary.object_noun["ru"]["synonyms"])  # type: ignore[arg-type]
-        words["relation"] = {name: tuple(entry["ru"]["synonyms"]) for name, entry in vocabulary.relations.items()}  # type: ignore[arg-type]
+        words["shape"][""] = tuple(vocabulary.object_noun["ru"]["synonyms"])
+        words["relation"] = {name: tuple(entry["ru"]["synonyms"]) for name, entry in vocabulary.relations.items()}
         words["integer"] = {}
         return words
 
@@ -495,7 +496,7 @@ class NativeRealiser:
         if tables is None:
             tables = self._slot_tables[family.family] = [
                 {value: words[:1] for value, words in self._words[kind].items()} if lemma_only else self._words[kind]
-                for kind, lemma_only in zip(family.kinds.values(), family.lemma_only)
+                for kind, lemma_only in zip(family.kinds.values(), family.lemma_only, strict=True)
             ]
         return tables
 
@@ -558,7 +559,7 @@ class NativeRealiser:
         number = phrase.number
         for kind, value in phrase.modifiers:
             if kind == "count":
-                number = count_number(int(words[value]))  # type: ignore[index]
+                number = count_number(int(words[value]))
         return self._lexicon.noun(lemma), number
 
     def _case_after(self, relation: int | None, words: list[str], case: str) -> tuple[str, str]:
@@ -572,15 +573,15 @@ class NativeRealiser:
         modifiers = []
         for kind, value in phrase.modifiers:
             if kind == "slot":
-                if words[value]:  # type: ignore[index]
-                    modifiers.append(("adjective", words[value]))  # type: ignore[index]
+                if words[value]:
+                    modifiers.append(("adjective", words[value]))
             elif kind == "count":
-                modifiers.append(("count", words[value]))  # type: ignore[index]
+                modifiers.append(("count", words[value]))
             else:
                 modifiers.append((kind, value))
         noun, _ = self._head(phrase, words)
         prefix, case = self._case_after(phrase.relation, words, phrase.case)
-        return prefix + noun_phrase(tuple(modifiers), noun, case, phrase.number)  # type: ignore[arg-type]
+        return prefix + noun_phrase(tuple(modifiers), noun, case, phrase.number)
 
     def _agreement(self, agreement: Agreement, words: list[str]) -> str:
         noun, number = self._head(agreement.phrase, words)

@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from assets.vocabulary import load_vocabulary
 from translate.morphology import Lexicon, MorphologyError, build_lexicon, verb_number, word_role
@@ -207,7 +208,7 @@ class NounPhrase:
     """A compiled noun phrase group. Slots are indices into the family's parameter list."""
 
     relation: int | None  # relation parameter that puts a preposition before the phrase
-    modifiers: tuple[tuple[str, object], ...]  # ("slot", i) ("count", i) ("adjective", другой) ("fixed", ещё)
+    modifiers: tuple[tuple[str, Any], ...]  # ("slot", i) ("count", i) ("adjective", другой) ("fixed", ещё)
     head_slot: int | None  # shape parameter
     head_noun: str | None  # literal noun when there is no shape parameter
     case: str
@@ -397,7 +398,7 @@ class _Compiler:
                     self.problems.append(f"{group.where()}: the relation {token.name} must be the first token of its group")
                 relation = self.index[token.name]
         if relation is not None and isinstance(tokens[0], Placeholder) and self.kinds.get(tokens[0].name) == "relation":
-            name = tokens.pop(0).name
+            name = tokens.pop(0).name  # type: ignore[union-attr]  # tokens[0] is the relation placeholder checked above
             if group.case is not None:
                 self.problems.append(f"{group.where()}: the case after {name} is set by the relation; remove the case feature")
             if not tokens:
