@@ -47,7 +47,7 @@ def run_program(
     types: list[str] = []
     for position, node in enumerate(program):
         name = node.get("function")
-        function = registry.get(name)  # type: ignore[arg-type]
+        function = registry.get(name)  # type: ignore[arg-type]  # a missing name gives None, reported below
         if function is None:
             raise ExecutionError(f"node {position}: unknown function {name!r}")
         inputs = list(node.get("inputs", []))

@@ -79,7 +79,7 @@ class FarmPlan:
                 at_most: int | None = None) -> Iterator[Outcome]:
         """Outcomes of ``indices`` in completion order, one per index; ``indices`` may be a lazy iterable
         of at most ``at_most`` items (then no more workers than that are started)."""
-        workers = min(self.workers, max(1, len(indices) if at_most is None else at_most))  # type: ignore[arg-type]
+        workers = min(self.workers, max(1, len(indices) if at_most is None else at_most))  # type: ignore[arg-type]  # a sequence when at_most is None
         if self.executor == "ray":
             from render.ray_executor import disconnect, run_on_ray
 

@@ -111,7 +111,7 @@ class PendingIndices:
         if not self:
             raise IndexError("no index left")
         index, self._next = self._next, None
-        return index  # type: ignore[return-value]
+        return index  # type: ignore[return-value]  # not None: checked by bool(self)
 
     def appendleft(self, index: int) -> None:
         self._retries.appendleft(index)

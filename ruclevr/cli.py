@@ -46,7 +46,7 @@ class ArgumentParser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", _HelpWithoutOldSpellings)
         super().__init__(*args, **kwargs)
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> None:  # type: ignore[override]  # exits, as argparse documents
         self.exit(USAGE_EXIT, f"{self.prog}: error: {message}\n")
 
 

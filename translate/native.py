@@ -212,7 +212,7 @@ def template_sites(template: CompiledTemplate, slots: tuple[str, ...], structure
             fixed += [f"exclusive:{node}" for node in structure.unions]
         for phrase in structure.same_anchor:
             (droppable if phrase in marked else fixed).append(phrase if phrase in marked else f"self:{phrase}")
-    return Sites(tuple(sites), MappingProxyType(phrase_parts), heads, needs_agreement, tuple(fixed), tuple(droppable))  # type: ignore[arg-type]
+    return Sites(tuple(sites), MappingProxyType(phrase_parts), heads, needs_agreement, tuple(fixed), tuple(droppable))  # type: ignore[arg-type]  # phrase sites hold NounPhrase parts
 
 
 def _agreeing_readings(
@@ -307,11 +307,11 @@ class NativeRealiser:
         choices //= count
         params = question.get("params")
         try:
-            values = [params[slot] for slot in family.slots]  # type: ignore[index]
+            values = [params[slot] for slot in family.slots]  # type: ignore[index]  # a bad params raises, handled here
             all_options = [table[value] for table, value in zip(self._tables(family), values, strict=True)]
         except (KeyError, TypeError):
             all_options = self._options(family, params)  # names what is wrong
-            values = [params[slot] for slot in family.slots]  # type: ignore[index]
+            values = [params[slot] for slot in family.slots]  # type: ignore[index]  # a bad params raises, handled here
         words = []
         for options in all_options:
             if choices < _LOW_WATER:
@@ -326,7 +326,7 @@ class NativeRealiser:
         unsafe = question.get(UNSAFE_FIELD)
         for step in range(count):
             index = (first + step) % count
-            text = self._checked(family, index, words, unsafe)  # type: ignore[arg-type]
+            text = self._checked(family, index, words, unsafe)  # type: ignore[arg-type]  # a list of readings or None
             if text is not None:
                 if step:
                     self.refusals.update(f"{family.family} ru {(first + k) % count}" for k in range(step))
@@ -334,7 +334,7 @@ class NativeRealiser:
         self.refusals[f"{family.family} ru {NO_TEMPLATE}"] += 1
         raise RealisationError(
             f"family {family.family}: every Russian template admits another reading with another answer "
-            f"({', '.join(unsafe or [])})"  # type: ignore[arg-type]
+            f"({', '.join(unsafe or [])})"  # type: ignore[arg-type]  # a list of readings or None
         )
 
     def _checked(self, family: RussianFamily, index: int, words: list[str], unsafe: list[str] | None) -> str | None:
@@ -414,8 +414,8 @@ class NativeRealiser:
         parts: list[object] = []
         for index, part in enumerate(template.parts):
             if index in repeat:
-                agreement: Agreement = part  # type: ignore[assignment]
-                phrase = phrase_parts[slots[agreement.phrase.head_slot]]  # type: ignore[index]
+                agreement: Agreement = part  # type: ignore[assignment]  # repeated parts are agreements
+                phrase = phrase_parts[slots[agreement.phrase.head_slot]]  # type: ignore[index]  # a repeated phrase has a shape slot
                 modifiers = tuple(m for m in phrase.modifiers if m[1] not in _OTHER_WORDS)
                 reads = ([agreement.relation] if agreement.relation is not None else []) + [
                     i for i in phrase.reads if i != phrase.relation
@@ -425,7 +425,7 @@ class NativeRealiser:
                 modifiers = tuple(m for m in part.modifiers if m[1] not in _OTHER_WORDS)
                 part = NounPhrase(part.relation, modifiers, part.head_slot, part.head_noun, part.case, part.number, part.reads)
             parts.append(part)
-        return CompiledTemplate(template.text, tuple(parts), template.several_sentences)  # type: ignore[arg-type]
+        return CompiledTemplate(template.text, tuple(parts), template.several_sentences)  # type: ignore[arg-type]  # parts are the template's own kinds
 
     def render(
         self, family: str, params: Mapping[str, object], template_index: int = 0, words: Mapping[str, str] | None = None
@@ -454,8 +454,8 @@ class NativeRealiser:
     def family_of(self, question: Mapping[str, object]) -> RussianFamily:
         family = question.get("family")
         if family is None:
-            family = self._by_position.get((question.get("template_filename"), question.get("question_family_index")))  # type: ignore[arg-type]
-        return self._family(family)  # type: ignore[arg-type]
+            family = self._by_position.get((question.get("template_filename"), question.get("question_family_index")))  # type: ignore[arg-type]  # JSON values
+        return self._family(family)  # type: ignore[arg-type]  # None is reported by _family
 
     def _family(self, family: str) -> RussianFamily:
         try:
@@ -503,7 +503,7 @@ class NativeRealiser:
     def _options(self, family: RussianFamily, params: object) -> list[tuple[str, ...]]:
         """The Russian words each parameter of ``family`` may take for the values in ``params``."""
         try:
-            return [self._words[kind][params[slot]] for slot, kind in family.kinds.items()]  # type: ignore[index]
+            return [self._words[kind][params[slot]] for slot, kind in family.kinds.items()]  # type: ignore[index]  # a bad params raises, handled here
         except (KeyError, TypeError):
             return [self._options_of_one(family, params, slot, kind) for slot, kind in family.kinds.items()]
 
@@ -541,7 +541,7 @@ class NativeRealiser:
                     text = part.cache[key] = self._build(part, words)
                 pieces.append(text)
             else:
-                pieces.append(words[part.slot])  # type: ignore[union-attr]
+                pieces.append(words[part.slot])  # type: ignore[union-attr]  # the remaining kind is a slot
         text = "".join(pieces)
         text = text[:1].upper() + text[1:]
         if template.several_sentences:

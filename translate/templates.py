@@ -463,7 +463,7 @@ class _Compiler:
         if len(self.problems) > before:
             return None
         reads = [relation] if relation is not None else []
-        reads += [value for kind, value in modifiers if kind in ("slot", "count")]  # type: ignore[misc]
+        reads += [value for kind, value in modifiers if kind in ("slot", "count")]  # type: ignore[misc]  # slot and count values are indices
         reads += [head_slot] if head_slot is not None else []
         return NounPhrase(relation, tuple(modifiers), head_slot, head_noun, group.case or "nomn", group.number or "sing", tuple(reads))
 
