@@ -47,5 +47,6 @@ lint: install
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 
-test: lint browser
+test: install browser
+	$(MAKE) --no-print-directory lint
 	$(PY) -m pytest -q
