@@ -121,12 +121,12 @@ def time_gallery(n_images: int, seed: int, workdir: Path) -> dict:
 
     import numpy as np
     from PIL import Image
+    from sample_outputs import write_sample_stage_outputs
 
     from dataset.export import ExportSettings, export_dataset
     from dataset.gallery import GallerySettings, write_gallery
     from dataset.prompt import PromptSet
     from ruclevr.io import atomic_write_bytes, read_json
-    from sample_outputs import write_sample_stage_outputs
 
     paths = write_sample_stage_outputs(workdir / "src", n_scenes=n_images, seed=seed)
     rng = np.random.default_rng([seed, n_images])

@@ -33,12 +33,13 @@ from PIL import Image
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from sample_outputs import write_sample_stage_outputs  # noqa: E402
+
 from dataset.document import load_document  # noqa: E402
 from dataset.evaluate import evaluate  # noqa: E402
 from dataset.export import ExportSettings, export_dataset  # noqa: E402
 from dataset.hf import write_hf_copy  # noqa: E402
 from ruclevr.io import read_json  # noqa: E402
-from sample_outputs import write_sample_stage_outputs  # noqa: E402
 
 
 def render_sized_png(index: int, width: int, height: int) -> bytes:

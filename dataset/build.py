@@ -36,9 +36,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import psutil
 import yaml
@@ -390,7 +391,7 @@ class MemoryWatch:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
 
-    def __enter__(self) -> "MemoryWatch":
+    def __enter__(self) -> MemoryWatch:
         self._sample()
         self._thread.start()
         return self

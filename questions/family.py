@@ -7,11 +7,10 @@ per language. The file format is described in docs/questions.md ("Family file fo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from assets.vocabulary import ATTRIBUTES
-
 from questions.functions import BOOL, FILTER_MACRO, INTEGER
 
 #: MERA's name for the question type of each attribute answer; "size" is not "sizes" there.

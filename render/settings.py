@@ -73,7 +73,7 @@ class RenderSettings:
         if self.samples < 1:
             raise ValueError(f"samples must be at least 1, got {self.samples}")
 
-    def replace(self, **changes) -> "RenderSettings":
+    def replace(self, **changes) -> RenderSettings:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict:
@@ -93,7 +93,7 @@ class RenderSettings:
         }
 
     @classmethod
-    def clevr(cls, **changes) -> "RenderSettings":
+    def clevr(cls, **changes) -> RenderSettings:
         """CLEVR's original settings: 512 samples, no denoiser (the benchmark's baseline)."""
         return cls(samples=CLEVR_SAMPLES, denoise=False).replace(**changes)
 

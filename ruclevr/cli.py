@@ -16,7 +16,8 @@ import argparse
 import logging
 import os
 import sys
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 USAGE_EXIT = 2
 LOGGER_ROOT = "ruclevr"
@@ -45,7 +46,7 @@ class ArgumentParser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", _HelpWithoutOldSpellings)
         super().__init__(*args, **kwargs)
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> None:  # type: ignore[override]  # exits, as argparse documents
         self.exit(USAGE_EXIT, f"{self.prog}: error: {message}\n")
 
 
@@ -74,7 +75,7 @@ class _CurrentStderr(logging.StreamHandler):
     def __init__(self) -> None:
         super().__init__(sys.stderr)
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> Any:
         return sys.stderr
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
-
 from helpers import run_stage
+
 from render.scene_graph import sample_scene_graph
 
 

@@ -9,13 +9,19 @@ import re
 from pathlib import Path
 
 import pytest
-
-from annotate_helpers import (hand_alpha, hand_figures, load, planned_answers, read_dataset, small_export,
-                              write_dataset)
-from dataset.annotate.agreement import (Answer, Majority, annotator_records, human_baseline, krippendorff_alpha,
-                                        majority, normalise)
-from dataset.document import locate_document
+from annotate_helpers import hand_alpha, hand_figures, load, planned_answers, read_dataset, small_export, write_dataset
 from sample_outputs import mera_export_problems
+
+from dataset.annotate.agreement import (
+    Answer,
+    Majority,
+    annotator_records,
+    human_baseline,
+    krippendorff_alpha,
+    majority,
+    normalise,
+)
+from dataset.document import locate_document
 
 
 @pytest.fixture()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import run_stage
 from PIL import Image
 
 from assets.vocabulary import load_vocabulary
@@ -28,7 +29,6 @@ from render.sampler import SceneOptions
 from render.scene_graph import sample_scene_graph
 from ruclevr.cli import UsageError
 from ruclevr.io import read_json
-from helpers import run_stage
 
 COLOURS = load_vocabulary().names("color")
 GEOMETRY_KEYS = ("3d_coords", "rotation", "pixel_coords", "scale", "mask_id", "shape", "size", "material")
@@ -106,7 +106,7 @@ def test_recolouring_changes_colours_only_and_records_the_source() -> None:
     mapping = {old[0]: next(c for c in COLOURS if c != old[0])}
     new = recolour_scene(scene, mapping, "swap_000005.png")
     assert [obj["color"] for obj in new["objects"]] == [mapping.get(c, c) for c in old]
-    for before, after in zip(scene["objects"], new["objects"]):
+    for before, after in zip(scene["objects"], new["objects"], strict=True):
         assert {k: before[k] for k in GEOMETRY_KEYS} == {k: after[k] for k in GEOMETRY_KEYS}
     for key in ("camera", "lights", "relationships", "directions", "seed"):
         assert new[key] == scene[key]
@@ -176,7 +176,7 @@ def test_under_a_permutation_every_question_survives_and_answers_follow_the_colo
         source = [q for q in questions if q["image_index"] == scene["image_index"]]
         kept, dropped = recolourer.questions_for_scene(source, swapped)
         assert not dropped, [d.reason for d in dropped]
-        for before, after in zip(source, kept):
+        for before, after in zip(source, kept, strict=True):
             expected = mapping.get(before["answer"], before["answer"]) if before["answer"] in COLOURS else before["answer"]
             assert after["answer"] == expected == execute_program(after["program"], swapped)
             for name, value in before["params"].items():
@@ -275,7 +275,7 @@ def test_rerender_keeps_the_mask_and_shows_the_new_colours(augmented) -> None:
         before_image = np.asarray(Image.open(source / "images" / origin))
         after_image = np.asarray(Image.open(out / "images" / scene["image_filename"]))
         source_scene = read_json(source / "scenes" / origin.replace(".png", ".json"))
-        for k, (old, new) in enumerate(zip(source_scene["objects"], scene["objects"])):
+        for k, (old, new) in enumerate(zip(source_scene["objects"], scene["objects"], strict=True)):
             assert new["color"] == mapping.get(old["color"], old["color"])
             assert new["3d_coords"] == old["3d_coords"] and new["visible_pixels"] == old["visible_pixels"]
             if old["color"] in mapping and old["material"] == "rubber" and old["visible_pixels"] >= 30:

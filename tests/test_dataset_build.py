@@ -16,11 +16,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from sample_outputs import mera_export_problems
 
-from dataset.document import read_export
 from dataset import build as build_module
 from dataset.build import Build, BuildPaths, BuildSettings, StageFailed, StageModules, format_summary
-from sample_outputs import mera_export_problems
+from dataset.document import read_export
 from ruclevr.cli import UsageError
 from ruclevr.io import read_json
 

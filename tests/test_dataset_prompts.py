@@ -6,12 +6,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from helpers import run_export
+from sample_outputs import write_sample_stage_outputs
 
 from dataset.document import read_export
 from dataset.export import question_types
 from dataset.prompt import DEFAULT_PROMPTS_DIR, PromptSet, instruction_format_problem
-from helpers import run_export
-from sample_outputs import write_sample_stage_outputs
 
 TYPES = ("binary", "colors", "count", "materials", "shapes", "size")
 

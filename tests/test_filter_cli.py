@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import pytest
+from helpers import run_stage, run_stage_process
 
 from filter.base import Verdict
 from filter.cli import build_parser, main
 from filter.morph import MorphScorer
 from filter.pipeline import BatchFailures, FilterJob, OutputPaths, run_filter
 from filter.score_cache import ScoreCache
-from helpers import run_stage, run_stage_process
 
 REPO = Path(__file__).resolve().parents[1]
 

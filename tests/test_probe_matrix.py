@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from helpers import run_stage
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,13 +47,14 @@ def tree(folder: Path) -> dict[str, tuple[str, int, int]]:
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory) -> Inputs:
+    import numpy as np
     from sample_outputs import tiny_png
+
     from render.outputs import encode_png
     from render.sampler import SceneOptions
     from render.scene_graph import sample_scene_graph
     from render.settings import RenderSettings
     from ruclevr.io import atomic_write_bytes, atomic_write_json
-    import numpy as np
 
     root = tmp_path_factory.mktemp("probes")
     scenes_dir = root / "render"

@@ -7,13 +7,12 @@ from collections import Counter
 
 import pytest
 
-from render.scene_graph import sample_scene_graph
-
 import questions.generate as generation
 from questions.cli import main
 from questions.executor import execute_program
 from questions.families import load_families
 from questions.generate import ResumeMismatch, Settings, generate, program_key
+from render.scene_graph import sample_scene_graph
 
 SCENE_COUNT = 60
 

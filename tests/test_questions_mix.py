@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from functools import partial
 import json
 from collections import Counter
+from functools import partial
 
 import pytest
+from helpers import run_stage_process
 
 from questions.families import load_families
 from questions.generate import Settings, generate, mix_class
-from helpers import run_stage_process
 
 TYPE_MIX = (("binary", 0.3), ("count", 0.2), ("colors", 0.2), ("shapes", 0.1), ("materials", 0.1), ("size", 0.1))
 

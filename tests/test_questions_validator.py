@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import run_stage_process
 
 from questions.cli import main
 from questions.families import FAMILIES_DIR, load_families
 from questions.validator import FamilyError, validate_file, validate_files
-from helpers import run_stage_process
 
 GOOD = """\
 families:

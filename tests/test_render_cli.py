@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from functools import partial
 import signal
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
+from helpers import run_stage_process
 
 from ruclevr.io import read_json
-from helpers import run_stage_process
 
 pytestmark = pytest.mark.blender
 

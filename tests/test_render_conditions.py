@@ -6,13 +6,13 @@ import json
 from collections import defaultdict
 
 import pytest
+from helpers import run_stage_process
 
 from render.conditions import complement, condition_from_rules, load_condition
 from render.sampler import SceneOptions
 from render.scene_graph import sample_scene_graph
 from ruclevr.cli import UsageError
 from ruclevr.io import read_json
-from helpers import run_stage_process
 
 GROUP_A = {"gray", "blue", "brown", "yellow"}
 GROUP_B = {"red", "green", "purple", "cyan"}

@@ -3,7 +3,6 @@ their merge, the SLURM script of docs/, Ray actors, a worker killed mid-run, and
 
 from __future__ import annotations
 
-from functools import partial
 import json
 import os
 import shutil
@@ -11,13 +10,14 @@ import signal
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import psutil
 import pytest
+from helpers import run_stage_process
 
 from ruclevr.io import read_json, remove_scratch_of_dead_processes
-from helpers import run_stage_process
 
 pytestmark = pytest.mark.blender
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from functools import partial
 
 import pytest
+from helpers import run_stage_process
 
 from render.devices import DeviceChoice, choose_device, parse_gpu_ids, select_gpus, visibility_environment, worker_gpus
 from ruclevr.cli import UsageError
 from ruclevr.io import read_json
-from helpers import run_stage_process
 
 TWO_H200 = {"optix": ["NVIDIA H200", "NVIDIA H200"], "cuda": ["NVIDIA H200", "NVIDIA H200"], "hip": [], "oneapi": []}
 NOTHING = {"optix": [], "cuda": [], "hip": [], "oneapi": []}

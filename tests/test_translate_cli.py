@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from deep_translator.constants import BASE_URLS
-
 from fake_google import FakeGoogle
 from helpers import run_stage, run_stage_process
+
 from translate import cli
 from translate.google import GoogleBackend
 from translate.spelling import apply_yo_policy
@@ -80,7 +80,7 @@ def test_google_run_keeps_every_input_key_and_adds_the_russian(google, questions
     document = read(out)
     source = read(questions_file)
     assert len(document["questions"]) == len(ITEMS)
-    for item, original, (_, _, russian, answer_ru) in zip(document["questions"], source["questions"], ITEMS):
+    for item, original, (_, _, russian, answer_ru) in zip(document["questions"], source["questions"], ITEMS, strict=True):
         assert {key: item[key] for key in original} == original
         assert item["question_ru"] == apply_yo_policy(russian, "e")
         assert item["answer_ru"] == answer_ru

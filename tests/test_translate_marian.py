@@ -18,9 +18,10 @@ torch = pytest.importorskip("torch")
 spm = pytest.importorskip("sentencepiece")
 transformers = pytest.importorskip("transformers")
 
+from helpers import run_stage  # noqa: E402
+
 from translate.cache import TranslationCache  # noqa: E402
 from translate.marian import MarianBackend, ModelNotAvailable, backend_name, load_marian  # noqa: E402
-from helpers import run_stage  # noqa: E402
 
 PAIRS = {
     "Is there a red cube?": "Есть ли красный куб?",
