@@ -35,20 +35,20 @@ import pytest
 from questions.families import load_families
 from questions.validator import CLEVR_TEMPLATE_FILES
 
-O, O2, O3, O4 = "<Z> <C> <M> <S>", "<Z2> <C2> <M2> <S2>", "<Z3> <C3> <M3> <S3>", "<Z4> <C4> <M4> <S4>"
+O1, O2, O3, O4 = "<Z> <C> <M> <S>", "<Z2> <C2> <M2> <S2>", "<Z3> <C3> <M3> <S3>", "<Z4> <C4> <M4> <S4>"
 ATTRIBUTES = ("size", "color", "material", "shape")
 LETTER = {"size": "Z", "color": "C", "material": "M", "shape": "S"}
 
 
 def hops_templates(file: str, hops: int, queried: tuple[str, ...]) -> dict[tuple[str, int], tuple[str, str]]:
     """zero_hop ... three_hop.json: a count, an exist, then a query of each attribute in `queried` order."""
-    objects, relations = (O, O2, O3, O4), ("<R>", "<R2>", "<R3>")
+    objects, relations = (O1, O2, O3, O4), ("<R>", "<R2>", "<R3>")
     if hops == 0:
-        templates = {(file, 0): (f"scene; filter_count[0] {O}", ""), (file, 1): (f"scene; filter_exist[0] {O}", "")}
+        templates = {(file, 0): (f"scene; filter_count[0] {O1}", ""), (file, 1): (f"scene; filter_exist[0] {O1}", "")}
         for k, attribute in enumerate(queried):
-            templates[(file, 2 + k)] = (f"scene; filter_unique[0] {O}; query_{attribute}[1]", f"NULL <{LETTER[attribute]}>")
+            templates[(file, 2 + k)] = (f"scene; filter_unique[0] {O1}; query_{attribute}[1]", f"NULL <{LETTER[attribute]}>")
         return templates
-    chain = ["scene", f"filter_unique[0] {O}"]
+    chain = ["scene", f"filter_unique[0] {O1}"]
     chain += [f"relate_filter_unique[{hop + 1}] {relations[hop]} {objects[hop + 1]}" for hop in range(hops - 1)]
     last, hop = len(chain) - 1, f"{relations[hops - 1]} {objects[hops]}"
     templates = {
@@ -71,12 +71,12 @@ def clevr_templates() -> dict[tuple[str, int], tuple[str, str]]:
     t.update(hops_templates("two_hop.json", 2, ("size", "color", "material", "shape")))
     t.update(hops_templates("three_hop.json", 3, ("size", "shape", "color", "material")))
 
-    both = f"scene; filter_unique[0] {O}; relate[1] <R>; scene; filter_unique[3] {O2}; relate[4] <R2>; intersect[2,5]"
+    both = f"scene; filter_unique[0] {O1}; relate[1] <R>; scene; filter_unique[3] {O2}; relate[4] <R2>; intersect[2,5]"
     t[("single_and.json", 0)] = (f"{both}; filter_count[6] {O3}", "")
     for k, attribute in enumerate(ATTRIBUTES):
         t[("single_and.json", 1 + k)] = (f"{both}; filter_unique[6] {O3}; query_{attribute}[7]", f"OUT_NEQ 2 5; NULL <{LETTER[attribute]}3>")
 
-    either = f"scene; filter[0] {O}; scene; filter[2] {O2}; union[1,3]"
+    either = f"scene; filter[0] {O1}; scene; filter[2] {O2}; union[1,3]"
     t[("single_or.json", 0)] = (f"{either}; count[4]", "OUT_NEQ 1 3")
     for index, attribute in ((1, "size"), (2, "color"), (4, "material")):
         letter = LETTER[attribute]
@@ -84,19 +84,19 @@ def clevr_templates() -> dict[tuple[str, int], tuple[str, str]]:
             f"{either}; filter_{attribute}[4] <{letter}3>; count[5]", f"OUT_NEQ 1 3; NULL <{letter}>; NULL <{letter}2>"
         )
     t[("single_or.json", 5)] = (  # the only template that starts with both scenes
-        f"scene; scene; filter[0] {O}; filter[1] {O2}; union[2,3]; filter_shape[4] <S3>; count[5]",
+        f"scene; scene; filter[0] {O1}; filter[1] {O2}; union[2,3]; filter_shape[4] <S3>; count[5]",
         "OUT_NEQ 2 3; NULL <S>; NULL <S2>",
     )
     t[("single_or.json", 3)] = (
-        (f"scene; filter_unique[0] {O}; relate_filter[1] <R> {O2}; scene; filter_unique[3] {O3}; relate_filter[4] <R2> {O4}; "
+        (f"scene; filter_unique[0] {O1}; relate_filter[1] <R> {O2}; scene; filter_unique[3] {O3}; relate_filter[4] <R2> {O4}; "
         "union[2,5]; count[6]"),
         "",
     )
-    t[("single_or.json", 6)] = (f"scene; filter_unique[0] {O}; relate_filter[1] <R> {O2}; scene; filter[3] {O3}; union[2,4]; count[5]", "")
-    t[("single_or.json", 7)] = (f"scene; filter[0] {O}; scene; filter_unique[2] {O2}; relate_filter[3] <R> {O3}; union[1,4]; count[5]", "")
+    t[("single_or.json", 6)] = (f"scene; filter_unique[0] {O1}; relate_filter[1] <R> {O2}; scene; filter[3] {O3}; union[2,4]; count[5]", "")
+    t[("single_or.json", 7)] = (f"scene; filter[0] {O1}; scene; filter_unique[2] {O2}; relate_filter[3] <R> {O3}; union[1,4]; count[5]", "")
 
     for k, attribute in enumerate(ATTRIBUTES):
-        same, letter = f"scene; filter_unique[0] {O}; same_{attribute}[1]", LETTER[attribute]
+        same, letter = f"scene; filter_unique[0] {O1}; same_{attribute}[1]", LETTER[attribute]
         t[("same_relate.json", k)] = (f"{same}; exist[2]", f"NULL <{letter}>")
         t[("same_relate.json", 4 + k)] = (f"{same}; count[2]", f"NULL <{letter}>")
         t[("same_relate.json", 8 + k)] = (f"{same}; filter_exist[2] {O2}", f"NULL <{letter}>; NULL <{letter}2>")
@@ -109,14 +109,14 @@ def clevr_templates() -> dict[tuple[str, int], tuple[str, str]]:
     for attribute in ("size", "color"):  # the two objects' queries after both objects
         letter = LETTER[attribute]
         t[("comparison.json", ATTRIBUTES.index(attribute))] = (
-            (f"scene; filter_unique[0] {O}; scene; filter_unique[2] {O2}; query_{attribute}[1]; query_{attribute}[3]; "
+            (f"scene; filter_unique[0] {O1}; scene; filter_unique[2] {O2}; query_{attribute}[1]; query_{attribute}[3]; "
             f"equal_{attribute}[4,5]"),
             f"NULL <{letter}>; NULL <{letter}2>; OUT_NEQ 1 3",
         )
     for attribute in ("material", "shape"):  # each object's query right after it
         letter = LETTER[attribute]
         t[("comparison.json", ATTRIBUTES.index(attribute))] = (
-            (f"scene; filter_unique[0] {O}; query_{attribute}[1]; scene; filter_unique[3] {O2}; query_{attribute}[4]; "
+            (f"scene; filter_unique[0] {O1}; query_{attribute}[1]; scene; filter_unique[3] {O2}; query_{attribute}[4]; "
             f"equal_{attribute}[2,5]"),
             f"OUT_NEQ 1 4; NULL <{letter}>; NULL <{letter}2>",
         )
@@ -124,26 +124,26 @@ def clevr_templates() -> dict[tuple[str, int], tuple[str, str]]:
         q, eq, letter = f"query_{attribute}", f"equal_{attribute}", LETTER[attribute]
         first_null = "NULL <Z2>; NULL <Z>" if attribute == "size" else f"NULL <{letter}2>; NULL <{letter}3>"
         t[("comparison.json", 4 + 3 * k)] = (
-            f"scene; filter_unique[0] {O}; relate_filter_unique[1] <R> {O2}; {q}[2]; scene; filter_unique[4] {O3}; {q}[5]; {eq}[3,6]",
+            f"scene; filter_unique[0] {O1}; relate_filter_unique[1] <R> {O2}; {q}[2]; scene; filter_unique[4] {O3}; {q}[5]; {eq}[3,6]",
             f"OUT_NEQ 2 5; {first_null}",
         )
         t[("comparison.json", 5 + 3 * k)] = (
-            f"scene; filter_unique[0] {O}; {q}[1]; scene; filter_unique[3] {O2}; relate_filter_unique[4] <R> {O3}; {q}[5]; {eq}[2,6]",
+            f"scene; filter_unique[0] {O1}; {q}[1]; scene; filter_unique[3] {O2}; relate_filter_unique[4] <R> {O3}; {q}[5]; {eq}[2,6]",
             f"OUT_NEQ 1 5; NULL <{letter}>; NULL <{letter}3>",
         )
         t[("comparison.json", 6 + 3 * k)] = (
-            (f"scene; filter_unique[0] {O}; relate_filter_unique[1] <R> {O2}; {q}[2]; scene; filter_unique[4] {O3}; "
+            (f"scene; filter_unique[0] {O1}; relate_filter_unique[1] <R> {O2}; {q}[2]; scene; filter_unique[4] {O3}; "
             f"relate_filter_unique[5] <R2> {O4}; {q}[6]; {eq}[3,7]"),
             f"OUT_NEQ 2 6; NULL <{letter}2>; NULL <{letter}4>",
         )
 
     for k, compare in enumerate(("equal_integer", "less_than", "greater_than")):
-        t[("compare_integer.json", k)] = (f"scene; filter_count[0] {O}; scene; filter_count[2] {O2}; {compare}[1,3]", "OUT_NEQ 1 3")
+        t[("compare_integer.json", k)] = (f"scene; filter_count[0] {O1}; scene; filter_count[2] {O2}; {compare}[1,3]", "OUT_NEQ 1 3")
         t[("compare_integer.json", 3 + k)] = (
-            f"scene; filter_unique[0] {O}; relate_filter_count[1] <R> {O2}; scene; filter_count[3] {O3}; {compare}[2,4]", ""
+            f"scene; filter_unique[0] {O1}; relate_filter_count[1] <R> {O2}; scene; filter_count[3] {O3}; {compare}[2,4]", ""
         )
         t[("compare_integer.json", 6 + k)] = (
-            (f"scene; filter_unique[0] {O}; relate_filter_count[1] <R> {O2}; scene; filter_unique[3] {O3}; "
+            (f"scene; filter_unique[0] {O1}; relate_filter_count[1] <R> {O2}; scene; filter_unique[3] {O3}; "
             f"relate_filter_count[4] <R2> {O4}; {compare}[2,5]"),
             "OUT_NEQ 1 4",
         )
