@@ -237,8 +237,8 @@ def parse_provenance(values: Sequence[str]) -> dict[str, Path]:
 
 
 def command_build(args: argparse.Namespace) -> int:
-    from dataset.build import (Build, BuildPaths, BuildSettings, StageFailed, StageModules, Terminated, format_summary,
-                               split_extra_args, terminate_on_sigterm)
+    from dataset.build import Build, BuildPaths, BuildSettings, StageFailed, StageModules, format_summary, split_extra_args
+    from dataset.stage_processes import Terminated, terminate_on_sigterm
     from dataset.export import check_prompts
     from dataset.hf import check_license
     from dataset.prompt import PromptSet
