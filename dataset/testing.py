@@ -15,6 +15,7 @@ import numpy as np
 from PIL import Image
 
 from assets.vocabulary import load_vocabulary
+from ruclevr import streams
 from ruclevr.io import atomic_write_bytes, atomic_write_json
 from translate.answers import answer_to_russian
 
@@ -90,7 +91,7 @@ def questions_for_scene(scene: dict[str, Any]) -> list[dict[str, Any]]:
 def write_sample_stage_outputs(folder: Path, n_scenes: int = 8, seed: int = 0) -> dict[str, Path]:
     """Write ``folder/render/{scenes.json,images/}`` and ``folder/questions_ru_kept.json``; return their paths."""
     render_dir = folder / "render"
-    scenes = [sample_scene(index, np.random.default_rng([seed, index])) for index in range(n_scenes)]
+    scenes = [sample_scene(index, streams.generator("fake.scene", seed, index=index)) for index in range(n_scenes)]
     for scene in scenes:
         atomic_write_bytes(render_dir / "images" / scene["image_filename"], tiny_png(scene["image_index"]))
         atomic_write_json(render_dir / "scenes" / scene["image_filename"].replace(".png", ".json"), scene)
