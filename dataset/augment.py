@@ -51,6 +51,7 @@ from ruclevr import __version__, streams
 from ruclevr.cli import UsageError, progress_disabled, stage_logger
 from ruclevr.io import atomic_open, atomic_write_json, file_sha256, read_json
 from ruclevr.paths import confined_path
+from ruclevr.records import read_record, same_record
 
 PROG = "python -m dataset augment"
 DEFAULT_PREFIX = "ruclevr_swap"
@@ -428,13 +429,13 @@ def render_defining_record(sources: AugmentSources, settings: AugmentSettings) -
 
 def claim_output(paths: AugmentPaths, record: Mapping[str, Any], overwrite: bool) -> None:
     """Record what the renders are made from, refusing to mix them with another run's."""
-    previous = read_json(paths.run_record) if paths.run_record.exists() else None
+    previous = read_record(paths.run_record)
     layout = paths.layout
     if overwrite:
         layout.remove_outputs()
         for path in (paths.questions, paths.dropped, paths.translated, paths.kept, paths.report):
             path.unlink(missing_ok=True)
-    elif previous is not None and previous != json.loads(json.dumps(record)) and layout.finished_scene_files():
+    elif previous is not None and not same_record(previous, record) and layout.finished_scene_files():
         raise UsageError(f"{paths.root} holds augmented scenes made from other inputs or colour maps; "
                          "rerun the same command to resume, or pass --overwrite")
     layout.prepare()

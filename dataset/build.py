@@ -50,7 +50,7 @@ from ruclevr import __version__
 from ruclevr.cli import UsageError, progress_disabled
 from ruclevr.io import atomic_write_json, read_json
 from ruclevr.jsonstream import JsonDocument
-from ruclevr.records import changed_outputs, describe_outputs, files_under
+from ruclevr.records import changed_outputs, describe_outputs, files_under, read_record
 
 
 @dataclass(frozen=True)
@@ -209,9 +209,10 @@ def check_previous_settings(paths: BuildPaths, settings: Mapping[str, Any]) -> N
     Export and the Hugging Face copy compare their own outputs' records instead (see
     ``export_is_current`` and ``hf_is_current``) and are simply redone.
     """
-    if not paths.record.exists():
+    record = read_record(paths.record)
+    if record is None:
         return
-    previous = read_json(paths.record).get("info", {}).get("settings", {})
+    previous = record.get("info", {}).get("settings", {})
     for stage in EXTERNAL_STAGES:
         before, now = previous.get(stage, {}), settings[stage]
         if before != now:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from tqdm import tqdm
 from assets.vocabulary import load_vocabulary
 from ruclevr.cli import progress_disabled
 from ruclevr.io import atomic_write_json, read_json
+from ruclevr.records import read_record, same_record
 
 from questions.executor import execute_program
 from questions.family import Family
@@ -463,7 +463,7 @@ def _saved_chunks(
     folder.mkdir(parents=True, exist_ok=True)
     run_file = folder / RUN_FILE
     if run_file.exists():
-        if read_json(run_file) != json.loads(json.dumps(run_record)):
+        if not same_record(read_record(run_file), run_record):
             raise ResumeMismatch(folder)
     else:
         atomic_write_json(run_file, dict(run_record))

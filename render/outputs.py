@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,15 +108,6 @@ def merge_scenes(layout: OutputLayout, info: dict) -> int:
     scenes.sort(key=lambda scene: scene["image_index"])
     atomic_write_json(layout.scenes_json, {"info": info, "scenes": scenes})
     return len(scenes)
-
-
-def read_run_record(layout: OutputLayout) -> dict | None:
-    if not layout.run_record.exists():
-        return None
-    try:
-        return read_json(layout.run_record)
-    except (OSError, json.JSONDecodeError):
-        return None
 
 
 def check_writable(folder: Path) -> None:

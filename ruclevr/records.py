@@ -45,22 +45,27 @@ def record_differences(old: Any, new: Any, path: str = "") -> list[str]:
 
 
 def read_record(path: str | os.PathLike[str]) -> Any:
-    """The record saved at ``path``, or None when there is none."""
-    return read_json(path) if Path(path).exists() else None
+    """The record saved at ``path``, or None when there is none (or only an unreadable one, which
+    an atomic writer leaves only when something else damaged it: the run then claims afresh)."""
+    try:
+        return read_json(path)
+    except (OSError, ValueError):
+        return None
 
 
 def claim_run(
     path: str | os.PathLike[str],
     record: Mapping[str, Any],
     *,
-    has_work: bool,
+    has_work: Callable[[], object],
     refusal: Callable[[list[str]], str],
     compared: Callable[[Any], Any] = lambda record: record,
 ) -> None:
-    """Write this run's ``record`` at ``path``, unless the folder holds work (``has_work``) of a run
-    whose record differs in its ``compared`` part: then a UsageError with ``refusal(differences)``."""
+    """Write this run's ``record`` at ``path``, unless the folder holds work (``has_work()`` is
+    true) of a run whose record differs in its ``compared`` part: then a UsageError with
+    ``refusal(differences)``, and nothing is written."""
     previous = read_record(path)
-    if previous is not None and has_work:
+    if previous is not None and has_work():
         differences = record_differences(compared(previous), compared(as_recorded(record)))
         if differences:
             raise UsageError(refusal(differences))
