@@ -32,11 +32,9 @@ from filter.morph_agreement import (agreement_problems, comparison_problems, pre
                                     pronoun_antecedent_problems, relative_pronoun_problems, verb_problems)
 from filter.morph_government import governed_phrases, numeral_problems, preposition_problems
 from filter.morph_words import FORM, LATIN, PLACEHOLDER, UNKNOWN_WORD, Form, Word, noun_phrases
+from questions.placeholders import LEFTOVER_SLOT
 from translate.morphology import analyzer
 
-# A leftover template slot in any of the syntaxes the pipeline uses (CLEVR <Z>, Python/Jinja
-# {x}, bracketed [x]), or a lone bracket that a half-substituted slot leaves behind.
-_PLACEHOLDER = re.compile(r"<[^<>]*>|\{[^{}]*\}|\[[^\[\]]*\]|[<>{}\[\]]")
 _TOKEN = re.compile(r"\d+|[^\W\d_]+(?:-[^\W\d_]+)*|\S")
 _LATIN = re.compile(r"[A-Za-z]")
 _CYRILLIC_WORD = re.compile(r"[а-яё]+(?:-[а-яё]+)*")
@@ -67,9 +65,9 @@ class MorphChecker:
 
     def problems(self, text: str) -> list[str]:
         """All reasons ``text`` is not an acceptable question; empty when none is found."""
-        reasons = [f"{PLACEHOLDER}: «{m.group()}» left in the text" for m in _PLACEHOLDER.finditer(text)]
+        reasons = [f"{PLACEHOLDER}: «{m.group()}» left in the text" for m in LEFTOVER_SLOT.finditer(text)]
         # A placeholder splits the sentence so that no phrase is read across it.
-        words = [self._word(t) for t in _TOKEN.findall(_PLACEHOLDER.sub(" | ", text))]
+        words = [self._word(t) for t in _TOKEN.findall(LEFTOVER_SLOT.sub(" | ", text))]
         reasons += [f"{LATIN}: «{w.text}» has Latin letters" for w in words if _LATIN.search(w.text)]
         reasons += [f"{UNKNOWN_WORD}: «{w.text}» is not a Russian word" for w in words if not w.known]
         reasons += form_problems(text)
