@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Sequence
 
 from dataset.annotate.cli import add_annotate_parser, command_annotate
+from filter.backends import BACKENDS as FILTER_BACKENDS
 from ruclevr import __version__
 from ruclevr.cli import (
     ArgumentParser,
@@ -26,11 +27,10 @@ from ruclevr.cli import (
     stage_logger,
 )
 from ruclevr.paths import check_output_location
+from translate.base import BACKENDS as TRANSLATE_BACKENDS
 
 PROG = "python -m dataset"
 log = stage_logger("dataset")
-TRANSLATE_BACKENDS = ("native", "google", "marian")
-FILTER_BACKENDS = ("morph", "rucola", "none")
 
 
 def add_export_options(parser: argparse.ArgumentParser) -> None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Mapping, Protocol, Sequence
 
+#: Every backend ``python -m translate --backend`` (and ``dataset build --backend``) accepts.
+BACKENDS = ("native", "google", "marian")
+
 
 class Backend(Protocol):
     """Turns question records (as in questions.json) into Russian question texts.
