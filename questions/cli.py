@@ -24,10 +24,11 @@ from ruclevr.cli import (
     stage_logger,
 )
 from ruclevr.io import remove_temporaries_of
-from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items
+from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items, input_error
 from render.farm import add_text_farm_arguments, run_text_stage
 from render.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path
 from ruclevr.paths import check_output_location
+from ruclevr.records import same_record
 
 from questions.families import families_digest, family_files, load_families
 from questions.generate import (
@@ -137,7 +138,7 @@ def generate_command(argv: Sequence[str]) -> int:
         file_record = {**record, "shard": {"index": shard.index, "count": shard.count, "first": positions.start, "stop": positions.stop}}
     checkpoints = out.with_name(out.name + ".partial")
     if out.exists() and not args.overwrite:
-        if _existing_record(out) == file_record:
+        if same_record(_existing_record(out), file_record):
             log.info(f"{PROG}: {out} is up to date")
             return 0
         raise UsageError(f"{out} exists and was made with other settings or inputs; pass --overwrite to replace it")
@@ -316,10 +317,8 @@ def check_scenes(path: Path) -> tuple[int, Any]:
             count = position + 1
         info = document.info()
     except (DocumentError, UnicodeDecodeError) as error:
-        message = str(error)
-        if "no 'scenes' list" in message or "is not a JSON object" in message:
-            raise UsageError(f"--in: {path} must be {{\"info\": ..., \"scenes\": [...]}} as written by python -m render") from None
-        raise UsageError(f"{label} {message}") from None
+        shape = f"--in: {path} must be {{\"info\": ..., \"scenes\": [...]}} as written by python -m render"
+        raise input_error(error, label, shape) from None
     return count, info
 
 

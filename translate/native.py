@@ -33,6 +33,7 @@ from ruclevr import streams
 from ruclevr.cli import UsageError
 from translate.morphology import (
     Lexicon,
+    MorphologyError,
     Noun,
     adjective_form,
     build_lexicon,
@@ -47,6 +48,7 @@ from translate.templates import (
     NounPhrase,
     compile_template,
     parameter_kinds,
+    validate_template,
 )
 
 DEFAULT_FAMILIES_DIR = FAMILIES_DIR
