@@ -46,6 +46,7 @@ from dataset.plots import CARD_PLOTS_DIR, PLOT_FILES, write_card_plots
 from dataset.prompt import PromptSet
 from dataset.stage_processes import MemoryWatch, run_render_process, run_stage_in_process
 from dataset.stats import compute_statistics
+from filter.pipeline import OutputPaths
 from ruclevr import __version__
 from ruclevr.cli import UsageError, progress_disabled
 from ruclevr.io import atomic_write_json, read_json
@@ -310,7 +311,7 @@ class Build:
             "render": lambda: files_under(paths.render_dir),
             "questions": lambda: [paths.questions],
             "translate": lambda: [paths.translated],
-            "filter": lambda: [paths.kept, paths.rejected, paths.kept.with_name(paths.kept.stem + ".report.json")],
+            "filter": lambda: [paths.kept, paths.rejected, OutputPaths.beside(paths.kept).report],
             "export": lambda: files_under(paths.mera_dir),
             "hf": lambda: files_under(paths.hf_dir) + [paths.stats],
         }[name]()

@@ -17,6 +17,7 @@ from PIL import Image
 from assets.vocabulary import load_vocabulary
 from ruclevr import streams
 from ruclevr.io import atomic_write_bytes, atomic_write_json
+from ruclevr.names import scene_stem
 from translate.answers import answer_to_russian
 
 SHAPE_WORDS = {"cube": "куб", "sphere": "шар", "cylinder": "цилиндр"}
@@ -38,7 +39,7 @@ def sample_scene(index: int, rng: np.random.Generator) -> dict[str, Any]:
     return {
         "split": "new",
         "image_index": index,
-        "image_filename": f"ruclevr_{index:06d}.png",
+        "image_filename": f"{scene_stem('ruclevr', index)}.png",
         "objects": objects,
     }
 

@@ -32,6 +32,7 @@ from render.shards import Shard, consecutive_shards, scene_block_positions, shar
 from ruclevr.cli import UsageError, progress_disabled
 from ruclevr.io import atomic_open, atomic_write_json, remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items, input_document, input_error
+from ruclevr.names import beside
 
 MISSING = "missing"
 LOW_SCORE = "low_score"
@@ -52,9 +53,9 @@ class OutputPaths:
         stem = kept.with_suffix("") if kept.suffix else kept
         return cls(
             kept=kept,
-            rejected=stem.with_name(stem.name + ".rejected.jsonl"),
-            report=stem.with_name(stem.name + ".report.json"),
-            scores=stem.with_name(stem.name + ".scores.sqlite"),
+            rejected=beside(stem, ".rejected.jsonl"),
+            report=beside(stem, ".report.json"),
+            scores=beside(stem, ".scores.sqlite"),
         )
 
 

@@ -27,6 +27,7 @@ from ruclevr.io import remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items, input_error
 from render.farm import add_text_farm_arguments, run_text_stage
 from render.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path
+from ruclevr.names import beside
 from ruclevr.paths import check_output_location
 from ruclevr.records import same_record
 
@@ -136,7 +137,7 @@ def generate_command(argv: Sequence[str]) -> int:
     if shard:
         out = sharded_path(args.out, shard)
         file_record = {**record, "shard": {"index": shard.index, "count": shard.count, "first": positions.start, "stop": positions.stop}}
-    checkpoints = out.with_name(out.name + ".partial")
+    checkpoints = beside(out, ".partial")
     if out.exists() and not args.overwrite:
         if same_record(_existing_record(out), file_record):
             log.info(f"{PROG}: {out} is up to date")

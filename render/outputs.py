@@ -22,6 +22,7 @@ import numpy as np
 from PIL import Image
 
 from ruclevr.io import atomic_write_bytes, atomic_write_json, read_json, remove_stale_temporaries
+from ruclevr.names import scene_stem
 
 SUBFOLDERS = ("images", "masks", "scenes")
 
@@ -32,7 +33,7 @@ class OutputLayout:
     prefix: str = "ruclevr"
 
     def stem(self, index: int) -> str:
-        return f"{self.prefix}_{index:06d}"
+        return scene_stem(self.prefix, index)
 
     def image_path(self, index: int) -> Path:
         return self.root / "images" / f"{self.stem(index)}.png"

@@ -44,6 +44,7 @@ from render.farm import add_text_farm_arguments, run_text_stage
 from render.shards import SHARD_SPEC_HELP, consecutive_shards, merge_target, parse_shard, scene_block_positions, sharded_path
 from ruclevr.io import file_sha256, remove_temporaries_of
 from ruclevr.jsonstream import DocumentWriter, JsonDocument, checked_info, checked_items
+from ruclevr.names import beside
 from ruclevr.paths import check_output_location
 from translate.answers import answer_to_russian
 from translate.base import BACKENDS, Backend
@@ -495,7 +496,7 @@ class Progress:
     """
 
     def __init__(self, out: Path, fingerprint: str) -> None:
-        self.folder = out.with_name(out.name + ".parts")
+        self.folder = beside(out, ".parts")
         self.fingerprint = fingerprint
         self._handle: Any = None
 
