@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Iterable, Mapping
 
 from filter.base import Verdict
@@ -21,32 +20,22 @@ SCOPE = (Column("scorer"),)
 VALUES = (Column("score", "REAL"), Column("reasons"))
 
 
-class ScoreCache:
+class ScoreCache(KeyedStore):
     """Saved verdicts in one SQLite file."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self._store = KeyedStore(path, "scores", SCOPE, VALUES, "a score file")
-        self.path = Path(self._store.path)
+        super().__init__(path, "scores", SCOPE, VALUES, "a score file")
 
     def lookup(self, scorer: str, texts: Iterable[str]) -> dict[str, Verdict]:
         """The saved verdict of every text in ``texts`` that has one."""
-        found = self._store.lookup((scorer,), texts)
+        found = self.find((scorer,), texts)
         return {text: Verdict(score, tuple(json.loads(reasons))) for text, (score, reasons) in found.items()}
 
     def store(self, scorer: str, verdicts: Mapping[str, Verdict]) -> None:
         """Save a batch of verdicts in one transaction."""
-        self._store.save((scorer,), [(text, (v.score, json.dumps(list(v.reasons), ensure_ascii=False)))
-                                     for text, v in verdicts.items()])
+        self.put((scorer,), [(text, (v.score, json.dumps(list(v.reasons), ensure_ascii=False)))
+                             for text, v in verdicts.items()])
 
     def forget(self, scorer: str) -> int:
         """Drop every saved verdict of one scorer (for ``--overwrite``); return how many."""
-        return self._store.forget((scorer,))
-
-    def close(self) -> None:
-        self._store.close()
-
-    def __enter__(self) -> "ScoreCache":
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+        return self.drop((scorer,))

@@ -13,12 +13,14 @@ import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, TypeVar
 
 MEMORY = ":memory:"
 TEXT_KEY = "text"
 # SQLite caps the number of bound parameters per statement; texts are looked up in slices below it.
 LOOKUP_SLICE = 500
+
+Store = TypeVar("Store", bound="KeyedStore")
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,9 @@ def table_schema(table: str, scope: Sequence[Column], values: Sequence[Column]) 
 
 
 class KeyedStore:
-    """Rows ``(scope..., text, value...)`` in one table of one SQLite file (or in memory)."""
+    """Rows ``(scope..., text, value...)`` in one table of one SQLite file (or in memory).
+
+    A cache subclasses it and adds its own typed methods on top of :meth:`find`, :meth:`put` and :meth:`drop`."""
 
     def __init__(self, path: str | os.PathLike[str], table: str, scope: Sequence[Column], values: Sequence[Column],
                  what: str) -> None:
@@ -56,7 +60,7 @@ class KeyedStore:
         except sqlite3.DatabaseError as error:
             raise ValueError(f"cannot use {self.path} as {what}: {error}") from None
 
-    def lookup(self, scope: Sequence[Any], texts: Iterable[str]) -> dict[str, tuple[Any, ...]]:
+    def find(self, scope: Sequence[Any], texts: Iterable[str]) -> dict[str, tuple[Any, ...]]:
         """The saved values of every text in ``texts`` that has some under ``scope``."""
         wanted = list(dict.fromkeys(texts))
         where = " AND ".join(f"{name} = ?" for name in self._scope)
@@ -71,14 +75,14 @@ class KeyedStore:
             found.update((text, tuple(values)) for text, *values in rows)
         return found
 
-    def save(self, scope: Sequence[Any], rows: Iterable[tuple[str, Sequence[Any]]]) -> None:
+    def put(self, scope: Sequence[Any], rows: Iterable[tuple[str, Sequence[Any]]]) -> None:
         """Save ``(text, values)`` rows under ``scope`` in one transaction (replacing older ones)."""
         marks = ", ".join("?" * (len(self._scope) + 1 + len(self._values)))
         with self._connection:
             self._connection.executemany(f"INSERT OR REPLACE INTO {self.table} VALUES ({marks})",
                                          [(*scope, text, *values) for text, values in rows])
 
-    def forget(self, scope: Sequence[Any]) -> int:
+    def drop(self, scope: Sequence[Any]) -> int:
         """Drop every row saved under ``scope``; return how many."""
         where = " AND ".join(f"{name} = ?" for name in self._scope)
         with self._connection:
@@ -90,7 +94,7 @@ class KeyedStore:
     def close(self) -> None:
         self._connection.close()
 
-    def __enter__(self) -> "KeyedStore":
+    def __enter__(self: Store) -> Store:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

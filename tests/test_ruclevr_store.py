@@ -26,31 +26,31 @@ def store(path: Path | str) -> KeyedStore:
 def test_saved_rows_are_found_by_scope_and_text_from_a_new_connection(tmp_path: Path) -> None:
     path = tmp_path / "sub" / "store.sqlite"
     with store(path) as first:
-        first.save(("a", "ru"), [("куб", (0.5, "x")), ("шар", (1.0, ""))])
-        first.save(("b", "ru"), [("куб", (0.25, "other model"))])
+        first.put(("a", "ru"), [("куб", (0.5, "x")), ("шар", (1.0, ""))])
+        first.put(("b", "ru"), [("куб", (0.25, "other model"))])
     with store(path) as second:
-        assert second.lookup(("a", "ru"), ["куб", "шар", "конус", "куб"]) == {"куб": (0.5, "x"), "шар": (1.0, "")}
-        assert second.lookup(("b", "ru"), ["куб", "шар"]) == {"куб": (0.25, "other model")}
-        assert second.lookup(("a", "en"), ["куб"]) == {}
+        assert second.find(("a", "ru"), ["куб", "шар", "конус", "куб"]) == {"куб": (0.5, "x"), "шар": (1.0, "")}
+        assert second.find(("b", "ru"), ["куб", "шар"]) == {"куб": (0.25, "other model")}
+        assert second.find(("a", "en"), ["куб"]) == {}
         assert len(second) == 3
 
 
 def test_a_later_save_replaces_and_forget_drops_one_scope_only(tmp_path: Path) -> None:
     with store(tmp_path / "s.sqlite") as keyed:
-        keyed.save(("a", "ru"), [("куб", (0.5, "old"))])
-        keyed.save(("a", "ru"), [("куб", (0.75, "new"))])
-        keyed.save(("b", "ru"), [("куб", (0.1, ""))])
-        assert keyed.lookup(("a", "ru"), ["куб"]) == {"куб": (0.75, "new")}
-        assert keyed.forget(("a", "ru")) == 1
-        assert keyed.lookup(("a", "ru"), ["куб"]) == {}
-        assert keyed.lookup(("b", "ru"), ["куб"]) == {"куб": (0.1, "")}
+        keyed.put(("a", "ru"), [("куб", (0.5, "old"))])
+        keyed.put(("a", "ru"), [("куб", (0.75, "new"))])
+        keyed.put(("b", "ru"), [("куб", (0.1, ""))])
+        assert keyed.find(("a", "ru"), ["куб"]) == {"куб": (0.75, "new")}
+        assert keyed.drop(("a", "ru")) == 1
+        assert keyed.find(("a", "ru"), ["куб"]) == {}
+        assert keyed.find(("b", "ru"), ["куб"]) == {"куб": (0.1, "")}
 
 
 def test_lookup_of_more_texts_than_sqlite_binds_in_one_statement() -> None:
     texts = [f"t{i}" for i in range(3 * LOOKUP_SLICE + 7)]
     with store(":memory:") as keyed:
-        keyed.save(("a", "ru"), [(text, (float(i), "")) for i, text in enumerate(texts)])
-        found = keyed.lookup(("a", "ru"), texts)
+        keyed.put(("a", "ru"), [(text, (float(i), "")) for i, text in enumerate(texts)])
+        found = keyed.find(("a", "ru"), texts)
     assert len(found) == len(texts) and found[texts[-1]] == (float(len(texts) - 1), "")
 
 
@@ -71,14 +71,14 @@ def test_a_committed_save_survives_a_killed_process(tmp_path: Path) -> None:
         from ruclevr.store import Column, KeyedStore
         keyed = KeyedStore({str(path)!r}, "things", (Column("model"), Column("language")),
                            (Column("score", "REAL"), Column("note")), "a test store")
-        keyed.save(("a", "ru"), [("куб", (0.5, "kept"))])
+        keyed.put(("a", "ru"), [("куб", (0.5, "kept"))])
         os.kill(os.getpid(), signal.SIGKILL)
     """)
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     result = subprocess.run([sys.executable, "-c", script], env=environment, check=False)
     assert result.returncode == -signal.SIGKILL
     with store(path) as keyed:
-        assert keyed.lookup(("a", "ru"), ["куб"]) == {"куб": (0.5, "kept")}
+        assert keyed.find(("a", "ru"), ["куб"]) == {"куб": (0.5, "kept")}
 
 
 def test_a_file_that_is_not_sqlite_is_a_value_error_naming_it(tmp_path: Path) -> None:

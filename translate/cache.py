@@ -18,30 +18,17 @@ SCOPE = (Column("backend"), Column("source_lang"), Column("target_lang"))
 VALUES = (Column("translation"),)
 
 
-class TranslationCache:
+class TranslationCache(KeyedStore):
     """Remembered translations in one SQLite file (or in memory with ``":memory:"``)."""
 
     def __init__(self, path: str | os.PathLike[str] = MEMORY) -> None:
-        self._store = KeyedStore(path, "translations", SCOPE, VALUES, "a translation cache")
-        self.path = self._store.path
+        super().__init__(path, "translations", SCOPE, VALUES, "a translation cache")
 
     def lookup(self, backend: str, source_lang: str, target_lang: str, texts: Iterable[str]) -> dict[str, str]:
         """Return the cached translation of every text in ``texts`` that has one."""
-        found = self._store.lookup((backend, source_lang, target_lang), texts)
+        found = self.find((backend, source_lang, target_lang), texts)
         return {text: translation for text, (translation,) in found.items()}
 
     def store(self, backend: str, source_lang: str, target_lang: str, text: str, translation: str) -> None:
         """Remember one translation; committed before returning."""
-        self._store.save((backend, source_lang, target_lang), [(text, (translation,))])
-
-    def __len__(self) -> int:
-        return len(self._store)
-
-    def close(self) -> None:
-        self._store.close()
-
-    def __enter__(self) -> "TranslationCache":
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+        self.put((backend, source_lang, target_lang), [(text, (translation,))])
