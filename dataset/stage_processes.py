@@ -13,8 +13,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import psutil
 
@@ -132,7 +133,7 @@ class MemoryWatch:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
 
-    def __enter__(self) -> "MemoryWatch":
+    def __enter__(self) -> MemoryWatch:
         self._sample()
         self._thread.start()
         return self

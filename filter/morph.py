@@ -22,14 +22,20 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
 
 from filter import morph_agreement, morph_government, morph_words
 from filter.base import Verdict
-from filter.morph_agreement import (agreement_problems, comparison_problems, predicate_problems,
-                                    pronoun_antecedent_problems, relative_pronoun_problems, verb_problems)
+from filter.morph_agreement import (
+    agreement_problems,
+    comparison_problems,
+    predicate_problems,
+    pronoun_antecedent_problems,
+    relative_pronoun_problems,
+    verb_problems,
+)
 from filter.morph_government import governed_phrases, numeral_problems, preposition_problems
 from filter.morph_words import FORM, LATIN, PLACEHOLDER, UNKNOWN_WORD, Form, Word, noun_phrases
 from questions.placeholders import LEFTOVER_SLOT

@@ -4,10 +4,19 @@ noun, short-form and verb predicates with their subject, compared phrases, prono
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import Iterable, Sequence
 
-from filter.morph_words import (AGREEMENT, COMPARISON, PERSONAL_PRONOUNS, PRONOUN, Form, NounPhrase, Word, modifiers_agreeing)
+from filter.morph_words import (
+    AGREEMENT,
+    COMPARISON,
+    PERSONAL_PRONOUNS,
+    PRONOUN,
+    Form,
+    NounPhrase,
+    Word,
+    modifiers_agreeing,
+)
 from translate.morphology import default_lexicon
 
 # Short adjectives and participles: the predicate of a noun (сделан куб, какова форма).
@@ -28,7 +37,7 @@ def agreement_problems(phrase: NounPhrase, nouns: Iterable[Form] | None = None) 
         return []
     # Judge against the noun reading most modifiers agree with, so the report names the odd one out.
     best = max((modifiers_agreeing(phrase.modifiers, noun) for noun in candidates), key=sum)
-    wrong = [m.text for m, ok in zip(phrase.modifiers, best) if not ok]
+    wrong = [m.text for m, ok in zip(phrase.modifiers, best, strict=True) if not ok]
     if not wrong:
         return []
     return [f"{AGREEMENT}: «{' '.join(wrong)}» does not agree with «{phrase.head.text}»"]

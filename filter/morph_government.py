@@ -3,11 +3,11 @@ numeral or a preposition is in a form the governor allows."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from filter.morph_agreement import agreement_problems
-from filter.morph_words import (AGREEMENT, MODIFIER_POS, NUMERAL, PERSONAL_PRONOUNS, PREPOSITION, Form, NounPhrase, Word)
+from filter.morph_words import AGREEMENT, MODIFIER_POS, NUMERAL, PERSONAL_PRONOUNS, PREPOSITION, Form, NounPhrase, Word
 from translate.morphology import CASE_NAMES, CASES, numeral_government
 
 _GENDERS = ("masc", "femn", "neut")

@@ -4,8 +4,8 @@ Also the reason categories every rule reports under."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 # Reason categories (the part of a reason before the colon).
 PLACEHOLDER = "placeholder"

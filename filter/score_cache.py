@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from filter.base import Verdict
 from ruclevr.store import Column, KeyedStore

@@ -15,8 +15,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from ruclevr.cli import UsageError
 from ruclevr.io import TMP_SUFFIX, atomic_write_json, file_sha256, read_json

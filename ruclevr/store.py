@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence, TypeVar
+from typing import Any, TypeVar
 
 MEMORY = ":memory:"
 TEXT_KEY = "text"

@@ -9,8 +9,17 @@ from pathlib import Path
 import pytest
 
 from ruclevr.cli import UsageError
-from ruclevr.records import (as_recorded, changed_outputs, claim_run, describe_outputs, files_under, fingerprint,
-                             read_record, record_differences, same_record)
+from ruclevr.records import (
+    as_recorded,
+    changed_outputs,
+    claim_run,
+    describe_outputs,
+    files_under,
+    fingerprint,
+    read_record,
+    record_differences,
+    same_record,
+)
 
 
 def refusal(differences: list[str]) -> str:

@@ -10,7 +10,7 @@ everything it had fetched.
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from collections.abc import Iterable
 
 from ruclevr.store import MEMORY, Column, KeyedStore
 
