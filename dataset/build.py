@@ -31,9 +31,10 @@ import importlib.util
 import shlex
 import sys
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import yaml
 from tqdm import tqdm

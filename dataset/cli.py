@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import argparse
 import signal
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from dataset.annotate.cli import add_annotate_parser, command_annotate
 from filter.backends import BACKENDS as FILTER_BACKENDS
@@ -237,11 +237,19 @@ def parse_provenance(values: Sequence[str]) -> dict[str, Path]:
 
 
 def command_build(args: argparse.Namespace) -> int:
-    from dataset.build import Build, BuildPaths, BuildSettings, StageFailed, StageModules, format_summary, split_extra_args
-    from dataset.stage_processes import Terminated, terminate_on_sigterm
+    from dataset.build import (
+        Build,
+        BuildPaths,
+        BuildSettings,
+        StageFailed,
+        StageModules,
+        format_summary,
+        split_extra_args,
+    )
     from dataset.export import check_prompts
     from dataset.hf import check_license
     from dataset.prompt import PromptSet
+    from dataset.stage_processes import Terminated, terminate_on_sigterm
     from render.settings import render_limit_problem
 
     settings = BuildSettings(

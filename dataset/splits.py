@@ -8,14 +8,12 @@ over question types in a seeded order so that every type is represented when the
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
-
 
 from dataset.evaluate import normalise_answer
 from ruclevr import streams
 from ruclevr.cli import UsageError
-
 
 Question = Mapping[str, object]
 

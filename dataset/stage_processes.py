@@ -19,7 +19,7 @@ from typing import Any
 
 import psutil
 
-from ruclevr.cli import LOGGER_ROOT
+from ruclevr.cli import LOGGER_ROOT, exit_status
 
 POLL_SECONDS = 0.5
 STOP_GRACE_SECONDS = 10.0  # after SIGTERM/SIGINT, how long the render stage may take before SIGKILL
@@ -35,12 +35,9 @@ def run_stage_in_process(module: str, argv: Sequence[str]) -> int:
     level = logger.level
     loudness = {logging.WARNING: ["--quiet"], logging.DEBUG: ["--verbose"]}.get(logger.getEffectiveLevel(), [])
     try:
-        status = main([*loudness, *argv])
-    except SystemExit as stop:
-        status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        return exit_status(main, [*loudness, *argv])
     finally:
         logger.setLevel(level)
-    return int(status or 0)
 
 
 def run_render_process(module: str, argv: Sequence[str], scenes_dir: Path, on_progress: Callable[[int], None]) -> int:

@@ -111,11 +111,11 @@ class MorphChecker:
 
 
 def _form(parse: object) -> Form:
-    tag = parse.tag  # type: ignore[attr-defined]
+    tag = parse.tag  # type: ignore[attr-defined]  # pymorphy3 has no stubs
     case = _grammeme(tag.case)
     return Form(
         pos=str(tag.POS),
-        lemma=parse.normal_form,  # type: ignore[attr-defined]
+        lemma=parse.normal_form,  # type: ignore[attr-defined]  # pymorphy3 has no stubs
         case=_CASE_ALIASES.get(case, case) if case else None,
         number=_grammeme(tag.number),
         gender=_grammeme(tag.gender),

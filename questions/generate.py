@@ -14,25 +14,33 @@ from __future__ import annotations
 import gc
 import hashlib
 from collections import Counter, defaultdict
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from tqdm import tqdm
 
 from assets.vocabulary import load_vocabulary
-from ruclevr.cli import progress_disabled
-from ruclevr.io import atomic_write_json, read_json
-from ruclevr.records import read_record, same_record
-
 from questions.executor import execute_program
 from questions.family import Family
 from questions.functions import BOOL, INTEGER
 from questions.random_stream import RandomStream
-from questions.scene_index import SceneIndex
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, admitted, structure_of, unsafe_readings
-from questions.search import Candidate, Plan, SceneSearch, choices_of, expand_program, expand_program_positions, parameter_values
+from questions.scene_index import SceneIndex
+from questions.search import (
+    Candidate,
+    Plan,
+    SceneSearch,
+    choices_of,
+    expand_program,
+    expand_program_positions,
+    parameter_values,
+)
 from questions.text import english_readings, normalise_text, realise_english, without_other
+from ruclevr.cli import progress_disabled
+from ruclevr.io import atomic_write_json, read_json
+from ruclevr.records import read_record, same_record
 
 #: A family's most frequent answer may exceed its cap by this many questions (a run has to start somewhere).
 BALANCE_SLACK = 2

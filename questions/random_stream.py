@@ -7,7 +7,8 @@ one. Every draw still comes from a stream of :mod:`ruclevr.streams` seeded with 
 
 from __future__ import annotations
 
-from typing import Sequence, TypeVar
+from collections.abc import Sequence
+from typing import TypeVar
 
 import numpy as np
 
@@ -29,7 +30,7 @@ class RandomStream:
         self._next = 0
 
     @classmethod
-    def for_unit(cls, name: str, seed: int, image_index: int) -> "RandomStream":
+    def for_unit(cls, name: str, seed: int, image_index: int) -> RandomStream:
         """Stream ``name`` (:mod:`ruclevr.streams`) of one scene, independent of every other scene."""
         return cls(streams.generator(name, seed, image_index=image_index))
 

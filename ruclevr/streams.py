@@ -50,7 +50,6 @@ STREAMS: dict[str, Stream] = {stream.name: stream for stream in (
     Stream("annotate.control", (SEED, 0), "dataset.annotate: the control items"),
     Stream("annotate.task_order", (SEED, 1), "dataset.annotate: the order of the tasks"),
     Stream("annotate.annotator_order", (SEED, 2, "annotator"), "dataset.annotate: one annotator's order"),
-    Stream("fake.scene", (SEED, "index"), "dataset.testing: the fake scenes of the test support"),
 )}
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import itertools
 
 from assets.vocabulary import load_vocabulary
-
-from questions.random_stream import RandomStream
 from questions.placeholders import placeholders
+from questions.random_stream import RandomStream
 from questions.text import english_template_problems, normalise_text, realise_english, tidy_english
 
 TYPES = {"<Z>": "size", "<C>": "color", "<M>": "material", "<S>": "shape", "<R>": "relation", "<S2>": "shape"}

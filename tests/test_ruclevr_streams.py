@@ -29,7 +29,6 @@ PUBLISHED_LAYOUTS = [
     ("annotate.control", 5, {}, [5, 0]),
     ("annotate.task_order", 5, {}, [5, 1]),
     ("annotate.annotator_order", 5, {"annotator": 3}, [5, 2, 3]),
-    ("fake.scene", 5, {"index": 12}, [5, 12]),
 ]
 
 
@@ -80,5 +79,5 @@ def test_no_product_module_seeds_a_generator_outside_the_registry() -> None:
 
 def test_every_registered_stream_is_drawn_by_the_product() -> None:
     text = "\n".join(path.read_text(encoding="utf-8") for path in product_files() if path.name != "streams.py")
-    used = set(re.findall(r"""["']((?:render|questions|augment|translate|dataset|annotate|fake)\.[a-z_]+)["']""", text))
+    used = set(re.findall(r"""["']((?:render|questions|augment|translate|dataset|annotate)\.[a-z_]+)["']""", text))
     assert set(streams.STREAMS) <= used
