@@ -1,7 +1,7 @@
 """Generating the questions of a run: per scene, families in turn, answers balanced across the run.
 
-A scene's questions depend on the scene's own generator (``numpy.random.default_rng([seed,
-image_index, STAGE])``) and on the run state left by earlier scenes: how often each family was
+A scene's questions depend on the scene's own generator (the ``questions.search`` stream of
+:mod:`ruclevr.streams`) and on the run state left by earlier scenes: how often each family was
 used or came away empty, how often each answer was given, which programs and texts each split
 already holds. That state covers one balance block of scenes (``Settings.balance_block``), so
 blocks can be made apart (shards) and only one block's state is ever in memory. It is rebuilt
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,9 +40,7 @@ from questions.search import (
 from questions.text import english_readings, normalise_text, realise_english, without_other
 from ruclevr.cli import progress_disabled
 from ruclevr.io import atomic_write_json, read_json
-
-#: Mixed into each scene's seed so the question stage never shares random numbers with rendering.
-STAGE = 3
+from ruclevr.records import read_record, same_record
 
 #: A family's most frequent answer may exceed its cap by this many questions (a run has to start somewhere).
 BALANCE_SLACK = 2
@@ -174,7 +171,7 @@ class QuestionMaker:
 
     def questions_for_scene(self, scene: Mapping[str, Any], state: RunState) -> list[dict[str, Any]]:
         settings = self.settings
-        stream = RandomStream.for_unit(settings.seed, int(scene["image_index"]), STAGE)
+        stream = RandomStream.for_unit("questions.search", settings.seed, int(scene["image_index"]))
         search = SceneSearch(SceneIndex.from_scene(scene), stream)
         seen_here: set[bytes] = set()  # programs and texts of this image
         made: list[dict[str, Any]] = []
@@ -474,7 +471,7 @@ def _saved_chunks(
     folder.mkdir(parents=True, exist_ok=True)
     run_file = folder / RUN_FILE
     if run_file.exists():
-        if read_json(run_file) != json.loads(json.dumps(run_record)):
+        if not same_record(read_record(run_file), run_record):
             raise ResumeMismatch(folder)
     else:
         atomic_write_json(run_file, dict(run_record))

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+#: Every backend ``python -m translate --backend`` (and ``dataset build --backend``) accepts.
+BACKENDS = ("native", "google", "marian")
+
 
 class Backend(Protocol):
     """Turns question records (as in questions.json) into Russian question texts.

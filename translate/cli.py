@@ -11,7 +11,6 @@ the run exits with status 1 and a rerun retries only them.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import heapq
 import json
 import os
@@ -36,6 +35,7 @@ from render.shards import (
     scene_block_positions,
     sharded_path,
 )
+from ruclevr import records
 from ruclevr.cli import (
     ArgumentParser,
     UsageError,
@@ -50,16 +50,16 @@ from ruclevr.cli import (
     run_cli,
     stage_logger,
 )
-from ruclevr.io import remove_temporaries_of
-from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items
+from ruclevr.io import file_sha256, remove_temporaries_of
+from ruclevr.jsonstream import DocumentWriter, JsonDocument, checked_info, checked_items
+from ruclevr.names import beside
 from ruclevr.paths import check_output_location
 from translate.answers import answer_to_russian
-from translate.base import Backend
+from translate.base import BACKENDS, Backend
 from translate.spelling import DEFAULT_YO_POLICY, YO_POLICIES, apply_yo_policy
 
 log = stage_logger("translate")
 PROG = "translate"
-BACKENDS = ("native", "google", "marian")
 DEFAULT_BATCH_SIZE = 32
 CACHE_FILENAME = "translate_cache.sqlite"
 FAILURES_SHOWN = 20
@@ -279,8 +279,7 @@ def russian_answer(index: int, question: Mapping[str, Any], yo_policy: str) -> s
 
 def input_sha256(path: Path) -> str:
     try:
-        with open(path, "rb") as handle:
-            return hashlib.file_digest(handle, "sha256").hexdigest()
+        return file_sha256(path)
     except FileNotFoundError:
         raise UsageError(f"--in {path}: no such file") from None
     except OSError as error:
@@ -289,24 +288,15 @@ def input_sha256(path: Path) -> str:
 
 def checked_questions(document: JsonDocument, path: Path) -> Iterator[Any]:
     """The items of questions.json; a file that is not one is a UsageError."""
-    try:
-        yield from document.items()
-    except (DocumentError, UnicodeDecodeError) as error:
-        raise questions_file_error(path, error) from None
+    return checked_items(document, f"--in {path}:", questions_shape(path))
 
 
 def questions_info(document: JsonDocument) -> dict[str, Any]:
-    try:
-        info = document.info()
-    except (DocumentError, UnicodeDecodeError) as error:
-        raise questions_file_error(document.path, error) from None
-    return dict(info or {})
+    return dict(checked_info(document, f"--in {document.path}:", questions_shape(document.path)) or {})
 
 
-def questions_file_error(path: Path, error: Exception) -> UsageError:
-    if "no 'questions' list" in str(error) or "not a JSON object" in str(error):
-        return UsageError(f"--in {path}: expected an object with a \"questions\" list")
-    return UsageError(f"--in {path}: {error}")
+def questions_shape(path: Path) -> str:
+    return f"--in {path}: expected an object with a \"questions\" list"
 
 
 def next_saved(saved: Iterator[tuple[int, str]], index: int) -> str:
@@ -376,7 +366,7 @@ def run_fingerprint(source_sha256: str, translator: str, args: argparse.Namespac
     decisive = {"source_sha256": source_sha256, "translator": translator, "yo": args.yo}
     if args.backend == "native":
         decisive.update(seed=args.seed, families=str(args.families.resolve()) if args.families else None)
-    return hashlib.sha256(json.dumps(decisive, sort_keys=True).encode()).hexdigest()
+    return records.fingerprint(decisive)
 
 
 def output_is_up_to_date(out: Path, fingerprint: str, *, overwrite: bool) -> bool:
@@ -514,7 +504,7 @@ class Progress:
     """
 
     def __init__(self, out: Path, fingerprint: str) -> None:
-        self.folder = out.with_name(out.name + ".parts")
+        self.folder = beside(out, ".parts")
         self.fingerprint = fingerprint
         self._handle: Any = None
 

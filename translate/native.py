@@ -29,6 +29,7 @@ from questions.families import load_families as load_engine_families
 from questions.family import Family
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, Structure, admitted, structure_of
 from questions.validator import FamilyError
+from ruclevr import streams
 from ruclevr.cli import UsageError
 from translate.morphology import (
     Lexicon,
@@ -51,8 +52,6 @@ from translate.templates import validate_template as validate_template  # re-exp
 
 DEFAULT_FAMILIES_DIR = FAMILIES_DIR
 
-#: Stage number mixed into the key, so this stage's choices differ from other stages' with the same seed.
-_STAGE = 0x72755F6E6174  # "ru_nat"
 #: Below this many bits of the question's random number left, draw a fresh one (long families).
 _LOW_WATER = 1 << 64
 
@@ -282,7 +281,7 @@ class NativeRealiser:
         # (seed, stage): a counter-based generator like Philox, so a question's words do not
         # depend on which other questions are realised with it, or in what order. Starting a
         # NumPy generator per question costs 10-30 µs, more than the whole realisation.
-        self._key = np.random.SeedSequence([self.seed, _STAGE]).generate_state(8, dtype=np.uint32).tobytes()
+        self._key = streams.seed_sequence("translate.native", self.seed).generate_state(8, dtype=np.uint32).tobytes()
         # "family ru template": realisations the reading check refused before another template was
         # used; "family ru all": questions no template could say with one reading.
         self.refusals: Counter[str] = Counter()

@@ -28,6 +28,7 @@ from types import MappingProxyType
 from typing import Any
 
 from assets.vocabulary import load_vocabulary
+from questions.placeholders import PLACEHOLDER, is_placeholder
 from translate.morphology import Lexicon, MorphologyError, build_lexicon, verb_number, word_role
 
 CASE_FEATURES = MappingProxyType({
@@ -37,7 +38,6 @@ CASE_FEATURES = MappingProxyType({
 NUMBER_FEATURES = MappingProxyType({"ед": "sing", "мн": "plur", "sing": "sing", "plur": "plur"})
 SHORT_FEATURES = frozenset({"кратк", "short"})
 
-PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*>")
 _WORD = re.compile(r"[а-яё]+(?:-[а-яё]+)*")
 _LATIN = re.compile(r"[A-Za-z]+")
 _FEATURE_SPLIT = re.compile(r"[,\s]+")
@@ -153,7 +153,7 @@ def _parse_group(text: str, opening: int, closing: int, problems: list[str]) -> 
 def _parse_tokens(section: str, where: str, problems: list[str]) -> list[Placeholder | Word]:
     tokens: list[Placeholder | Word] = []
     for token in section.split():
-        if PLACEHOLDER.fullmatch(token):
+        if is_placeholder(token):
             tokens.append(Placeholder(token))
         elif _WORD.fullmatch(token):
             tokens.append(Word(token))
@@ -178,7 +178,7 @@ def _parse_features(section: str, where: str, problems: list[str]) -> tuple[str 
             number = NUMBER_FEATURES[feature]
         elif feature in SHORT_FEATURES:
             short = True
-        elif PLACEHOLDER.fullmatch(feature):
+        elif is_placeholder(feature):
             if reference is not None:
                 problems.append(f"{where}: a group can agree with one noun phrase only")
             reference = feature
@@ -276,7 +276,7 @@ def parameter_kinds(params: object) -> tuple[dict[str, str], list[str]]:
     kinds: dict[str, str] = {}
     problems: list[str] = []
     for name, declared_type in declared:
-        if not isinstance(name, str) or not PLACEHOLDER.fullmatch(name):
+        if not isinstance(name, str) or not is_placeholder(name):
             problems.append(f"parameter name {name!r} is not written <NAME>")
             continue
         kind = _DECLARED_KINDS.get(str(declared_type).lower()) if declared_type else _NAME_LETTER_KINDS.get(name[1])
