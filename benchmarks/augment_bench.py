@@ -27,7 +27,7 @@ def time_questions(n_scenes: int, seed: int) -> dict:
     from dataset.augment import QuestionRecolourer, random_color_map, recolour_scene
     from questions.families import load_families
     from questions.generate import Settings, generate
-    from render.scene_graph import sample_scene_graph
+    from render.model.scene_graph import sample_scene_graph
 
     families = load_families()
     scenes = [sample_scene_graph(seed, index) for index in range(n_scenes)]
@@ -69,11 +69,11 @@ def time_rendering(n_scenes: int, seed: int, width: int, height: int, samples: i
     each after a warm-up render; the figures are medians over all scenes of both rounds.
     """
     from dataset.augment import AugmentPaths, random_color_map, recolour_scene, render_scene
-    from render.devices import DeviceChoice
-    from render.rerender import Rerenderer
-    from render.sampler import SceneOptions
-    from render.settings import RenderSettings
-    from render.worker import RenderJob, default_min_pixels, open_session, render_index
+    from render.engines.devices import DeviceChoice
+    from render.engines.rerender import Rerenderer
+    from render.model.sampler import SceneOptions
+    from render.model.settings import RenderSettings
+    from render.farm.worker import RenderJob, default_min_pixels, open_session, render_index
     from ruclevr.io import read_json
 
     options = SceneOptions(width=width, height=height)

@@ -17,8 +17,8 @@ import statistics
 import time
 from collections import Counter
 
-from render.sampler import SceneOptions
-from render.scene_graph import sample_scene_graph
+from render.model.sampler import SceneOptions
+from render.model.scene_graph import sample_scene_graph
 
 from questions.executor import execute_program
 from questions.families import load_families

@@ -20,8 +20,8 @@ import re
 import time
 from collections import Counter
 
-from render.sampler import SceneOptions
-from render.scene_graph import sample_scene_graph
+from render.model.sampler import SceneOptions
+from render.model.scene_graph import sample_scene_graph
 
 from questions.families import load_families
 from questions.generate import Settings, generate

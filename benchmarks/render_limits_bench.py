@@ -26,7 +26,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from render.settings import MAX_SCENES  # noqa: E402
+from render.model.settings import MAX_SCENES  # noqa: E402
 
 TINY = ["--width", "64", "--height", "48", "--samples", "1", "--device", "cpu", "--workers", "1"]
 

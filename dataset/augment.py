@@ -333,7 +333,7 @@ class AugmentPaths(QuestionStageFiles):
 
     @property
     def layout(self):
-        from render.outputs import OutputLayout
+        from render.farm.outputs import OutputLayout
 
         return OutputLayout(self.root, self.prefix)
 
@@ -455,8 +455,8 @@ def source_mask(masks_dir: Path | None, image_filename: str) -> np.ndarray | Non
 def render_scene(rerenderer: Any, recoloured: dict[str, Any], source_filename: str, masks_dir: Path | None,
                  paths: AugmentPaths, index: int, blender_version: str) -> dict[str, Any]:
     """Re-render one recoloured scene, check its mask against the source's, write image, mask and scene."""
-    from render.outputs import write_scene_files
-    from render.worker import object_visibility
+    from render.farm.outputs import write_scene_files
+    from render.farm.worker import object_visibility
 
     frame = rerenderer.render(recoloured)
     visibility = object_visibility(frame.mask, len(recoloured["objects"]))
@@ -501,11 +501,11 @@ class RerenderWorker:
     """
 
     def __init__(self, job: RerenderJob) -> None:
-        from render.executors import drop_blender_script_paths
+        from render.farm.blender_process import drop_blender_script_paths
 
         drop_blender_script_paths()
-        from render.rerender import Rerenderer
-        from render.workers import check_gpus_visible
+        from render.engines.rerender import Rerenderer
+        from render.farm.local_workers import check_gpus_visible
 
         check_gpus_visible(job.device)
         self.rerenderer = Rerenderer(job.device, job.threads)
@@ -514,7 +514,7 @@ class RerenderWorker:
         self.masks_dir = None if job.masks_dir is None else Path(job.masks_dir)
 
     def render(self, task: tuple[int, dict[str, Any], str]):
-        from render.worker import Outcome
+        from render.farm.worker import Outcome
 
         index, recoloured, source_filename = task
         error = ""
@@ -537,8 +537,8 @@ def open_rerender_worker(job: RerenderJob) -> RerenderWorker:
 def plan_rendering(settings: AugmentSettings) -> Any:
     """``--device``, ``--workers`` and ``--threads`` resolved as ``python -m render`` resolves them
     (a :class:`render.farm.FarmPlan` of local worker processes)."""
-    from render.farm import plan_local, resolve_device
-    from render.scheduler import WorkerPolicy
+    from render.farm.plan import plan_local, resolve_device
+    from render.farm.scheduler import WorkerPolicy
 
     device = resolve_device(settings.device, None, PROG, stage_logger("dataset").warning)
     return plan_local(device, settings.workers, settings.threads, WorkerPolicy())
@@ -547,7 +547,7 @@ def plan_rendering(settings: AugmentSettings) -> Any:
 def render_pending(planned: Sequence[tuple[dict, dict]], sources: AugmentSources, paths: AugmentPaths, plan: Any) -> list[str]:
     """Render the scenes whose scene file does not exist yet in the worker processes of ``plan``
     (a :class:`render.farm.FarmPlan`); return failures by scene."""
-    from render.workers import blender_process_scheduler
+    from render.farm.local_workers import blender_process_scheduler
 
     layout = paths.layout
     pending = {int(recoloured["image_index"]): (source, recoloured) for source, recoloured in planned

@@ -25,8 +25,8 @@ from ruclevr.cli import (
 )
 from ruclevr.io import remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items
-from render.farm import add_text_farm_arguments, run_text_stage
-from render.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path
+from render.farm.plan import add_text_farm_arguments, run_text_stage
+from render.farm.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path
 from ruclevr.paths import check_output_location
 
 from questions.families import families_digest, family_files, load_families

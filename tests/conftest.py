@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from render.scene_graph import sample_scene_graph
+from render.model.scene_graph import sample_scene_graph
 
 
 @pytest.fixture(scope="session")

@@ -64,10 +64,10 @@ def tree(folder: Path) -> dict[str, tuple[str, int, int]]:
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory) -> Inputs:
     from dataset.testing import tiny_png
-    from render.outputs import encode_png
-    from render.sampler import SceneOptions
-    from render.scene_graph import sample_scene_graph
-    from render.settings import RenderSettings
+    from render.farm.outputs import encode_png
+    from render.model.sampler import SceneOptions
+    from render.model.scene_graph import sample_scene_graph
+    from render.model.settings import RenderSettings
     from ruclevr.io import atomic_write_bytes, atomic_write_json
     import numpy as np
 

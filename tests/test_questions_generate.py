@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from render.scene_graph import sample_scene_graph
+from render.model.scene_graph import sample_scene_graph
 
 import questions.generate as generation
 from questions.cli import main

@@ -18,10 +18,10 @@ INDICES = (0, 1, 2)
 
 @pytest.fixture(scope="module")
 def job(tmp_path_factory):
-    from render.devices import DeviceChoice
-    from render.sampler import SceneOptions
-    from render.settings import RenderSettings
-    from render.worker import RenderJob
+    from render.engines.devices import DeviceChoice
+    from render.model.sampler import SceneOptions
+    from render.model.settings import RenderSettings
+    from render.farm.worker import RenderJob
 
     out = tmp_path_factory.mktemp("render")
     return RenderJob(
@@ -37,7 +37,7 @@ def job(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def session(job):
-    from render.worker import open_session
+    from render.farm.worker import open_session
 
     with open_session(job) as opened:
         yield opened
@@ -46,7 +46,7 @@ def session(job):
 @pytest.fixture(scope="module")
 def rendered(session, job):
     """Three scenes rendered to files through the worker, as the CLI does."""
-    from render.worker import render_index
+    from render.farm.worker import render_index
 
     for index in INDICES:
         render_index(session, job, index)
@@ -97,7 +97,7 @@ def test_relationships_agree_with_coordinates_and_directions(rendered, index):
 
 def test_a_scene_rerendered_from_its_record_alone_is_identical(rendered, session):
     """Camera, lights and poses in the JSON are enough: the same pixels, without the seed or sampler."""
-    from render.scene_graph import scene_from_graph
+    from render.model.scene_graph import scene_from_graph
 
     scene = read_json(rendered.scene_path(1))
     frame = session.render(scene_from_graph(scene))
@@ -121,8 +121,8 @@ def test_blender_applies_the_recorded_pose_rotation_and_camera(session, job):
     import bpy
 
     from assets.geometry import convex_hull_2d
-    from render.sampler import first_scene
-    from render.scene_graph import scene_graph
+    from render.model.sampler import first_scene
+    from render.model.scene_graph import scene_graph
 
     scene = first_scene(job.seed, 11, job.options)
     session.build(scene)
@@ -147,7 +147,7 @@ def test_blender_applies_the_recorded_pose_rotation_and_camera(session, job):
 def test_session_is_reused_without_leaking_objects(session, job):
     import bpy
 
-    from render.sampler import first_scene
+    from render.model.sampler import first_scene
 
     counts = []
     for index in (20, 21, 20):
@@ -172,8 +172,8 @@ def test_colours_reach_the_shader_in_linear_light(session):
 
 def test_rendered_colour_is_the_vocabulary_colour(session, job):
     """With the Standard view transform, a lit rubber object's brightest pixels keep the hue of its sRGB colour."""
-    from render.sampler import first_scene
-    from render.scene_graph import scene_graph
+    from render.model.sampler import first_scene
+    from render.model.scene_graph import scene_graph
 
     scene = first_scene(job.seed, 0, job.options)
     frame = session.render(scene)
@@ -200,7 +200,7 @@ def test_the_mask_pass_alone_gives_the_mask_of_the_full_render(session, job):
     accepted and rejected candidates alike, and leaves the render settings as they were."""
     import bpy
 
-    from render.sampler import candidate_scenes
+    from render.model.sampler import candidate_scenes
 
     def render_settings():
         cycles = bpy.context.scene.cycles
@@ -234,8 +234,8 @@ class CountingSession:
 def test_the_mask_prepass_skips_renders_of_rejected_candidates_and_changes_no_file(session, job, tmp_path):
     import dataclasses
 
-    from render.sampler import candidate_scenes
-    from render.worker import mask_problems, render_index
+    from render.model.sampler import candidate_scenes
+    from render.farm.worker import mask_problems, render_index
 
     def first_candidate_rejected(index: int) -> bool:
         first = next(candidate_scenes(job.seed, index, job.options))

@@ -96,7 +96,7 @@ def test_a_changed_setting_is_refused_unless_overwrite(tmp_path):
 
 
 def _gpu_found() -> bool:
-    code = "from render.executors import probe_gpu_devices_isolated as p; print(any(p().values()))"
+    code = "from render.farm.blender_process import probe_gpu_devices_isolated as p; print(any(p().values()))"
     return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True).stdout.strip() == "True"
 
 

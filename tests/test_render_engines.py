@@ -15,12 +15,12 @@ from PIL import Image
 
 from assets.vocabulary import load_vocabulary
 from render.cli import main as render_main
-from render.devices import DeviceChoice
-from render.engines import RenderBackend, engine_factory, engine_names, register_engine
-from render.frame import RenderedFrame
-from render.sampler import SampledScene
-from render.settings import RenderSettings
-from render.verify import main as verify_main
+from render.engines.devices import DeviceChoice
+from render.engines.registry import RenderBackend, engine_factory, engine_names, register_engine
+from render.engines.frame import RenderedFrame
+from render.model.sampler import SampledScene
+from render.model.settings import RenderSettings
+from render.farm.verify import main as verify_main
 from ruclevr.io import read_json
 
 GROUND_SRGB = (128, 128, 128)
@@ -78,7 +78,7 @@ def test_the_registry_names_both_engines_and_refuses_an_unknown_one():
 
 
 def test_the_disc_engine_meets_the_backend_protocol():
-    from render.sampler import SceneOptions, first_scene
+    from render.model.sampler import SceneOptions, first_scene
 
     engine: RenderBackend = DiscEngine(RenderSettings(engine="discs", width=64, height=48), DeviceChoice("cpu", ()))
     scene = first_scene(7, 0, SceneOptions(width=64, height=48))

@@ -13,10 +13,10 @@ import pytest
 from dataclasses import dataclass
 from pathlib import Path
 
-from render.devices import DeviceChoice, worker_gpus
-from render.scheduler import Scheduler, WorkerPolicy
-from render.worker import Outcome
-from render.workers import ProcessWorkers, worker_cores
+from render.engines.devices import DeviceChoice, worker_gpus
+from render.farm.scheduler import Scheduler, WorkerPolicy
+from render.farm.worker import Outcome
+from render.farm.local_workers import ProcessWorkers, worker_cores
 
 
 @dataclass(frozen=True)

@@ -40,8 +40,8 @@ from ruclevr.cli import (
     run_cli,
     stage_logger,
 )
-from render.farm import add_text_farm_arguments, run_text_stage
-from render.shards import SHARD_SPEC_HELP, consecutive_shards, merge_target, parse_shard, scene_block_positions, sharded_path
+from render.farm.plan import add_text_farm_arguments, run_text_stage
+from render.farm.shards import SHARD_SPEC_HELP, consecutive_shards, merge_target, parse_shard, scene_block_positions, sharded_path
 from ruclevr.io import remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items
 from ruclevr.paths import check_output_location

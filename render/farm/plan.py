@@ -10,10 +10,10 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
-from render.devices import DEVICE_CHOICES, DeviceChoice, choose_device, describe_choice, parse_gpu_ids, select_gpus, usable_cores, worker_gpus
-from render.scheduler import WorkerPolicy
-from render.shards import SHARD_SPEC_HELP, Shard, parse_shard
-from render.worker import Outcome, RenderJob
+from render.engines.devices import DEVICE_CHOICES, DeviceChoice, choose_device, describe_choice, parse_gpu_ids, select_gpus, usable_cores, worker_gpus
+from render.farm.scheduler import WorkerPolicy
+from render.farm.shards import SHARD_SPEC_HELP, Shard, parse_shard
+from render.farm.worker import Outcome, RenderJob
 from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int
 
 EXECUTORS = ("local", "ray")
@@ -72,7 +72,7 @@ class FarmPlan:
         of at most ``at_most`` items (then no more workers than that are started)."""
         workers = min(self.workers, max(1, len(indices) if at_most is None else at_most))  # type: ignore[arg-type]
         if self.executor == "ray":
-            from render.ray_executor import disconnect, run_on_ray
+            from render.farm.ray_executor import disconnect, run_on_ray
 
             try:
                 yield from run_on_ray(job, indices, workers, self.policy, log)
@@ -80,7 +80,7 @@ class FarmPlan:
                 if self.started_ray:
                     disconnect()
             return
-        from render.workers import run_in_worker_processes
+        from render.farm.local_workers import run_in_worker_processes
 
         yield from run_in_worker_processes(job, indices, workers, self.policy, log)
 
@@ -110,7 +110,7 @@ def plan_local(device: DeviceChoice, workers: int | None, threads: int | None, p
 
 
 def _plan_ray(args, prog: str, policy: WorkerPolicy, log: Callable[[str], None]) -> FarmPlan:
-    from render.ray_executor import cluster_slots, connect, disconnect, probe_gpu_devices_on_ray
+    from render.farm.ray_executor import cluster_slots, connect, disconnect, probe_gpu_devices_on_ray
 
     if args.gpu_ids is not None:
         raise UsageError("--gpu-ids does not apply to --executor ray: Ray gives each actor its GPU (set them with 'ray start --num-gpus')")
@@ -136,7 +136,7 @@ def resolve_device(requested: str, gpu_ids: Sequence[int] | None, prog: str, log
     if requested == "cpu" and not gpu_ids:
         return DeviceChoice("cpu", ())
     if probe is None:
-        from render.executors import probe_gpu_devices_isolated as probe
+        from render.farm.blender_process import probe_gpu_devices_isolated as probe
     found = probe()
     choice = select_gpus(choose_device(requested, found), gpu_ids, found)
     if choice.warning:
@@ -179,7 +179,7 @@ def run_text_stage(args, argv: Sequence[str], module: str, prog: str) -> int | N
         return None
     if args.shard is not None:
         raise UsageError("--shard is one shard of a run; --executor ray runs them all: give one or the other")
-    from render.ray_executor import run_text_shards_on_ray
+    from render.farm.ray_executor import run_text_shards_on_ray
 
     return run_text_shards_on_ray(module, strip_farm_flags(argv), args.shards, args.address,
                                   log=lambda line: print(f"{prog}: {line}", file=sys.stderr))

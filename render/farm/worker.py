@@ -1,7 +1,7 @@
 """Render one scene index to files: sample, check visibility on the mask alone, re-sample if needed, render, write.
 
 The worker is what every executor runs (in this process or in worker processes, later on
-cluster nodes). It reaches the render engine (:mod:`render.engines`; Cycles imports bpy) only
+cluster nodes). It reaches the render engine (:mod:`render.engines.registry`; Cycles imports bpy) only
 through :func:`open_session`, so planning and the visibility checks stay testable without Blender.
 """
 
@@ -14,12 +14,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from render.devices import DeviceChoice
-from render.engines import EngineFactory, RenderBackend, engine_factory
-from render.outputs import OutputLayout, write_scene_files
-from render.sampler import SampledScene, SceneOptions, SceneSamplingError, candidate_scenes
-from render.scene_graph import scene_graph
-from render.settings import RenderSettings
+from render.engines.devices import DeviceChoice
+from render.engines.registry import EngineFactory, RenderBackend, engine_factory
+from render.farm.outputs import OutputLayout, write_scene_files
+from render.model.sampler import SampledScene, SceneOptions, SceneSamplingError, candidate_scenes
+from render.model.scene_graph import scene_graph
+from render.model.settings import RenderSettings
 
 DEFAULT_MIN_PIXELS = 200  # at 480x320; see default_min_pixels
 

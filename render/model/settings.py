@@ -51,7 +51,7 @@ RUN_FIELDS = ("device", "threads", "png_compression")
 
 @dataclass(frozen=True)
 class RenderSettings:
-    engine: str = "cycles"  # a name in render.engines' registry
+    engine: str = "cycles"  # a name in render.engines.registry's registry
     width: int = 480
     height: int = 320
     samples: int = DEFAULT_SAMPLES

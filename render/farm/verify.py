@@ -31,10 +31,10 @@ from PIL import Image
 from tqdm import tqdm
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
-from render.outputs import SUBFOLDERS, OutputLayout
-from render.settings import drawn_record
-from render.shards import shard_files
-from render.worker import object_visibility
+from render.farm.outputs import SUBFOLDERS, OutputLayout
+from render.model.settings import drawn_record
+from render.farm.shards import shard_files
+from render.farm.worker import object_visibility
 from ruclevr.cli import (
     ArgumentParser,
     UsageError,

@@ -8,8 +8,8 @@ never compared; see :func:`render.settings.drawn_record`).
 
 from __future__ import annotations
 
-from render.outputs import OutputLayout, read_run_record
-from render.settings import drawn_record
+from render.farm.outputs import OutputLayout, read_run_record
+from render.model.settings import drawn_record
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_write_json
 

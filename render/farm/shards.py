@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from render.outputs import OutputLayout
+from render.farm.outputs import OutputLayout
 from ruclevr.cli import UsageError
 
 SHARD_FILE_PATTERN = re.compile(r"^scenes\.shard-(\d+)-of-(\d+)\.json$")

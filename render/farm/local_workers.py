@@ -1,7 +1,7 @@
 """Local worker processes, each with its own Blender session (the ``--executor local`` backend).
 
 Each worker is a spawned process (bpy is not fork-safe) that opens one Blender session and then
-renders the scene indices it is sent, one at a time, over a pipe. What :mod:`render.scheduler`
+renders the scene indices it is sent, one at a time, over a pipe. What :mod:`render.farm.scheduler`
 needs from it:
 
 * its environment is set *before* it starts, so ``CUDA_VISIBLE_DEVICES`` (or HIP's, oneAPI's)
@@ -29,10 +29,10 @@ import traceback
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
-from render.devices import VISIBILITY_VARIABLES, DeviceChoice, describe_found, worker_gpus
-from render.outputs import OutputLayout
-from render.scheduler import Died, Done, Ready, Scheduler, WorkerPolicy
-from render.worker import Outcome, RenderJob, open_session, render_with_retries
+from render.engines.devices import VISIBILITY_VARIABLES, DeviceChoice, describe_found, worker_gpus
+from render.farm.outputs import OutputLayout
+from render.farm.scheduler import Died, Done, Ready, Scheduler, WorkerPolicy
+from render.farm.worker import Outcome, RenderJob, open_session, render_with_retries
 
 #: Seconds a worker is given to close its session and exit when told to stop, before it is killed.
 STOP_TIMEOUT = 30.0
@@ -54,7 +54,7 @@ class BlenderWorker:
     """One Blender session rendering a job's scenes to files (the worker of ``python -m render``)."""
 
     def __init__(self, job: RenderJob) -> None:
-        from render.executors import drop_blender_script_paths
+        from render.farm.blender_process import drop_blender_script_paths
 
         drop_blender_script_paths()
         check_gpus_visible(job.device)
@@ -79,7 +79,7 @@ def check_gpus_visible(device: DeviceChoice) -> None:
     """
     if device.backend == "cpu":
         return
-    from render.blender import probe_gpu_devices
+    from render.engines.blender import probe_gpu_devices
 
     found = probe_gpu_devices()
     missing = [name for name in device.devices if name not in found.get(device.backend, [])]

@@ -1,7 +1,7 @@
 """Helpers for the Blender processes: asking a child which GPUs Blender sees, and cleaning the
 ``sys.path`` a spawned child inherits. The executors themselves are the worker pool of
-:mod:`render.workers` (local processes) and :mod:`render.ray_executor` (Ray actors), which the CLI
-drives through :mod:`render.farm`.
+:mod:`render.farm.local_workers` (local processes) and :mod:`render.farm.ray_executor` (Ray actors), which the CLI
+drives through :mod:`render.farm.plan`.
 
 Importing bpy puts Blender's script folders at the front of ``sys.path``; spawned children inherit
 that list, and there ``bpy/<version>/scripts/modules/bpy`` shadows the real ``bpy`` module. Every
@@ -37,6 +37,6 @@ def probe_gpu_devices_in_child() -> dict[str, list[str]]:
     """The GPUs Cycles sees from this process, a spawned child or a Ray worker (its inherited
     Blender script paths dropped first)."""
     drop_blender_script_paths()
-    from render.blender import probe_gpu_devices
+    from render.engines.blender import probe_gpu_devices
 
     return probe_gpu_devices()

@@ -4,7 +4,7 @@ A scene file records everything rendering needs (``scene_from_graph`` rebuilds t
 ``scene["render"]`` holds the settings, the engine and Cycles' noise seed included), so a scene
 can be edited (recoloured, for the colour-swap augmentation) and rendered again without its seed
 or the sampler. Nothing here imports bpy: :class:`Rerenderer` opens a session of the recorded
-engine (:mod:`render.engines`) only when the first scene is rendered, and a new one only when
+engine (:mod:`render.engines.registry`) only when the first scene is rendered, and a new one only when
 the settings change.
 """
 
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from render.devices import DeviceChoice
-from render.engines import engine_factory
-from render.scene_graph import scene_from_graph
-from render.settings import RenderSettings
+from render.engines.devices import DeviceChoice
+from render.engines.registry import engine_factory
+from render.model.scene_graph import scene_from_graph
+from render.model.settings import RenderSettings
 
 #: Settings keys of ``RenderSettings`` that a scene's ``render`` record carries under the same name.
 _RECORDED = ("width", "height", "samples", "view_transform", "cycles_seed")
@@ -87,6 +87,6 @@ class Rerenderer:
 
     @staticmethod
     def blender_version() -> str:
-        from render.blender import blender_version
+        from render.engines.blender import blender_version
 
         return blender_version()

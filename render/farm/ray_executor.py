@@ -1,7 +1,7 @@
 """Ray: long-lived Blender actors on a cluster (``python -m render --executor ray [--address ADDR]``).
 
 One actor per CPU (or GPU) slot, each holding one Blender session for its whole life, gets scene
-indices one at a time from :mod:`render.scheduler` (the same retry and recycling rules as local
+indices one at a time from :mod:`render.farm.scheduler` (the same retry and recycling rules as local
 worker processes). An actor renders into a private scratch folder on its node and returns the
 files' bytes; this process (the driver) writes them into ``--out`` as a local run does (image,
 mask, then the scene file, each atomically). So the nodes need no shared file system, and the
@@ -18,10 +18,10 @@ import dataclasses
 import os
 from typing import Any, Callable, Iterator, Sequence
 
-from render.devices import DeviceChoice, describe_found, usable_cores
-from render.executors import probe_gpu_devices_in_child
-from render.scheduler import Died, Done, Ready, Scheduler, WorkerPolicy
-from render.worker import Outcome, RenderJob
+from render.engines.devices import DeviceChoice, describe_found, usable_cores
+from render.farm.blender_process import probe_gpu_devices_in_child
+from render.farm.scheduler import Died, Done, Ready, Scheduler, WorkerPolicy
+from render.farm.worker import Outcome, RenderJob
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_write_bytes, process_scratch_directory
 
@@ -176,7 +176,7 @@ class RenderActor:
     """Lives in a Ray worker process: one Blender session rendering into a private scratch folder."""
 
     def __init__(self, job: RenderJob) -> None:
-        from render.workers import BlenderWorker
+        from render.farm.local_workers import BlenderWorker
 
         self._scratch = process_scratch_directory("ruclevr-ray-")
         local = dataclasses.replace(job, out_dir=self._scratch.name, device=self._visible_device(job.device))
@@ -200,7 +200,7 @@ class RenderActor:
         return os.getpid()
 
     def render(self, index: int):
-        from render.workers import resident_memory
+        from render.farm.local_workers import resident_memory
 
         outcome = self._worker.render(index)
         files = None
