@@ -15,14 +15,12 @@ from typing import Any, Mapping
 from render.engines.devices import DeviceChoice
 from render.engines.registry import engine_factory
 from render.model.scene_graph import scene_from_graph
-from render.model.settings import RenderSettings
+from render.model.settings import RenderSettings, engine_name
 
 #: Settings keys of ``RenderSettings`` that a scene's ``render`` record carries under the same name.
 _RECORDED = ("width", "height", "samples", "view_transform", "cycles_seed")
 #: The sampling pattern of records made before it was recorded (ruclevr 0.1.0's first renders).
 PATTERN_BEFORE_RECORDED = "TABULATED_SOBOL"
-#: Engine names of records made before engines were registered by name.
-ENGINES_BEFORE_NAMED = {"CYCLES": "cycles"}
 
 
 def settings_from_record(record: Mapping[str, Any], device: str = "cpu", threads: int = 0) -> RenderSettings:
@@ -39,7 +37,7 @@ def settings_from_record(record: Mapping[str, Any], device: str = "cpu", threads
     engine = record.get("engine", defaults.engine)
     return RenderSettings(
         **recorded,
-        engine=ENGINES_BEFORE_NAMED.get(engine, engine),
+        engine=engine_name(engine),
         denoise=denoise,
         denoising_quality=record.get("denoising_quality") or defaults.denoising_quality,
         denoising_prefilter=record.get("denoising_prefilter") or defaults.denoising_prefilter,

@@ -210,7 +210,7 @@ def check_scene_file(layout: OutputLayout, index: int, entry: dict | None, rende
         problems.append(f"index {index}: {name} names image {scene.get('image_filename')!r}, not {layout.image_path(index).name}")
     if entry is not None and entry != scene:
         problems.append(f"index {index}: {name} differs from its entry in scenes.json")
-    recorded = scene.get("render") or {}
+    recorded = drawn_record(scene.get("render") or {})
     different = [key for key in render if recorded.get(key) != render[key]]
     if different:
         key = different[0]
