@@ -27,8 +27,7 @@ def time_questions(n_scenes: int, seed: int) -> dict:
     from dataset.augment import QuestionRecolourer, random_color_map, recolour_scene
     from questions.families import load_families
     from questions.generate import Settings, generate
-    from render.model.scene_graph import sample_scene_graph
-
+    from render import sample_scene_graph
     families = load_families()
     scenes = [sample_scene_graph(seed, index) for index in range(n_scenes)]
     questions = generate(scenes, families, Settings(seed=seed, per_image=10), progress=False)
@@ -69,11 +68,7 @@ def time_rendering(n_scenes: int, seed: int, width: int, height: int, samples: i
     each after a warm-up render; the figures are medians over all scenes of both rounds.
     """
     from dataset.augment import AugmentPaths, random_color_map, recolour_scene, render_scene
-    from render.engines.devices import DeviceChoice
-    from render.engines.rerender import Rerenderer
-    from render.model.sampler import SceneOptions
-    from render.model.settings import RenderSettings
-    from render.farm.worker import RenderJob, default_min_pixels, open_session, render_index
+    from render import DeviceChoice, RenderJob, RenderSettings, Rerenderer, SceneOptions, default_min_pixels, open_session, render_index
     from ruclevr.io import read_json
 
     options = SceneOptions(width=width, height=height)

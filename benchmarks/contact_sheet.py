@@ -19,7 +19,7 @@ from pathlib import Path
 from PIL import Image
 
 from render.cli import main as render_main
-from render.farm.outputs import OutputLayout
+from render import OutputLayout
 from ruclevr.io import atomic_write_bytes
 
 

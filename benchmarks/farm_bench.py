@@ -29,13 +29,7 @@ import sys
 import tempfile
 import time
 
-from render.engines.devices import DeviceChoice
-from render.model.sampler import SceneOptions
-from render.farm.scheduler import WorkerPolicy
-from render.model.settings import RenderSettings
-from render.farm.worker import RenderJob, default_min_pixels
-from render.farm.local_workers import run_in_worker_processes, worker_process_scheduler
-
+from render import DeviceChoice, RenderJob, RenderSettings, SceneOptions, WorkerPolicy, default_min_pixels, run_in_worker_processes, worker_process_scheduler
 ARMS = (("1 worker (all cores)", 1, 0), ("2 workers x 1 thread", 2, 1), ("1 worker x 1 thread", 1, 1))
 
 

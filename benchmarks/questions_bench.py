@@ -17,9 +17,7 @@ import statistics
 import time
 from collections import Counter
 
-from render.model.sampler import SceneOptions
-from render.model.scene_graph import sample_scene_graph
-
+from render import SceneOptions, sample_scene_graph
 from questions.executor import execute_program
 from questions.families import load_families
 from questions.generate import Settings, generate

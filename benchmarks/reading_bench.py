@@ -20,9 +20,7 @@ import re
 import time
 from collections import Counter
 
-from render.model.sampler import SceneOptions
-from render.model.scene_graph import sample_scene_graph
-
+from render import SceneOptions, sample_scene_graph
 from questions.families import load_families
 from questions.generate import Settings, generate
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, structure_of

@@ -333,8 +333,7 @@ class AugmentPaths(QuestionStageFiles):
 
     @property
     def layout(self):
-        from render.farm.outputs import OutputLayout
-
+        from render import OutputLayout
         return OutputLayout(self.root, self.prefix)
 
     @property
@@ -455,9 +454,7 @@ def source_mask(masks_dir: Path | None, image_filename: str) -> np.ndarray | Non
 def render_scene(rerenderer: Any, recoloured: dict[str, Any], source_filename: str, masks_dir: Path | None,
                  paths: AugmentPaths, index: int, blender_version: str) -> dict[str, Any]:
     """Re-render one recoloured scene, check its mask against the source's, write image, mask and scene."""
-    from render.farm.outputs import write_scene_files
-    from render.farm.worker import object_visibility
-
+    from render import object_visibility, write_scene_files
     frame = rerenderer.render(recoloured)
     visibility = object_visibility(frame.mask, len(recoloured["objects"]))
     for obj, seen in zip(recoloured["objects"], visibility):
@@ -501,12 +498,9 @@ class RerenderWorker:
     """
 
     def __init__(self, job: RerenderJob) -> None:
-        from render.farm.blender_process import drop_blender_script_paths
-
+        from render import drop_blender_script_paths
         drop_blender_script_paths()
-        from render.engines.rerender import Rerenderer
-        from render.farm.local_workers import check_gpus_visible
-
+        from render import Rerenderer, check_gpus_visible
         check_gpus_visible(job.device)
         self.rerenderer = Rerenderer(job.device, job.threads)
         self.version = self.rerenderer.blender_version()
@@ -514,8 +508,7 @@ class RerenderWorker:
         self.masks_dir = None if job.masks_dir is None else Path(job.masks_dir)
 
     def render(self, task: tuple[int, dict[str, Any], str]):
-        from render.farm.worker import Outcome
-
+        from render import Outcome
         index, recoloured, source_filename = task
         error = ""
         for _ in range(1 + RENDER_RETRIES):
@@ -537,9 +530,7 @@ def open_rerender_worker(job: RerenderJob) -> RerenderWorker:
 def plan_rendering(settings: AugmentSettings) -> Any:
     """``--device``, ``--workers`` and ``--threads`` resolved as ``python -m render`` resolves them
     (a :class:`render.farm.FarmPlan` of local worker processes)."""
-    from render.farm.plan import plan_local, resolve_device
-    from render.farm.scheduler import WorkerPolicy
-
+    from render import WorkerPolicy, plan_local, resolve_device
     device = resolve_device(settings.device, None, PROG, stage_logger("dataset").warning)
     return plan_local(device, settings.workers, settings.threads, WorkerPolicy())
 
@@ -547,8 +538,7 @@ def plan_rendering(settings: AugmentSettings) -> Any:
 def render_pending(planned: Sequence[tuple[dict, dict]], sources: AugmentSources, paths: AugmentPaths, plan: Any) -> list[str]:
     """Render the scenes whose scene file does not exist yet in the worker processes of ``plan``
     (a :class:`render.farm.FarmPlan`); return failures by scene."""
-    from render.farm.local_workers import blender_process_scheduler
-
+    from render import blender_process_scheduler
     layout = paths.layout
     pending = {int(recoloured["image_index"]): (source, recoloured) for source, recoloured in planned
                if not layout.is_finished(int(recoloured["image_index"]))}

@@ -23,12 +23,14 @@ from render.model.conditions import load_condition
 from render.engines.devices import DEVICE_CHOICES
 from render.farm.plan import FarmPlan, add_farm_arguments, plan_farm, shard_from_args
 from render.engines.registry import engine_names
+from render.farm.merge import main as merge_main
 from render.farm.outputs import OutputLayout, check_writable, merge_scenes
 from render.farm.runs import claim_output
 from render.model.sampler import SceneOptions, SceneSamplingError
 from render.model.scene_graph import sample_scene_graph
 from render.model.settings import DEFAULT_SAMPLES, MAX_SCENES, MAX_SIDE, RenderSettings, render_limit_problem
 from render.farm.shards import layout_for
+from render.farm.verify import main as verify_main
 from render.farm.worker import DEFAULT_MIN_PIXELS, RenderJob, default_min_pixels
 from ruclevr.cli import (
     ArgumentParser,
@@ -86,19 +88,7 @@ def build_parser() -> ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return dispatch(argv, {"merge": _merge, "verify": _verify}, lambda arguments: run_cli(_main, arguments, PROG))
-
-
-def _merge(argv: Sequence[str]) -> int:
-    from render.farm.merge import main as merge_main
-
-    return merge_main(argv)
-
-
-def _verify(argv: Sequence[str]) -> int:
-    from render.farm.verify import main as verify_main
-
-    return verify_main(argv)
+    return dispatch(argv, {"merge": merge_main, "verify": verify_main}, lambda arguments: run_cli(_main, arguments, PROG))
 
 
 def _main(argv: Sequence[str] | None) -> int:

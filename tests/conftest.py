@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from render.model.scene_graph import sample_scene_graph
-
-
+from render import sample_scene_graph
 @pytest.fixture(scope="session")
 def thousand_scenes() -> list[dict]:
     """1,000 scene graphs sampled with seed 0 (no rendering); several modules check questions on them."""

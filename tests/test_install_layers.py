@@ -43,7 +43,7 @@ def test_default_pipeline_stages_never_import_torch_transformers_or_ray(tmp_path
         import sys
         from pathlib import Path
         from dataset.testing import tiny_png
-        from render.model.scene_graph import sample_scene_graph
+        from render import sample_scene_graph
         from ruclevr.io import atomic_write_bytes, atomic_write_json
         from dataset.cli import main as dataset
         from filter.cli import main as filter_stage

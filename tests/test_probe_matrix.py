@@ -64,10 +64,7 @@ def tree(folder: Path) -> dict[str, tuple[str, int, int]]:
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory) -> Inputs:
     from dataset.testing import tiny_png
-    from render.farm.outputs import encode_png
-    from render.model.sampler import SceneOptions
-    from render.model.scene_graph import sample_scene_graph
-    from render.model.settings import RenderSettings
+    from render import RenderSettings, SceneOptions, encode_png, sample_scene_graph
     from ruclevr.io import atomic_write_bytes, atomic_write_json
     import numpy as np
 

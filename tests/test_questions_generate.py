@@ -7,8 +7,7 @@ from collections import Counter
 
 import pytest
 
-from render.model.scene_graph import sample_scene_graph
-
+from render import sample_scene_graph
 import questions.generate as generation
 from questions.cli import main
 from questions.executor import execute_program

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from render.model.conditions import complement, condition_from_rules, load_condition
-from render.model.sampler import SceneOptions
-from render.model.scene_graph import sample_scene_graph
+from render import SceneOptions, sample_scene_graph
 from ruclevr.cli import UsageError
 from ruclevr.io import read_json
 

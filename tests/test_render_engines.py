@@ -15,11 +15,7 @@ from PIL import Image
 
 from assets.vocabulary import load_vocabulary
 from render.cli import main as render_main
-from render.engines.devices import DeviceChoice
-from render.engines.registry import RenderBackend, engine_factory, engine_names, register_engine
-from render.engines.frame import RenderedFrame
-from render.model.sampler import SampledScene
-from render.model.settings import RenderSettings
+from render import DeviceChoice, RenderBackend, RenderedFrame, RenderSettings, SampledScene, engine_factory, engine_names, register_engine
 from render.farm.verify import main as verify_main
 from ruclevr.io import read_json
 
@@ -78,8 +74,7 @@ def test_the_registry_names_both_engines_and_refuses_an_unknown_one():
 
 
 def test_the_disc_engine_meets_the_backend_protocol():
-    from render.model.sampler import SceneOptions, first_scene
-
+    from render import SceneOptions, first_scene
     engine: RenderBackend = DiscEngine(RenderSettings(engine="discs", width=64, height=48), DeviceChoice("cpu", ()))
     scene = first_scene(7, 0, SceneOptions(width=64, height=48))
     frame = engine.render(scene)

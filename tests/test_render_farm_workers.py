@@ -15,7 +15,7 @@ from pathlib import Path
 
 from render.engines.devices import DeviceChoice, worker_gpus
 from render.farm.scheduler import Scheduler, WorkerPolicy
-from render.farm.worker import Outcome
+from render import Outcome
 from render.farm.local_workers import ProcessWorkers, worker_cores
 
 

@@ -7,7 +7,7 @@ import tracemalloc
 from pathlib import Path
 
 from render.cli import plan
-from render.farm.outputs import OutputLayout
+from render import OutputLayout
 from render.farm.scheduler import PendingIndices
 from render.model.settings import MAX_SCENES, MAX_SIDE, render_limit_problem
 

@@ -16,16 +16,14 @@ WIDTH, HEIGHT, SAMPLES = 160, 120, 4
 
 @pytest.fixture(scope="module")
 def options():
-    from render.model.sampler import SceneOptions
-
+    from render import SceneOptions
     return SceneOptions(width=WIDTH, height=HEIGHT)
 
 
 @pytest.fixture(scope="module")
 def session():
     from render.engines.blender import BlenderSession
-    from render.model.settings import RenderSettings
-
+    from render import RenderSettings
     with BlenderSession(RenderSettings(width=WIDTH, height=HEIGHT, samples=SAMPLES)) as opened:
         yield opened
 
@@ -70,8 +68,7 @@ def test_the_empty_floor_is_lit_up_to_the_top_of_the_frame_and_smooth(session, o
     """The floor alone (a scene's camera and lights, its objects taken away): its top is not dark
     next to its bottom, and it changes gradually from row to row (a one-sided light's cut-off used
     to draw a hard line across the upper left)."""
-    from render.model.sampler import first_scene
-
+    from render import first_scene
     frame = session.render(dataclasses.replace(first_scene(0, index, options), objects=()))
     assert not frame.mask.any()
     light = luminance(frame.image)
@@ -88,8 +85,7 @@ def test_grey_metal_is_brighter_than_grey_rubber_and_spheres_show_a_highlight(se
     """The same scene with every object grey metal, then grey rubber: each metal object is brighter
     overall (it mirrors the bright sky; grey metal used to render as dark charcoal) and every metal
     sphere shows a near-white highlight, which rubber never does."""
-    from render.model.sampler import first_scene
-
+    from render import first_scene
     scene = first_scene(0, index, options)
 
     def painted(material):

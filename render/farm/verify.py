@@ -33,8 +33,8 @@ from tqdm import tqdm
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from render.farm.outputs import SUBFOLDERS, OutputLayout
 from render.model.settings import drawn_record
+from render.model.visibility import object_visibility
 from render.farm.shards import shard_files
-from render.farm.worker import object_visibility
 from ruclevr.cli import (
     ArgumentParser,
     UsageError,

@@ -1,4 +1,5 @@
-"""Render one scene index to files: sample, check visibility on the mask alone, re-sample if needed, render, write.
+"""Render one scene index: sample, check visibility on the mask alone, re-sample if needed, render
+to arrays; then encode the files and hand them to a writer (this process's, or the Ray driver's).
 
 The worker is what every executor runs (in this process or in worker processes, later on
 cluster nodes). It reaches the render engine (:mod:`render.engines.registry`; Cycles imports bpy) only
@@ -10,16 +11,17 @@ from __future__ import annotations
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 
 from render.engines.devices import DeviceChoice
 from render.engines.registry import EngineFactory, RenderBackend, engine_factory
-from render.farm.outputs import OutputLayout, write_scene_files
-from render.model.sampler import SampledScene, SceneOptions, SceneSamplingError, candidate_scenes
+from render.farm.outputs import OutputLayout, SceneFiles, encode_scene_files, write_encoded_scene
+from render.model.sampler import SceneOptions, SceneSamplingError, candidate_scenes
 from render.model.scene_graph import scene_graph
 from render.model.settings import RenderSettings
+from render.model.visibility import object_visibility, visibility_problems, with_visibility
 
 DEFAULT_MIN_PIXELS = 200  # at 480x320; see default_min_pixels
 
@@ -60,6 +62,14 @@ class Outcome(NamedTuple):
     error: str | None  # None when the scene's files were written
 
 
+class RenderedScene(NamedTuple):
+    """An accepted candidate, rendered: its arrays and its scene record (nothing written yet)."""
+
+    image: np.ndarray
+    mask: np.ndarray
+    record: dict
+
+
 class VisibilityError(RuntimeError):
     """No candidate scene of an index showed every object well enough."""
 
@@ -74,70 +84,37 @@ def open_session(job: RenderJob) -> RenderBackend:
     return job.engine(job.settings, job.device)
 
 
-def object_visibility(mask: np.ndarray, count: int) -> list[dict]:
-    """Per object (mask id k + 1): visible pixels and 2D box [x_min, y_min, x_max, y_max].
-
-    Box edges are pixel-edge coordinates with exclusive maxima, the frame that pixel_coords uses,
-    so an object's projected centre inside its visible pixels lies inside its box. An object
-    with no visible pixels gets ``None`` as its box.
-    """
-    counts = np.bincount(mask.ravel(), minlength=count + 1)
-    result = []
-    for mask_id in range(1, count + 1):
-        rows, cols = np.nonzero(mask == mask_id)
-        box = None
-        if len(rows):
-            box = [int(cols.min()), int(rows.min()), int(cols.max()) + 1, int(rows.max()) + 1]
-        result.append({"mask_id": mask_id, "visible_pixels": int(counts[mask_id]), "bbox_2d": box})
-    return result
+def mask_problems(objects: list[dict], mask: np.ndarray, min_pixels: int) -> list[str]:
+    """Why a scene whose graph has ``objects`` is rejected given its instance mask; empty when
+    every object shows well enough."""
+    return visibility_problems(objects, object_visibility(mask, len(objects)), min_pixels)
 
 
-def visibility_problems(objects: list[dict], visibility: list[dict], min_pixels: int) -> list[str]:
-    """Why a rendered scene is rejected: objects under ``min_pixels``, or whose centre is hidden outside its box."""
-    problems = []
-    for k, (obj, seen) in enumerate(zip(objects, visibility)):
-        if seen["visible_pixels"] < min_pixels:
-            problems.append(f"object {k} shows {seen['visible_pixels']} < {min_pixels} pixels")
-            continue
-        if seen["bbox_2d"] is None:  # hidden entirely, which --min-pixels 0 allows
-            continue
-        x, y = obj["pixel_coords"][:2]
-        x0, y0, x1, y1 = seen["bbox_2d"]
-        if not (x0 <= x <= x1 and y0 <= y <= y1):
-            problems.append(f"object {k}'s centre {x, y} lies outside its visible box {seen['bbox_2d']}")
-    return problems
-
-
-def mask_problems(scene: SampledScene, mask: np.ndarray, job: RenderJob) -> list[str]:
-    """Why ``scene`` is rejected given its instance mask; empty when every object shows well enough."""
-    objects = scene_graph(scene, job.options)["objects"]
-    return visibility_problems(objects, object_visibility(mask, len(objects)), job.min_pixels)
-
-
-def rendered_scene_record(scene: SampledScene, job: RenderJob, visibility: list[dict]) -> dict:
+def rendered_scene_record(graph: dict, job: RenderJob, visibility: list[dict]) -> dict:
     """The scene graph plus what only rendering knows and what re-rendering needs."""
-    record = scene_graph(scene, job.options)
-    for obj, seen in zip(record["objects"], visibility):
-        obj["visible_pixels"] = seen["visible_pixels"]
-        obj["bbox_2d"] = seen["bbox_2d"]
-    record["render"] = {**job.settings.to_dict(), "blender_version": job.blender_version, "min_pixels": job.min_pixels}
-    return record
+    with_visibility(graph["objects"], visibility)
+    graph["render"] = {**job.settings.to_dict(), "blender_version": job.blender_version, "min_pixels": job.min_pixels}
+    return graph
 
 
-def render_index(session, job: RenderJob, index: int) -> dict:
-    """Render candidates of ``index`` until every object is visible; write the files; return the scene."""
+def render_scene(session: RenderBackend, job: RenderJob, index: int) -> RenderedScene:
+    """Render candidates of ``index`` until every object is visible; the accepted one's arrays and record.
+
+    Each candidate's scene graph is built once and serves the mask check, the full render's check
+    and the record.
+    """
     reasons: list[str] = []
     candidates = candidate_scenes(job.seed, index, job.options)
     for _ in range(job.max_visibility_attempts):
         scene = next(candidates)
-        problems = mask_problems(scene, session.render_mask(scene), job) if job.mask_prepass else []
+        graph = scene_graph(scene, job.options)
+        problems = mask_problems(graph["objects"], session.render_mask(scene), job.min_pixels) if job.mask_prepass else []
         if not problems:
             frame = session.render(scene)
-            problems = mask_problems(scene, frame.mask, job)
+            visibility = object_visibility(frame.mask, len(scene.objects))
+            problems = visibility_problems(graph["objects"], visibility, job.min_pixels)
         if not problems:
-            record = rendered_scene_record(scene, job, object_visibility(frame.mask, len(scene.objects)))
-            write_scene_files(job.layout, index, frame.image, frame.mask, record, job.settings.png_compression)
-            return record
+            return RenderedScene(frame.image, frame.mask, rendered_scene_record(graph, job, visibility))
         reasons.append(problems[0])
     raise VisibilityError(
         f"scene {index}: no candidate in {job.max_visibility_attempts} showed every object with at least "
@@ -145,12 +122,28 @@ def render_index(session, job: RenderJob, index: int) -> dict:
     )
 
 
-def render_with_retries(session, job: RenderJob, index: int) -> Outcome:
-    """Render one index; deterministic failures are reported at once, others retried a few times."""
+def encoded_scene(session: RenderBackend, job: RenderJob, index: int) -> SceneFiles:
+    """The files of ``index`` as bytes: what a worker writes, or a Ray actor returns to be written."""
+    rendered = render_scene(session, job, index)
+    return encode_scene_files(rendered.image, rendered.mask, rendered.record, job.settings.png_compression)
+
+
+def render_index(session: RenderBackend, job: RenderJob, index: int) -> dict:
+    """Render ``index``, write its files into the job's folder and return its scene record."""
+    files = encoded_scene(session, job, index)
+    write_encoded_scene(job.layout, index, files)
+    return files.scene
+
+
+def render_with_retries(session: RenderBackend, job: RenderJob, index: int,
+                        deliver: Callable[[SceneFiles], None] | None = None) -> Outcome:
+    """Render one index and hand its files to ``deliver`` (default: write them into the job's
+    folder); deterministic failures are reported at once, others retried a few times."""
+    deliver = deliver or (lambda files: write_encoded_scene(job.layout, index, files))
     error = ""
     for _ in range(1 + UNEXPECTED_FAILURE_RETRIES):
         try:
-            render_index(session, job, index)
+            deliver(encoded_scene(session, job, index))
             return Outcome(index, None)
         except (VisibilityError, SceneSamplingError) as failure:
             return Outcome(index, str(failure))
