@@ -91,10 +91,10 @@ def time_rendering(n_scenes: int, seed: int, width: int, height: int, samples: i
             records = [read_json(job.layout.scene_path(index)) for index in range(n_scenes + 1)]
             swapped = [recolour_scene(r, random_color_map(seed, r["image_index"], [o["color"] for o in r["objects"]]),
                                       paths.layout.image_path(r["image_index"]).name) for r in records]
-            render_scene(rerenderer, swapped[-1], records[-1]["image_filename"], job.layout.root / "masks", paths, n_scenes, "bench")
+            render_scene(rerenderer, swapped[-1], records[-1]["image_filename"], job.layout.root / "masks", paths.layout, n_scenes, "bench")
             for index in range(n_scenes):
                 started = time.perf_counter()
-                render_scene(rerenderer, swapped[index], records[index]["image_filename"], job.layout.root / "masks", paths, index, "bench")
+                render_scene(rerenderer, swapped[index], records[index]["image_filename"], job.layout.root / "masks", paths.layout, index, "bench")
                 rerender_times.append(time.perf_counter() - started)
     masks_equal = all(read_json(paths.layout.scene_path(i))["augmentation"]["mask_matches_source"] for i in range(n_scenes))
     return {

@@ -47,6 +47,7 @@ from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, chec
 from ruclevr.paths import check_output_location
 from translate.answers import answer_to_russian
 from translate.base import Backend
+from translate.records import russian_record
 from translate.spelling import DEFAULT_YO_POLICY, YO_POLICIES, apply_yo_policy
 
 log = stage_logger("translate")
@@ -240,7 +241,7 @@ class TranslationRun:
             if text is None and self.is_done(index):
                 text = next_saved(self.saved, index)
             if text is not None:
-                yield {**question, "question_ru": text, "answer_ru": answer, "translator": self.translator}
+                yield russian_record(question, text, answer, self.translator)
 
     def is_done(self, index: int) -> bool:
         return index < len(self.done) and bool(self.done[index])
