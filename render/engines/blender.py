@@ -4,7 +4,7 @@ A :class:`BlenderSession` builds what every scene shares once (render settings, 
 ground, camera, three lights, one mesh per shape, one material per (material, colour) pair,
 the compositor that writes the object-index pass) and then, per scene, replaces only the
 objects, moves camera and lights, renders, and returns the image PNG bytes and the instance
-mask as arrays. Writing files is the caller's job (``render/worker.py``).
+mask as arrays. Writing files is the caller's job (``render/farm/worker.py``).
 
 The mask comes from the same render as the image: Cycles' object-index pass (each object's
 ``pass_index`` = its mask id, 0 = ground/background), written by a compositor File Output
