@@ -2,7 +2,7 @@
 
 It renders scenes end to end through the same CLI, worker processes, writer, resume, merge and
 ``python -m render verify`` as Cycles does; nothing outside this module and the registry
-(:func:`render.engines.register_engine`) knows it exists.
+(:func:`render.register_engine`) knows it exists.
 """
 
 from __future__ import annotations
