@@ -165,7 +165,7 @@ def carry_questions_over(
     carried: list[dict[str, Any]] = []
     dropped: list[Dropped] = []
     asked = 0
-    for (source, _), scene in zip(planned, rendered):
+    for (source, _), scene in zip(planned, rendered, strict=True):
         on_source = by_image.get(source["image_filename"], [])
         asked += len(on_source)
         kept_here, dropped_here = recolourer.questions_for_scene(on_source, scene)

@@ -26,7 +26,7 @@ def object_visibility(mask: np.ndarray, count: int) -> list[dict]:
 def visibility_problems(objects: list[dict], visibility: list[dict], min_pixels: int) -> list[str]:
     """Why a rendered scene is rejected: objects under ``min_pixels``, or whose centre is hidden outside its box."""
     problems = []
-    for k, (obj, seen) in enumerate(zip(objects, visibility)):
+    for k, (obj, seen) in enumerate(zip(objects, visibility, strict=True)):
         if seen["visible_pixels"] < min_pixels:
             problems.append(f"object {k} shows {seen['visible_pixels']} < {min_pixels} pixels")
             continue
@@ -41,6 +41,6 @@ def visibility_problems(objects: list[dict], visibility: list[dict], min_pixels:
 
 def with_visibility(objects: list[dict], visibility: list[dict]) -> None:
     """Record on each object what only a render can tell: its visible pixels and 2D box."""
-    for obj, seen in zip(objects, visibility):
+    for obj, seen in zip(objects, visibility, strict=True):
         obj["visible_pixels"] = seen["visible_pixels"]
         obj["bbox_2d"] = seen["bbox_2d"]
