@@ -18,9 +18,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # sample_outputs, the tests' sample stage outputs
 
 
 def time_questions(n_scenes: int, seed: int) -> dict:
@@ -68,7 +71,16 @@ def time_rendering(n_scenes: int, seed: int, width: int, height: int, samples: i
     each after a warm-up render; the figures are medians over all scenes of both rounds.
     """
     from dataset.augment import AugmentPaths, random_color_map, recolour_scene, render_scene
-    from render import DeviceChoice, RenderJob, RenderSettings, Rerenderer, SceneOptions, default_min_pixels, open_session, render_index
+    from render import (
+        DeviceChoice,
+        RenderJob,
+        RenderSettings,
+        Rerenderer,
+        SceneOptions,
+        default_min_pixels,
+        open_session,
+        render_index,
+    )
     from ruclevr.io import read_json
 
     options = SceneOptions(width=width, height=height)
@@ -113,11 +125,11 @@ def time_gallery(n_images: int, seed: int, workdir: Path) -> dict:
 
     import numpy as np
     from PIL import Image
+    from sample_outputs import write_sample_stage_outputs
 
     from dataset.export import ExportSettings, export_dataset
     from dataset.gallery import GallerySettings, write_gallery
     from dataset.prompt import PromptSet
-    from dataset.testing import write_sample_stage_outputs
     from ruclevr.io import atomic_write_bytes, read_json
 
     paths = write_sample_stage_outputs(workdir / "src", n_scenes=n_images, seed=seed)

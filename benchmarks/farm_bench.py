@@ -29,7 +29,17 @@ import sys
 import tempfile
 import time
 
-from render import DeviceChoice, RenderJob, RenderSettings, SceneOptions, WorkerPolicy, default_min_pixels, run_in_worker_processes, worker_process_scheduler
+from render import (
+    DeviceChoice,
+    RenderJob,
+    RenderSettings,
+    SceneOptions,
+    WorkerPolicy,
+    default_min_pixels,
+    run_in_worker_processes,
+    worker_process_scheduler,
+)
+
 ARMS = (("1 worker (all cores)", 1, 0), ("2 workers x 1 thread", 2, 1), ("1 worker x 1 thread", 1, 1))
 
 

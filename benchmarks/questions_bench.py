@@ -17,10 +17,10 @@ import statistics
 import time
 from collections import Counter
 
-from render import SceneOptions, sample_scene_graph
 from questions.executor import execute_program
 from questions.families import load_families
 from questions.generate import Settings, generate
+from render import SceneOptions, sample_scene_graph
 
 
 def percentile(sorted_values: list[float], fraction: float) -> float:

@@ -37,6 +37,8 @@ from dataclasses import replace
 import numpy as np
 
 from render import DeviceChoice, RenderJob, RenderSettings, SceneOptions, default_min_pixels, first_scene
+
+
 def psnr(image: np.ndarray, reference: np.ndarray, where: np.ndarray | None = None) -> float:
     """PSNR in dB of 8-bit images, over all pixels or those where ``where`` is true."""
     difference = image.astype(float) - reference.astype(float)
@@ -213,7 +215,7 @@ def main() -> None:
             return {"psnr_frame_db": math.nan, "psnr_objects_db": math.nan, "psnr_objects_db_min": math.nan,
                     "psnr_object_interiors_db": math.nan}
         frame_db, object_db, interior_db = [], [], []
-        for frame, ref in zip(frames, reference_frames):
+        for frame, ref in zip(frames, reference_frames, strict=True):
             frame_db.append(psnr(frame.image, ref.image))
             object_db.append(psnr(frame.image, ref.image, ref.mask > 0))
             interior_db.append(psnr(frame.image, ref.image, eroded(ref.mask > 0)))

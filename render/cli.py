@@ -13,25 +13,25 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import sys
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 from tqdm import tqdm
 
 import ruclevr
-from render.model.conditions import load_condition
 from render.engines.devices import DEVICE_CHOICES
-from render.farm.plan import FarmPlan, add_farm_arguments, plan_farm, shard_from_args
 from render.engines.registry import engine_names
 from render.farm.merge import main as merge_main
 from render.farm.outputs import OutputLayout, check_writable, merge_scenes
+from render.farm.plan import FarmPlan, add_farm_arguments, plan_farm, shard_from_args
 from render.farm.runs import claim_output
-from render.model.sampler import SceneOptions, SceneSamplingError
-from render.model.scene_graph import sample_scene_graph
-from render.model.settings import DEFAULT_SAMPLES, MAX_SCENES, MAX_SIDE, RenderSettings, render_limit_problem
 from render.farm.shards import layout_for
 from render.farm.verify import main as verify_main
 from render.farm.worker import DEFAULT_MIN_PIXELS, RenderJob, default_min_pixels
+from render.model.conditions import load_condition
+from render.model.sampler import SceneOptions, SceneSamplingError
+from render.model.scene_graph import sample_scene_graph
+from render.model.settings import DEFAULT_SAMPLES, MAX_SCENES, MAX_SIDE, RenderSettings, render_limit_problem
 from ruclevr.cli import (
     ArgumentParser,
     UsageError,

@@ -14,8 +14,17 @@ import pytest
 from PIL import Image
 
 from assets.vocabulary import load_vocabulary
+from render import (
+    DeviceChoice,
+    RenderBackend,
+    RenderedFrame,
+    RenderSettings,
+    SampledScene,
+    engine_factory,
+    engine_names,
+    register_engine,
+)
 from render.cli import main as render_main
-from render import DeviceChoice, RenderBackend, RenderedFrame, RenderSettings, SampledScene, engine_factory, engine_names, register_engine
 from render.farm.verify import main as verify_main
 from ruclevr.io import read_json
 

@@ -8,15 +8,15 @@ from __future__ import annotations
 import json
 import os
 import signal
-
-import pytest
 from dataclasses import dataclass
 from pathlib import Path
 
-from render.engines.devices import DeviceChoice, worker_gpus
-from render.farm.scheduler import Scheduler, WorkerPolicy
+import pytest
+
 from render import Outcome
+from render.engines.devices import DeviceChoice, worker_gpus
 from render.farm.local_workers import ProcessWorkers, worker_cores
+from render.farm.scheduler import Scheduler, WorkerPolicy
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ import itertools
 import tracemalloc
 from pathlib import Path
 
-from render.cli import plan
 from render import OutputLayout
+from render.cli import plan
 from render.farm.scheduler import PendingIndices
 from render.model.settings import MAX_SCENES, MAX_SIDE, render_limit_problem
 

@@ -22,8 +22,8 @@ def options():
 
 @pytest.fixture(scope="module")
 def session():
-    from render.engines.blender import BlenderSession
     from render import RenderSettings
+    from render.engines.blender import BlenderSession
     with BlenderSession(RenderSettings(width=WIDTH, height=HEIGHT, samples=SAMPLES)) as opened:
         yield opened
 

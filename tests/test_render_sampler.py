@@ -12,10 +12,11 @@ import pytest
 from assets.geometry import bevelled_cube, shape_footprint, shape_mesh, smooth_cylinder, uv_sphere
 from assets.materials import all_surfaces, surface_parameters
 from assets.vocabulary import load_vocabulary
+from render import sample_scene_graph
 from render.model.camera import Camera
 from render.model.relations import directions, pixel_coords, relationships
 from render.model.sampler import SceneOptions, SceneSamplingError, candidate_scenes, footprint_gap
-from render import sample_scene_graph
+
 CLEVR_KEYS = {"split", "image_index", "image_filename", "objects", "directions", "relationships"}
 OBJECT_KEYS = {"shape", "size", "material", "color", "3d_coords", "rotation", "pixel_coords"}
 
@@ -37,7 +38,7 @@ def test_bevelled_cube_is_closed_and_faces_point_outwards():
     mesh = bevelled_cube(0.1, segments=3)
     edges: dict[tuple[int, int], int] = {}
     for face in mesh.faces:
-        for a, b in zip(face, face[1:] + face[:1]):
+        for a, b in zip(face, face[1:] + face[:1], strict=True):
             edges[(a, b)] = edges.get((a, b), 0) + 1
     # A closed, consistently wound surface uses every directed edge once and its reverse once.
     assert all(count == 1 for count in edges.values())
@@ -194,7 +195,7 @@ def test_a_recorded_graph_rebuilds_the_same_scene():
     scene = first_scene(2, 9)
     rebuilt = scene_from_graph(scene_graph(scene))
     assert rebuilt == scene  # footprints are not compared by ==; check them too
-    for a, b in zip(rebuilt.objects, scene.objects):
+    for a, b in zip(rebuilt.objects, scene.objects, strict=True):
         assert np.allclose(a.footprint, b.footprint)
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from translate.answers import answer_to_russian
 from translate.spelling import apply_yo_policy
@@ -16,7 +17,7 @@ def russian_record(question: Mapping[str, Any], question_ru: str, answer_ru: str
     return {**question, "question_ru": question_ru, "answer_ru": answer_ru, "translator": translator}
 
 
-def realised_record(realiser: "NativeRealiser", question: Mapping[str, Any], yo_policy: str) -> dict[str, Any] | None:
+def realised_record(realiser: NativeRealiser, question: Mapping[str, Any], yo_policy: str) -> dict[str, Any] | None:
     """``question`` realised in Russian by the native realiser, ё spelt by ``yo_policy``; None when its
     family has no Russian text. Raises :class:`translate.native.RealisationError` when every Russian
     template reads two ways on the question's scene."""

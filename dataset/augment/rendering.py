@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import copy
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -17,8 +18,8 @@ from dataset.augment.settings import PROG, AugmentPaths, AugmentSettings, Augmen
 from render import (
     DeviceChoice,
     FarmPlan,
-    OutputLayout,
     Outcome,
+    OutputLayout,
     Rerenderer,
     WorkerPolicy,
     blender_process_scheduler,

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from assets.vocabulary import load_vocabulary
 from dataset.augment.carry_over import Dropped, QuestionRecolourer, carry_questions_over, russian_questions

@@ -8,13 +8,29 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
-from render.engines.devices import DEVICE_CHOICES, DeviceChoice, choose_device, describe_choice, parse_gpu_ids, select_gpus, usable_cores, worker_gpus
+from render.engines.devices import (
+    DEVICE_CHOICES,
+    DeviceChoice,
+    choose_device,
+    describe_choice,
+    parse_gpu_ids,
+    select_gpus,
+    usable_cores,
+    worker_gpus,
+)
 from render.farm import blender_process
 from render.farm.local_workers import run_in_worker_processes
-from render.farm.ray_executor import cluster_slots, connect, disconnect, probe_gpu_devices_on_ray, run_on_ray, run_text_shards_on_ray
+from render.farm.ray_executor import (
+    cluster_slots,
+    connect,
+    disconnect,
+    probe_gpu_devices_on_ray,
+    run_on_ray,
+    run_text_shards_on_ray,
+)
 from render.farm.scheduler import WorkerPolicy
 from render.farm.shards import SHARD_SPEC_HELP, Shard, parse_shard
 from render.farm.worker import Outcome, RenderJob
@@ -72,7 +88,7 @@ class FarmPlan:
                 at_most: int | None = None) -> Iterator[Outcome]:
         """Outcomes of ``indices`` in completion order, one per index; ``indices`` may be a lazy iterable
         of at most ``at_most`` items (then no more workers than that are started)."""
-        workers = min(self.workers, max(1, len(indices) if at_most is None else at_most))  # type: ignore[arg-type]
+        workers = min(self.workers, max(1, len(indices) if at_most is None else at_most))  # type: ignore[arg-type]  # a sequence when at_most is None
         if self.executor == "ray":
             try:
                 yield from run_on_ray(job, indices, workers, self.policy, log)

@@ -9,9 +9,10 @@ through :func:`open_session`, so planning and the visibility checks stay testabl
 from __future__ import annotations
 
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -58,7 +59,7 @@ class RenderJob:
 
 
 class Outcome(NamedTuple):
-    index: int
+    index: int  # type: ignore[assignment]  # the field shadows tuple.index on purpose: callers read outcome.index
     error: str | None  # None when the scene's files were written
 
 
