@@ -1,6 +1,6 @@
 """Procedural geometry for every shape, as plain NumPy arrays (no Blender).
 
-The same vertices are handed to Blender by ``render/blender.py`` and used by the pure-Python
+The same vertices are handed to Blender by ``render/engines/blender.py`` and used by the pure-Python
 scene sampler for each shape's real ground footprint, so the gap the sampler checks is the
 gap between the objects that are rendered.
 

@@ -30,8 +30,7 @@ def time_questions(n_scenes: int, seed: int) -> dict:
     from dataset.augment import QuestionRecolourer, random_color_map, recolour_scene
     from questions.families import load_families
     from questions.generate import Settings, generate
-    from render.scene_graph import sample_scene_graph
-
+    from render import sample_scene_graph
     families = load_families()
     scenes = [sample_scene_graph(seed, index) for index in range(n_scenes)]
     questions = generate(scenes, families, Settings(seed=seed, per_image=10), progress=False)
@@ -72,11 +71,16 @@ def time_rendering(n_scenes: int, seed: int, width: int, height: int, samples: i
     each after a warm-up render; the figures are medians over all scenes of both rounds.
     """
     from dataset.augment import AugmentPaths, random_color_map, recolour_scene, render_scene
-    from render.devices import DeviceChoice
-    from render.rerender import Rerenderer
-    from render.sampler import SceneOptions
-    from render.settings import RenderSettings
-    from render.worker import RenderJob, default_min_pixels, open_session, render_index
+    from render import (
+        DeviceChoice,
+        RenderJob,
+        RenderSettings,
+        Rerenderer,
+        SceneOptions,
+        default_min_pixels,
+        open_session,
+        render_index,
+    )
     from ruclevr.io import read_json
 
     options = SceneOptions(width=width, height=height)
@@ -99,10 +103,10 @@ def time_rendering(n_scenes: int, seed: int, width: int, height: int, samples: i
             records = [read_json(job.layout.scene_path(index)) for index in range(n_scenes + 1)]
             swapped = [recolour_scene(r, random_color_map(seed, r["image_index"], [o["color"] for o in r["objects"]]),
                                       paths.layout.image_path(r["image_index"]).name) for r in records]
-            render_scene(rerenderer, swapped[-1], records[-1]["image_filename"], job.layout.root / "masks", paths, n_scenes, "bench")
+            render_scene(rerenderer, swapped[-1], records[-1]["image_filename"], job.layout.root / "masks", paths.layout, n_scenes, "bench")
             for index in range(n_scenes):
                 started = time.perf_counter()
-                render_scene(rerenderer, swapped[index], records[index]["image_filename"], job.layout.root / "masks", paths, index, "bench")
+                render_scene(rerenderer, swapped[index], records[index]["image_filename"], job.layout.root / "masks", paths.layout, index, "bench")
                 rerender_times.append(time.perf_counter() - started)
     masks_equal = all(read_json(paths.layout.scene_path(i))["augmentation"]["mask_matches_source"] for i in range(n_scenes))
     return {

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from PIL import Image
 
+from render import OutputLayout
 from render.cli import main as render_main
-from render.outputs import OutputLayout
 from ruclevr.io import atomic_write_bytes
 
 

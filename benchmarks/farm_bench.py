@@ -1,7 +1,7 @@
 """Render farm throughput and worker memory, side by side in one run.
 
 * images/minute of 1 worker against 2 workers on this machine, through the executor the CLI uses
-  (``render.workers``: spawned Blender processes fed one index at a time). Three arms, each as the
+  (``render.farm.local_workers``: spawned Blender processes fed one index at a time). Three arms, each as the
   CLI runs it: ``--workers 1`` (its one Blender on all cores, Cycles threads = 0), ``--workers 2``
   (one thread each, each pinned to a core of its own), and ``--workers 1 --threads 1`` (one
   thread, pinned: what one worker of the 2-worker arm does alone, so 2 workers against it is the
@@ -29,12 +29,16 @@ import sys
 import tempfile
 import time
 
-from render.devices import DeviceChoice
-from render.sampler import SceneOptions
-from render.scheduler import WorkerPolicy
-from render.settings import RenderSettings
-from render.worker import RenderJob, default_min_pixels
-from render.workers import run_in_worker_processes, worker_process_scheduler
+from render import (
+    DeviceChoice,
+    RenderJob,
+    RenderSettings,
+    SceneOptions,
+    WorkerPolicy,
+    default_min_pixels,
+    run_in_worker_processes,
+    worker_process_scheduler,
+)
 
 ARMS = (("1 worker (all cores)", 1, 0), ("2 workers x 1 thread", 2, 1), ("1 worker x 1 thread", 1, 1))
 

@@ -25,8 +25,7 @@ from questions.families import load_families
 from questions.generate import Settings, generate
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, structure_of
 from questions.text import english_readings, without_other
-from render.sampler import SceneOptions
-from render.scene_graph import sample_scene_graph
+from render import SceneOptions, sample_scene_graph
 from translate.native import NativeRealiser, RealisationError
 
 

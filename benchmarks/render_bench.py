@@ -36,10 +36,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from render.devices import DeviceChoice
-from render.sampler import SceneOptions, first_scene
-from render.settings import RenderSettings
-from render.worker import RenderJob, default_min_pixels
+from render import DeviceChoice, RenderJob, RenderSettings, SceneOptions, default_min_pixels, first_scene
 
 
 def psnr(image: np.ndarray, reference: np.ndarray, where: np.ndarray | None = None) -> float:
@@ -63,7 +60,7 @@ def eroded(region: np.ndarray) -> np.ndarray:
 
 def render_arm(settings: RenderSettings, options: SceneOptions, indices, rebuild_per_image: bool):
     """Render ``indices``; return (frames, core-seconds per image)."""
-    from render.blender import BlenderSession
+    from render.engines.blender import BlenderSession
 
     frames, costs = [], []
     session = None if rebuild_per_image else BlenderSession(settings)
@@ -93,11 +90,9 @@ def worker_rss(scenes: int, width: int, height: int, checkpoints=(10,)) -> dict[
 def _rss_worker(scenes: int, width: int, height: int, checkpoints) -> dict[int, float]:
     import psutil
 
-    from render.executors import drop_blender_script_paths
-
+    from render import drop_blender_script_paths
     drop_blender_script_paths()
-    from render.worker import open_session, render_index
-
+    from render import open_session, render_index
     with tempfile.TemporaryDirectory() as out:
         options = SceneOptions(width=width, height=height)
         job = RenderJob(out, 0, options, RenderSettings(width=width, height=height, samples=1), DeviceChoice("cpu", ()), "bench", min_pixels=1)
@@ -117,9 +112,7 @@ def compare_workers(n: int, width: int, height: int) -> dict:
     moment the second outcome arrives to the last), so process start-up does not count: in a real
     run of 1,000 scenes it is paid once.
     """
-    from render.scheduler import WorkerPolicy
-    from render.workers import run_in_worker_processes
-
+    from render import WorkerPolicy, run_in_worker_processes
     results = {}
     for label, workers, threads in (("2 processes x 1 thread", 2, 1), ("1 process x 2 threads", 1, 2)):
         with tempfile.TemporaryDirectory() as out:
@@ -152,8 +145,7 @@ class CountingSession:
 def compare_mask_prepass(n: int, width: int, height: int, rounds: int = 2) -> dict:
     """Core-seconds per finished scene through the worker (hidden-object re-sampling included),
     with the mask pre-pass and without, on the same scenes in one session, arms alternating."""
-    from render.worker import open_session, render_index
-
+    from render import open_session, render_index
     options = SceneOptions(width=width, height=height)
     totals = {arm: {"core_seconds": 0.0, "scenes": 0, "renders": 0, "mask_renders": 0} for arm in ("prepass", "no prepass")}
     with tempfile.TemporaryDirectory() as out:

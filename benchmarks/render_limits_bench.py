@@ -2,7 +2,7 @@
 
 * ``--n 1000000000000`` (beyond the documented limit): seconds until the command ends and its
   peak resident memory;
-* ``--n`` at the limit (``render.settings.MAX_SCENES``, 10,000,000): seconds until the first scene
+* ``--n`` at the limit (``render.model.settings.MAX_SCENES``, 10,000,000): seconds until the first scene
   file is written, and the peak resident memory of the planning process (the command's own
   process; the Blender workers' memory is the same at any --n) and of the whole process tree.
   The run is stopped after the first scene.
@@ -26,7 +26,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from render.settings import MAX_SCENES  # noqa: E402
+from render.model.settings import MAX_SCENES  # noqa: E402
 
 TINY = ["--width", "64", "--height", "48", "--samples", "1", "--device", "cpu", "--workers", "1"]
 

@@ -136,8 +136,7 @@ def add_evaluate_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def add_augment_parser(commands: argparse._SubParsersAction) -> None:
-    from render.devices import DEVICE_CHOICES
-
+    from render import DEVICE_CHOICES
     parser = commands.add_parser(
         "augment", help="colour-swap augmentation: recolour scene graphs, re-render, re-answer, re-filter",
         description="Recolour objects in the scene graphs (a fixed --map or a seeded --random permutation per scene), "
@@ -250,7 +249,7 @@ def command_build(args: argparse.Namespace) -> int:
     from dataset.hf import check_license
     from dataset.prompt import PromptSet
     from dataset.stage_processes import Terminated, terminate_on_sigterm
-    from render.settings import render_limit_problem
+    from render import render_limit_problem
 
     settings = BuildSettings(
         n=args.n, seed=args.seed, width=args.width, height=args.height, samples=args.samples,

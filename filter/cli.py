@@ -10,8 +10,8 @@ from pathlib import Path
 from filter.backends import BACKENDS, make_scorer
 from filter.pipeline import BatchFailures, FilterJob, merge_shards, run_filter
 from filter.rucola import DEFAULT_MAX_LENGTH, DEFAULT_MODEL, DEVICES, RucolaOptions
-from render.farm import add_text_farm_arguments, run_text_stage
-from render.shards import SHARD_SPEC_HELP, merge_target, parse_shard
+from render.farm.plan import add_text_farm_arguments, run_text_stage
+from render.farm.shards import SHARD_SPEC_HELP, merge_target, parse_shard
 from ruclevr.cli import (
     ArgumentParser,
     add_common_options,

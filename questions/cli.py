@@ -24,8 +24,8 @@ from questions.generate import (
     mix_class,
 )
 from questions.validator import FAMILY_SUFFIXES, FamilyError, validate_files
-from render.farm import add_text_farm_arguments, run_text_stage
-from render.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path
+from render.farm.plan import add_text_farm_arguments, run_text_stage
+from render.farm.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path
 from ruclevr import __version__
 from ruclevr.cli import (
     ArgumentParser,

@@ -2,10 +2,10 @@
 
 The run is: check the arguments and the output folder → plan (which indices are still to do,
 of the whole range or of one ``--shard``) → an executor renders them (``--workers`` local
-processes or Ray actors, each with its own Blender; see :mod:`render.farm`) → merge every
+processes or Ray actors, each with its own Blender; see :mod:`render.farm.plan`) → merge every
 finished scene file into ``scenes.json`` (a shard: ``scenes.shard-I-of-N.json``). Rerunning the
 same command resumes; ``--overwrite`` starts over. ``python -m render merge`` and
-``python -m render verify`` are subcommands (:mod:`render.merge`, :mod:`render.verify`).
+``python -m render verify`` are subcommands (:mod:`render.farm.merge`, :mod:`render.farm.verify`).
 """
 
 from __future__ import annotations
@@ -19,17 +19,19 @@ from pathlib import Path
 from tqdm import tqdm
 
 import ruclevr
-from render.conditions import load_condition
-from render.devices import DEVICE_CHOICES
-from render.engines import engine_names
-from render.farm import FarmPlan, add_farm_arguments, plan_farm, shard_from_args
-from render.outputs import OutputLayout, check_writable, merge_scenes
-from render.runs import claim_output
-from render.sampler import SceneOptions, SceneSamplingError
-from render.scene_graph import sample_scene_graph
-from render.settings import DEFAULT_SAMPLES, MAX_SCENES, MAX_SIDE, RenderSettings, render_limit_problem
-from render.shards import layout_for
-from render.worker import DEFAULT_MIN_PIXELS, RenderJob, default_min_pixels
+from render.engines.devices import DEVICE_CHOICES
+from render.engines.registry import engine_names
+from render.farm.merge import main as merge_main
+from render.farm.outputs import OutputLayout, check_writable, merge_scenes
+from render.farm.plan import FarmPlan, add_farm_arguments, plan_farm, shard_from_args
+from render.farm.runs import claim_output
+from render.farm.shards import layout_for
+from render.farm.verify import main as verify_main
+from render.farm.worker import DEFAULT_MIN_PIXELS, RenderJob, default_min_pixels
+from render.model.conditions import load_condition
+from render.model.sampler import SceneOptions, SceneSamplingError
+from render.model.scene_graph import sample_scene_graph
+from render.model.settings import DEFAULT_SAMPLES, MAX_SCENES, MAX_SIDE, RenderSettings, render_limit_problem
 from ruclevr.cli import (
     ArgumentParser,
     UsageError,
@@ -86,19 +88,7 @@ def build_parser() -> ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return dispatch(argv, {"merge": _merge, "verify": _verify}, lambda arguments: run_cli(_main, arguments, PROG))
-
-
-def _merge(argv: Sequence[str]) -> int:
-    from render.merge import main as merge_main
-
-    return merge_main(argv)
-
-
-def _verify(argv: Sequence[str]) -> int:
-    from render.verify import main as verify_main
-
-    return verify_main(argv)
+    return dispatch(argv, {"merge": merge_main, "verify": verify_main}, lambda arguments: run_cli(_main, arguments, PROG))
 
 
 def _main(argv: Sequence[str] | None) -> int:

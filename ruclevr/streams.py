@@ -38,7 +38,7 @@ class Stream:
 
 
 STREAMS: dict[str, Stream] = {stream.name: stream for stream in (
-    Stream("render.scene", (SEED, "index"), "render.sampler: every candidate of scene ``index``"),
+    Stream("render.scene", (SEED, "index"), "render.model.sampler: every candidate of scene ``index``"),
     Stream("questions.search", (SEED, "image_index", 3), "questions.generate: the question search of one scene"),
     Stream("augment.recolour", (SEED, "image_index", 7), "dataset.augment: the colour map of one scene"),
     Stream("augment.search", (SEED, "image_index", 7), "dataset.augment: the question search on a recoloured scene"),

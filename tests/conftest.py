@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 from helpers import run_stage
 
-from render.scene_graph import sample_scene_graph
+from render import sample_scene_graph
 
 
 @pytest.fixture(scope="session")

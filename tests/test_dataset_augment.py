@@ -25,8 +25,7 @@ from questions.families import load_families
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
 from questions.search import Plan, SceneSearch, expand_program, parameter_values
-from render.sampler import SceneOptions
-from render.scene_graph import sample_scene_graph
+from render import SceneOptions, sample_scene_graph
 from ruclevr.cli import UsageError
 from ruclevr.io import read_json
 

@@ -50,10 +50,7 @@ def inputs(tmp_path_factory) -> Inputs:
     import numpy as np
     from sample_outputs import tiny_png
 
-    from render.outputs import encode_png
-    from render.sampler import SceneOptions
-    from render.scene_graph import sample_scene_graph
-    from render.settings import RenderSettings
+    from render import RenderSettings, SceneOptions, encode_png, sample_scene_graph
     from ruclevr.io import atomic_write_bytes, atomic_write_json
 
     root = tmp_path_factory.mktemp("probes")

@@ -300,7 +300,7 @@ def test_release_form_program_of_a_hand_case(families):
 
 def test_hand_scene_relationships_agree_with_its_coordinates():
     # The relationships above were written by hand; the renderer's own code must agree with them.
-    from render.relations import relationships
+    from render.model.relations import relationships
 
     coords = [obj["3d_coords"] for obj in SCENE["objects"]]
     assert relationships(coords, SCENE["directions"], 0.2) == {k: SCENE["relationships"][k] for k in ("behind", "front", "left", "right")}

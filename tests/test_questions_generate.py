@@ -12,7 +12,7 @@ from questions.cli import main
 from questions.executor import execute_program
 from questions.families import load_families
 from questions.generate import ResumeMismatch, Settings, generate, program_key
-from render.scene_graph import sample_scene_graph
+from render import sample_scene_graph
 
 SCENE_COUNT = 60
 

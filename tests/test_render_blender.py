@@ -18,11 +18,7 @@ INDICES = (0, 1, 2)
 
 @pytest.fixture(scope="module")
 def job(tmp_path_factory):
-    from render.devices import DeviceChoice
-    from render.sampler import SceneOptions
-    from render.settings import RenderSettings
-    from render.worker import RenderJob
-
+    from render import DeviceChoice, RenderJob, RenderSettings, SceneOptions
     out = tmp_path_factory.mktemp("render")
     return RenderJob(
         out_dir=str(out),
@@ -37,8 +33,7 @@ def job(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def session(job):
-    from render.worker import open_session
-
+    from render import open_session
     with open_session(job) as opened:
         yield opened
 
@@ -46,8 +41,7 @@ def session(job):
 @pytest.fixture(scope="module")
 def rendered(session, job):
     """Three scenes rendered to files through the worker, as the CLI does."""
-    from render.worker import render_index
-
+    from render import render_index
     for index in INDICES:
         render_index(session, job, index)
     return job.layout
@@ -97,8 +91,7 @@ def test_relationships_agree_with_coordinates_and_directions(rendered, index):
 
 def test_a_scene_rerendered_from_its_record_alone_is_identical(rendered, session):
     """Camera, lights and poses in the JSON are enough: the same pixels, without the seed or sampler."""
-    from render.scene_graph import scene_from_graph
-
+    from render import scene_from_graph
     scene = read_json(rendered.scene_path(1))
     frame = session.render(scene_from_graph(scene))
     assert np.array_equal(frame.mask, np.asarray(Image.open(rendered.mask_path(1))))
@@ -121,9 +114,7 @@ def test_blender_applies_the_recorded_pose_rotation_and_camera(session, job):
     from bpy_extras.object_utils import world_to_camera_view
 
     from assets.geometry import convex_hull_2d
-    from render.sampler import first_scene
-    from render.scene_graph import scene_graph
-
+    from render import first_scene, scene_graph
     scene = first_scene(job.seed, 11, job.options)
     session.build(scene)
     record = scene_graph(scene, job.options)
@@ -147,8 +138,7 @@ def test_blender_applies_the_recorded_pose_rotation_and_camera(session, job):
 def test_session_is_reused_without_leaking_objects(session, job):
     import bpy
 
-    from render.sampler import first_scene
-
+    from render import first_scene
     counts = []
     for index in (20, 21, 20):
         scene = first_scene(job.seed, index, job.options)
@@ -172,9 +162,7 @@ def test_colours_reach_the_shader_in_linear_light(session):
 
 def test_rendered_colour_is_the_vocabulary_colour(session, job):
     """With the Standard view transform, a lit rubber object's brightest pixels keep the hue of its sRGB colour."""
-    from render.sampler import first_scene
-    from render.scene_graph import scene_graph
-
+    from render import first_scene, scene_graph
     scene = first_scene(job.seed, 0, job.options)
     frame = session.render(scene)
     image = frame.image.astype(float)
@@ -200,8 +188,7 @@ def test_the_mask_pass_alone_gives_the_mask_of_the_full_render(session, job):
     accepted and rejected candidates alike, and leaves the render settings as they were."""
     import bpy
 
-    from render.sampler import candidate_scenes
-
+    from render import candidate_scenes
     def render_settings():
         cycles = bpy.context.scene.cycles
         return cycles.samples, cycles.use_denoising, cycles.max_bounces, bpy.context.scene.view_layers[0].material_override
@@ -234,12 +221,12 @@ class CountingSession:
 def test_the_mask_prepass_skips_renders_of_rejected_candidates_and_changes_no_file(session, job, tmp_path):
     import dataclasses
 
-    from render.sampler import candidate_scenes
-    from render.worker import mask_problems, render_index
+    from render import candidate_scenes, render_index, scene_graph
+    from render.farm.worker import mask_problems
 
     def first_candidate_rejected(index: int) -> bool:
         first = next(candidate_scenes(job.seed, index, job.options))
-        return bool(mask_problems(first, session.render_mask(first), job))
+        return bool(mask_problems(scene_graph(first, job.options)["objects"], session.render_mask(first), job.min_pixels))
 
     index = next(i for i in range(40) if first_candidate_rejected(i))
     files, renders = {}, {}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers import run_stage_process
 
-from ruclevr.io import read_json
+from ruclevr.io import atomic_write_json, read_json
 
 pytestmark = pytest.mark.blender
 
@@ -94,8 +94,38 @@ def test_a_changed_setting_is_refused_unless_overwrite(tmp_path):
     assert read_json(out / "scenes.json")["info"]["render"]["samples"] == 2
 
 
+def _spell_engine_as_old_records(folder: Path) -> None:
+    """Rewrite a render folder's records as runs before the engine registry wrote them: engine "CYCLES"."""
+    for path in [folder / "render_run.json", folder / "scenes.json", *sorted((folder / "scenes").glob("*.json"))]:
+        record = read_json(path)
+        for render in [record.get("render"), record.get("info", {}).get("render"),
+                       *(scene["render"] for scene in record.get("scenes", []))]:
+            if render is not None:
+                assert render["engine"] == "cycles"
+                render["engine"] = "CYCLES"
+        atomic_write_json(path, record)
+
+
+def test_a_folder_whose_records_spell_the_engine_cycles_resumes_and_verifies(tmp_path):
+    """Records made before engines were registered by name say "CYCLES": the same engine, so a rerun
+    resumes (no settings change reported) and verify accepts the folder that mixes both spellings."""
+    out = tmp_path / "OUT"
+    tiny = ["--width", "64", "--height", "48", "--samples", "1", "--device", "cpu", "--workers", "1", "--out", str(out)]
+    assert run_render("--n", "1", *tiny).returncode == 0
+    _spell_engine_as_old_records(out)
+    first = (out / "scenes" / "ruclevr_000000.json").read_bytes()
+
+    resumed = run_render("--n", "2", *tiny)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "other settings" not in resumed.stderr
+    assert (out / "scenes" / "ruclevr_000000.json").read_bytes() == first  # kept, not rendered again
+    assert [scene["image_index"] for scene in read_json(out / "scenes.json")["scenes"]] == [0, 1]
+    verified = run_render("verify", str(out))  # scene 0 says "CYCLES", the others "cycles"
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
 def _gpu_found() -> bool:
-    code = "from render.executors import probe_gpu_devices_isolated as p; print(any(p().values()))"
+    code = "from render.farm.blender_process import probe_gpu_devices_isolated as p; print(any(p().values()))"
     return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True).stdout.strip() == "True"
 
 

@@ -8,9 +8,8 @@ from collections import defaultdict
 import pytest
 from helpers import run_stage_process
 
-from render.conditions import complement, condition_from_rules, load_condition
-from render.sampler import SceneOptions
-from render.scene_graph import sample_scene_graph
+from render import SceneOptions, sample_scene_graph
+from render.model.conditions import complement, condition_from_rules, load_condition
 from ruclevr.cli import UsageError
 from ruclevr.io import read_json
 

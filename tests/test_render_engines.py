@@ -2,7 +2,7 @@
 
 It renders scenes end to end through the same CLI, worker processes, writer, resume, merge and
 ``python -m render verify`` as Cycles does; nothing outside this module and the registry
-(:func:`render.engines.register_engine`) knows it exists.
+(:func:`render.register_engine`) knows it exists.
 """
 
 from __future__ import annotations
@@ -14,13 +14,18 @@ import pytest
 from PIL import Image
 
 from assets.vocabulary import load_vocabulary
+from render import (
+    DeviceChoice,
+    RenderBackend,
+    RenderedFrame,
+    RenderSettings,
+    SampledScene,
+    engine_factory,
+    engine_names,
+    register_engine,
+)
 from render.cli import main as render_main
-from render.devices import DeviceChoice
-from render.engines import RenderBackend, engine_factory, engine_names, register_engine
-from render.frame import RenderedFrame
-from render.sampler import SampledScene
-from render.settings import RenderSettings
-from render.verify import main as verify_main
+from render.farm.verify import main as verify_main
 from ruclevr.io import read_json
 
 GROUND_SRGB = (128, 128, 128)
@@ -78,8 +83,7 @@ def test_the_registry_names_both_engines_and_refuses_an_unknown_one():
 
 
 def test_the_disc_engine_meets_the_backend_protocol():
-    from render.sampler import SceneOptions, first_scene
-
+    from render import SceneOptions, first_scene
     engine: RenderBackend = DiscEngine(RenderSettings(engine="discs", width=64, height=48), DeviceChoice("cpu", ()))
     scene = first_scene(7, 0, SceneOptions(width=64, height=48))
     frame = engine.render(scene)
@@ -130,3 +134,36 @@ def test_shards_rendered_with_discs_merge_into_the_single_run_folder(tmp_path):
     assert verify_main([str(sharded)]) == 0
     for name in ("scenes.json", "images/ruclevr_000003.png", "masks/ruclevr_000001.png"):
         assert (sharded / name).read_bytes() == (single / name).read_bytes(), name
+
+
+def test_a_job_renders_to_data_the_writer_writes_once_and_builds_each_scene_graph_once(tmp_path, monkeypatch):
+    """A Ray actor renders to arrays and returns its files' bytes, writing nothing; the driver's writer
+    makes exactly the files a local worker makes. Each candidate's scene graph is built once."""
+    import render.farm.worker
+    from render import OutputLayout, RenderJob, SceneOptions, default_min_pixels, render_index
+    from render.farm.outputs import SceneFiles, write_encoded_scene
+    from render.farm.ray_executor import RenderActor
+
+    graphs, masks = [], []
+    build_graph, draw_mask = render.farm.worker.scene_graph, DiscEngine.render_mask
+    monkeypatch.setattr(render.farm.worker, "scene_graph", lambda scene, options: graphs.append(1) or build_graph(scene, options))
+    monkeypatch.setattr(DiscEngine, "render_mask", lambda self, scene: masks.append(1) or draw_mask(self, scene))
+    settings = RenderSettings(engine="discs", width=64, height=48)
+    job = RenderJob(str(tmp_path / "actor"), 7, SceneOptions(width=64, height=48), settings, DeviceChoice("cpu", ()), "none",
+                    min_pixels=default_min_pixels(64, 48))
+    actor = RenderActor(job)
+    written = OutputLayout(tmp_path / "driver")
+    written.prepare()
+    local = RenderJob(str(tmp_path / "local"), job.seed, job.options, settings, job.device, "none", min_pixels=job.min_pixels)
+    local.layout.prepare()
+    for index in range(6):
+        returned_index, error, files, rss = actor.render(index)
+        assert (returned_index, error) == (index, None) and isinstance(files, SceneFiles) and rss > 0
+        write_encoded_scene(written, index, files)
+        del graphs[:], masks[:]
+        render_index(actor._worker.session, local, index)
+        assert len(graphs) == len(masks) >= 1  # one scene graph per candidate drawn
+        for path in (local.layout.image_path(index), local.layout.mask_path(index), local.layout.scene_path(index)):
+            assert (written.root / path.relative_to(local.layout.root)).read_bytes() == path.read_bytes()
+    actor.close()
+    assert not (tmp_path / "actor").exists()  # the actor wrote nothing of its own

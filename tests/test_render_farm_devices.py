@@ -8,7 +8,14 @@ from functools import partial
 import pytest
 from helpers import run_stage_process
 
-from render.devices import DeviceChoice, choose_device, parse_gpu_ids, select_gpus, visibility_environment, worker_gpus
+from render.engines.devices import (
+    DeviceChoice,
+    choose_device,
+    parse_gpu_ids,
+    select_gpus,
+    visibility_environment,
+    worker_gpus,
+)
 from ruclevr.cli import UsageError
 from ruclevr.io import read_json
 
@@ -74,7 +81,7 @@ def test_gpu_ids_count_the_gpus_this_process_sees():
 
 @pytest.mark.blender
 def test_explicit_cuda_without_a_gpu_exits_2_with_one_line(tmp_path):
-    from render.executors import probe_gpu_devices_isolated
+    from render.farm.blender_process import probe_gpu_devices_isolated
 
     if any(probe_gpu_devices_isolated().values()):
         pytest.skip("this machine has a GPU")
@@ -91,7 +98,7 @@ def test_explicit_cuda_without_a_gpu_exits_2_with_one_line(tmp_path):
 
 @pytest.mark.blender
 def test_auto_without_a_gpu_warns_naming_what_it_found_and_renders_on_the_cpu(tmp_path):
-    from render.executors import probe_gpu_devices_isolated
+    from render.farm.blender_process import probe_gpu_devices_isolated
 
     if any(probe_gpu_devices_isolated().values()):
         pytest.skip("this machine has a GPU")
@@ -124,11 +131,11 @@ def test_bad_farm_flags_are_one_line_exit_2_and_nothing_written(tmp_path, args, 
 def test_the_cli_plans_one_worker_per_chosen_gpu_and_logs_each(monkeypatch):
     """The CLI's planning with Blender's probe answering as on a two-GPU node inside a SLURM
     allocation of physical GPUs 4 and 6 (the probe is the one part that needs a GPU)."""
-    import render.executors
+    import render.farm.blender_process
     from render.cli import build_parser
-    from render.farm import plan_farm
+    from render.farm.plan import plan_farm
 
-    monkeypatch.setattr(render.executors, "probe_gpu_devices_isolated", lambda: TWO_H200)
+    monkeypatch.setattr(render.farm.blender_process, "probe_gpu_devices_isolated", lambda: TWO_H200)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,6")
     lines: list[str] = []
     plan = plan_farm(build_parser().parse_args(["--n", "8"]), "render", lines.append)

@@ -52,8 +52,8 @@ def substitute(line: str) -> str:
 
 def parse(argv: list[str]) -> None:
     from render.cli import build_parser
-    from render.merge import build_parser as merge_parser
-    from render.verify import build_parser as verify_parser
+    from render.farm.merge import build_parser as merge_parser
+    from render.farm.verify import build_parser as verify_parser
 
     if argv and argv[0] == "merge":
         merge_parser().parse_args(argv[1:])

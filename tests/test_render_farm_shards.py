@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from render.shards import Shard, ShardLayout, parse_shard
+from render.farm.shards import Shard, ShardLayout, parse_shard
 from ruclevr.cli import UsageError
 
 

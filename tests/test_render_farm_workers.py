@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from render.devices import DeviceChoice, worker_gpus
-from render.scheduler import Scheduler, WorkerPolicy
-from render.worker import Outcome
-from render.workers import ProcessWorkers, worker_cores
+from render import Outcome
+from render.engines.devices import DeviceChoice, worker_gpus
+from render.farm.local_workers import ProcessWorkers, worker_cores
+from render.farm.scheduler import Scheduler, WorkerPolicy
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,10 @@ import itertools
 import tracemalloc
 from pathlib import Path
 
+from render import OutputLayout
 from render.cli import plan
-from render.outputs import OutputLayout
-from render.scheduler import PendingIndices
-from render.settings import MAX_SCENES, MAX_SIDE, render_limit_problem
+from render.farm.scheduler import PendingIndices
+from render.model.settings import MAX_SCENES, MAX_SIDE, render_limit_problem
 
 
 def test_limits_are_checked_by_one_function() -> None:

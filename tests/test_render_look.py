@@ -16,16 +16,14 @@ WIDTH, HEIGHT, SAMPLES = 160, 120, 4
 
 @pytest.fixture(scope="module")
 def options():
-    from render.sampler import SceneOptions
-
+    from render import SceneOptions
     return SceneOptions(width=WIDTH, height=HEIGHT)
 
 
 @pytest.fixture(scope="module")
 def session():
-    from render.blender import BlenderSession
-    from render.settings import RenderSettings
-
+    from render import RenderSettings
+    from render.engines.blender import BlenderSession
     with BlenderSession(RenderSettings(width=WIDTH, height=HEIGHT, samples=SAMPLES)) as opened:
         yield opened
 
@@ -51,9 +49,9 @@ def corner_rays_on_the_ground(camera) -> np.ndarray:
 def test_the_floor_reaches_past_every_edge_of_the_frame_at_every_camera_position(size):
     """At every corner of the camera's jitter box, all four frame corners look down onto the floor,
     well inside its edge and within the camera's range (so no horizon and no floor edge can show)."""
-    from render.blender import GROUND_SIZE
-    from render.camera import Camera
-    from render.sampler import CAMERA_BASE_LOCATION, CAMERA_TARGET, SceneOptions
+    from render.engines.blender import GROUND_SIZE
+    from render.model.camera import Camera
+    from render.model.sampler import CAMERA_BASE_LOCATION, CAMERA_TARGET, SceneOptions
 
     options = SceneOptions(width=size[0], height=size[1])
     jitter = options.camera_jitter
@@ -70,8 +68,7 @@ def test_the_empty_floor_is_lit_up_to_the_top_of_the_frame_and_smooth(session, o
     """The floor alone (a scene's camera and lights, its objects taken away): its top is not dark
     next to its bottom, and it changes gradually from row to row (a one-sided light's cut-off used
     to draw a hard line across the upper left)."""
-    from render.sampler import first_scene
-
+    from render import first_scene
     frame = session.render(dataclasses.replace(first_scene(0, index, options), objects=()))
     assert not frame.mask.any()
     light = luminance(frame.image)
@@ -88,8 +85,7 @@ def test_grey_metal_is_brighter_than_grey_rubber_and_spheres_show_a_highlight(se
     """The same scene with every object grey metal, then grey rubber: each metal object is brighter
     overall (it mirrors the bright sky; grey metal used to render as dark charcoal) and every metal
     sphere shows a near-white highlight, which rubber never does."""
-    from render.sampler import first_scene
-
+    from render import first_scene
     scene = first_scene(0, index, options)
 
     def painted(material):

@@ -12,10 +12,10 @@ import pytest
 from assets.geometry import bevelled_cube, shape_footprint, shape_mesh, smooth_cylinder, uv_sphere
 from assets.materials import all_surfaces, surface_parameters
 from assets.vocabulary import load_vocabulary
-from render.camera import Camera
-from render.relations import directions, pixel_coords, relationships
-from render.sampler import SceneOptions, SceneSamplingError, candidate_scenes, footprint_gap
-from render.scene_graph import sample_scene_graph
+from render import sample_scene_graph
+from render.model.camera import Camera
+from render.model.relations import directions, pixel_coords, relationships
+from render.model.sampler import SceneOptions, SceneSamplingError, candidate_scenes, footprint_gap
 
 CLEVR_KEYS = {"split", "image_index", "image_filename", "objects", "directions", "relationships"}
 OBJECT_KEYS = {"shape", "size", "material", "color", "3d_coords", "rotation", "pixel_coords"}
@@ -191,9 +191,7 @@ def test_camera_and_lights_are_jittered_and_recorded():
 
 
 def test_a_recorded_graph_rebuilds_the_same_scene():
-    from render.sampler import first_scene
-    from render.scene_graph import scene_from_graph, scene_graph
-
+    from render import first_scene, scene_from_graph, scene_graph
     scene = first_scene(2, 9)
     rebuilt = scene_from_graph(scene_graph(scene))
     assert rebuilt == scene  # footprints are not compared by ==; check them too
@@ -229,9 +227,9 @@ def test_footprint_gap_of_two_unit_squares():
 
 def test_scene_graphs_never_import_bpy():
     code = (
-        "import sys; from render.scene_graph import sample_scene_graph; "
+        "import sys; from render.model.scene_graph import sample_scene_graph; "
         "[sample_scene_graph(0, i) for i in range(20)]; "
-        "import render.cli, render.worker, render.executors; "
+        "import render.cli, render.farm.worker, render.farm.blender_process; "
         "assert 'bpy' not in sys.modules, 'bpy was imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
@@ -240,8 +238,7 @@ def test_scene_graphs_never_import_bpy():
 def test_visibility_is_judged_from_the_mask_alone():
     """Pixel counts and boxes come from the mask; too few pixels, or a centre outside the visible
     box, rejects a scene; --min-pixels 0 lets an object hide entirely."""
-    from render.worker import object_visibility, visibility_problems
-
+    from render import object_visibility, visibility_problems
     mask = np.zeros((6, 8), np.uint8)
     mask[1:3, 1:4] = 1  # object 1: 6 pixels, box x 1..4, y 1..3
     mask[4, 6] = 2  # object 2: 1 pixel
@@ -257,9 +254,7 @@ def test_visibility_is_judged_from_the_mask_alone():
 
 
 def test_a_render_record_gives_back_its_settings_and_older_records_their_sampling_pattern():
-    from render.rerender import settings_from_record
-    from render.settings import RenderSettings
-
+    from render import RenderSettings, settings_from_record
     made = RenderSettings(width=160, height=120, samples=4, sampling_pattern="BLUE_NOISE", cycles_seed=7)
     assert settings_from_record(made.to_dict()) == made
     older = {key: value for key, value in made.to_dict().items() if key != "sampling_pattern"}

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from dataset.layout import QuestionStageFiles
 from filter.pipeline import OutputPaths
-from render.outputs import OutputLayout
-from render.sampler import SceneOptions
-from render.scene_graph import image_filename
+from render import OutputLayout
+from render.model.sampler import SceneOptions
+from render.model.scene_graph import image_filename
 from ruclevr.names import beside, scene_stem
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -26,8 +26,8 @@ from typing import Any
 from tqdm import tqdm
 
 import ruclevr
-from render.farm import add_text_farm_arguments, run_text_stage
-from render.shards import (
+from render.farm.plan import add_text_farm_arguments, run_text_stage
+from render.farm.shards import (
     SHARD_SPEC_HELP,
     consecutive_shards,
     merge_target,
@@ -56,6 +56,7 @@ from ruclevr.names import beside
 from ruclevr.paths import check_output_location
 from translate.answers import answer_to_russian
 from translate.base import BACKENDS, Backend
+from translate.records import russian_record
 from translate.spelling import DEFAULT_YO_POLICY, YO_POLICIES, apply_yo_policy
 
 log = stage_logger("translate")
@@ -248,7 +249,7 @@ class TranslationRun:
             if text is None and self.is_done(index):
                 text = next_saved(self.saved, index)
             if text is not None:
-                yield {**question, "question_ru": text, "answer_ru": answer, "translator": self.translator}
+                yield russian_record(question, text, answer, self.translator)
 
     def is_done(self, index: int) -> bool:
         return index < len(self.done) and bool(self.done[index])

@@ -3,7 +3,7 @@
 As in BlenderProc's ``set_render_devices``: an ordered list of GPU backends is tried, only the
 one chosen is enabled, an explicit choice that is impossible fails loudly (exit 2 naming what
 was found), and only ``auto`` falls back to the CPU, with a warning naming what it found.
-``render.blender.probe_gpu_devices`` supplies ``found``.
+``render.engines.blender.probe_gpu_devices`` supplies ``found``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Handing scene indices to long-lived workers: retries after a worker dies, and recycling.
 
-The same rules hold for local worker processes (:mod:`render.workers`) and Ray actors
-(:mod:`render.ray_executor`); each supplies a :class:`WorkerBackend`, and :class:`Scheduler` does
+The same rules hold for local worker processes (:mod:`render.farm.local_workers`) and Ray actors
+(:mod:`render.farm.ray_executor`); each supplies a :class:`WorkerBackend`, and :class:`Scheduler` does
 the bookkeeping:
 
 * a worker gets one index at a time, so a worker's death names exactly one scene;
@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
-from render.worker import Outcome
+from render.farm.worker import Outcome
 
 #: Worker deaths before the session opened, in a row, after which the run gives up.
 MAX_FAILED_STARTS = 3

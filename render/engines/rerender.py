@@ -4,7 +4,7 @@ A scene file records everything rendering needs (``scene_from_graph`` rebuilds t
 ``scene["render"]`` holds the settings, the engine and Cycles' noise seed included), so a scene
 can be edited (recoloured, for the colour-swap augmentation) and rendered again without its seed
 or the sampler. Nothing here imports bpy: :class:`Rerenderer` opens a session of the recorded
-engine (:mod:`render.engines`) only when the first scene is rendered, and a new one only when
+engine (:mod:`render.engines.registry`) only when the first scene is rendered, and a new one only when
 the settings change.
 """
 
@@ -13,17 +13,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from render.devices import DeviceChoice
-from render.engines import RenderBackend, engine_factory
-from render.scene_graph import scene_from_graph
-from render.settings import RenderSettings
+from render.engines.devices import DeviceChoice
+from render.engines.registry import RenderBackend, engine_factory
+from render.model.scene_graph import scene_from_graph
+from render.model.settings import RenderSettings, engine_name
 
 #: Settings keys of ``RenderSettings`` that a scene's ``render`` record carries under the same name.
 _RECORDED = ("width", "height", "samples", "view_transform", "cycles_seed")
 #: The sampling pattern of records made before it was recorded (ruclevr 0.1.0's first renders).
 PATTERN_BEFORE_RECORDED = "TABULATED_SOBOL"
-#: Engine names of records made before engines were registered by name.
-ENGINES_BEFORE_NAMED = {"CYCLES": "cycles"}
 
 
 def settings_from_record(record: Mapping[str, Any], device: str = "cpu", threads: int = 0) -> RenderSettings:
@@ -40,7 +38,7 @@ def settings_from_record(record: Mapping[str, Any], device: str = "cpu", threads
     engine = record.get("engine", defaults.engine)
     return RenderSettings(
         **recorded,
-        engine=ENGINES_BEFORE_NAMED.get(engine, engine),
+        engine=engine_name(engine),
         denoise=denoise,
         denoising_quality=record.get("denoising_quality") or defaults.denoising_quality,
         denoising_prefilter=record.get("denoising_prefilter") or defaults.denoising_prefilter,
@@ -88,6 +86,6 @@ class Rerenderer:
 
     @staticmethod
     def blender_version() -> str:
-        from render.blender import blender_version
+        from render.engines.blender import blender_version
 
         return blender_version()

@@ -3,13 +3,13 @@
 ``python -m render`` and ``python -m render merge`` both write ``render_run.json`` through
 :func:`claim_output`, and compare runs through :func:`output_defining`: the keys that change what
 is rendered, with the render settings reduced to what is drawn (the device a run used is logged,
-never compared; see :func:`render.settings.drawn_record`).
+never compared; see :func:`render.model.settings.drawn_record`).
 """
 
 from __future__ import annotations
 
-from render.outputs import OutputLayout
-from render.settings import drawn_record
+from render.farm.outputs import OutputLayout
+from render.model.settings import drawn_record
 from ruclevr.records import claim_run
 
 #: Keys of the run record that change what is rendered; a resumed run must match them.

@@ -20,8 +20,8 @@ import numpy as np
 
 from assets.geometry import shape_footprint, shape_mesh
 from assets.vocabulary import Vocabulary, load_vocabulary
-from render.camera import Camera
-from render.conditions import Condition
+from render.model.camera import Camera
+from render.model.conditions import Condition
 from ruclevr import streams
 
 # Base poses roughly those of CLEVR's base scene; positions are jittered per scene.

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from render.camera import Camera
+from render.model.camera import Camera
 
 DEFAULT_RELATION_EPS = 0.2  # CLEVR's threshold; the sampler's margin keeps every pair well above it
 

@@ -17,6 +17,7 @@ import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from PIL import Image
@@ -88,19 +89,35 @@ def encode_png(pixels: np.ndarray, compress_level: int = 1) -> bytes:
     return buffer.getvalue()
 
 
-def write_scene_files(
-    layout: OutputLayout, index: int, image: np.ndarray, mask: np.ndarray, scene: dict, compress_level: int = 1
-) -> None:
-    """Image, mask, then the scene file: the last one marks the scene finished.
+class SceneFiles(NamedTuple):
+    """One scene's files as bytes, ready to write (or to send from a Ray actor to the driver)."""
 
-    The scene records the image's and the mask's SHA-256 (``image_sha256``, ``mask_sha256``), so
-    that ``verify`` and a rerun notice an image swapped for another or damaged later."""
+    image_png: bytes
+    mask_png: bytes
+    scene: dict  # the scene record, with the image's and mask's SHA-256
+
+
+def encode_scene_files(image: np.ndarray, mask: np.ndarray, scene: dict, compress_level: int = 1) -> SceneFiles:
+    """The PNGs of ``image`` and ``mask``, and ``scene`` recording their SHA-256 (``image_sha256``,
+    ``mask_sha256``), so that ``verify`` and a rerun notice an image swapped for another or damaged later."""
     image_png, mask_png = encode_png(image, compress_level), encode_png(mask, compress_level)
     scene["image_sha256"] = hashlib.sha256(image_png).hexdigest()
     scene["mask_sha256"] = hashlib.sha256(mask_png).hexdigest()
-    atomic_write_bytes(layout.image_path(index), image_png)
-    atomic_write_bytes(layout.mask_path(index), mask_png)
-    atomic_write_json(layout.scene_path(index), scene)
+    return SceneFiles(image_png, mask_png, scene)
+
+
+def write_encoded_scene(layout: OutputLayout, index: int, files: SceneFiles) -> None:
+    """Image, mask, then the scene file, each atomically: the last one marks the scene finished."""
+    atomic_write_bytes(layout.image_path(index), files.image_png)
+    atomic_write_bytes(layout.mask_path(index), files.mask_png)
+    atomic_write_json(layout.scene_path(index), files.scene)
+
+
+def write_scene_files(
+    layout: OutputLayout, index: int, image: np.ndarray, mask: np.ndarray, scene: dict, compress_level: int = 1
+) -> None:
+    """Encode and write one scene's files (see :func:`encode_scene_files`, :func:`write_encoded_scene`)."""
+    write_encoded_scene(layout, index, encode_scene_files(image, mask, scene, compress_level))
 
 
 def merge_scenes(layout: OutputLayout, info: dict) -> int:

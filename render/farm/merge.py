@@ -18,9 +18,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from render.outputs import OutputLayout, merge_scenes
-from render.runs import claim_output, output_defining
-from render.shards import Shard, shard_files
+from render.farm.outputs import OutputLayout, merge_scenes
+from render.farm.runs import claim_output, output_defining
+from render.farm.shards import Shard, shard_files
 from ruclevr.cli import (
     ArgumentParser,
     UsageError,

@@ -8,9 +8,9 @@ and adds what only rendering can tell (mask ids' visible pixels and 2D boxes).
 from __future__ import annotations
 
 from assets.vocabulary import load_vocabulary
-from render.camera import Camera
-from render.relations import DEFAULT_RELATION_EPS, directions, pixel_coords, relationships
-from render.sampler import Light, PlacedObject, SampledScene, SceneOptions, first_scene, object_footprint
+from render.model.camera import Camera
+from render.model.relations import DEFAULT_RELATION_EPS, directions, pixel_coords, relationships
+from render.model.sampler import Light, PlacedObject, SampledScene, SceneOptions, first_scene, object_footprint
 from ruclevr.names import scene_stem
 
 

@@ -1,7 +1,8 @@
-"""Helpers for the Blender processes: asking a child which GPUs Blender sees, and cleaning the
-``sys.path`` a spawned child inherits. The executors themselves are the worker pool of
-:mod:`render.workers` (local processes) and :mod:`render.ray_executor` (Ray actors), which the CLI
-drives through :mod:`render.farm`.
+"""Helpers for the Blender processes, in one place: asking a child which GPUs Blender sees,
+checking a worker sees the GPUs it was given, cleaning the ``sys.path`` a spawned child inherits,
+and a worker's resident memory. The executors themselves are the worker pool of
+:mod:`render.farm.local_workers` (local processes) and :mod:`render.farm.ray_executor` (Ray actors), which the CLI
+drives through :mod:`render.farm.plan`.
 
 Importing bpy puts Blender's script folders at the front of ``sys.path``; spawned children inherit
 that list, and there ``bpy/<version>/scripts/modules/bpy`` shadows the real ``bpy`` module. Every
@@ -16,6 +17,10 @@ import multiprocessing
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
+
+import psutil
+
+from render.engines.devices import VISIBILITY_VARIABLES, DeviceChoice, describe_found
 
 
 def probe_gpu_devices_isolated() -> dict[str, list[str]]:
@@ -37,6 +42,28 @@ def probe_gpu_devices_in_child() -> dict[str, list[str]]:
     """The GPUs Cycles sees from this process, a spawned child or a Ray worker (its inherited
     Blender script paths dropped first)."""
     drop_blender_script_paths()
-    from render.blender import probe_gpu_devices
+    from render.engines.blender import probe_gpu_devices
 
     return probe_gpu_devices()
+
+
+def check_gpus_visible(device: DeviceChoice) -> None:
+    """Fail the worker's start, naming what it sees, unless every GPU it was given is visible to it.
+
+    Without this, Cycles would enable no device and quietly render on the CPU.
+    """
+    if device.backend == "cpu":
+        return
+    found = probe_gpu_devices_in_child()
+    missing = [name for name in device.devices if name not in found.get(device.backend, [])]
+    if missing:
+        variable = VISIBILITY_VARIABLES[device.backend]
+        raise RuntimeError(
+            f"{device.backend.upper()} device {', '.join(missing)} is not visible to this worker "
+            f"({variable}={os.environ.get(variable, '')!r}; found: {describe_found(found)})"
+        )
+
+
+def resident_memory() -> int:
+    """This process's resident set size in bytes."""
+    return psutil.Process().memory_info().rss

@@ -1,11 +1,11 @@
 """Ray: long-lived Blender actors on a cluster (``python -m render --executor ray [--address ADDR]``).
 
 One actor per CPU (or GPU) slot, each holding one Blender session for its whole life, gets scene
-indices one at a time from :mod:`render.scheduler` (the same retry and recycling rules as local
-worker processes). An actor renders into a private scratch folder on its node and returns the
-files' bytes; this process (the driver) writes them into ``--out`` as a local run does (image,
-mask, then the scene file, each atomically). So the nodes need no shared file system, and the
-files are byte for byte those of a local run: a scene depends on (seed, index, settings) alone.
+indices one at a time from :mod:`render.farm.scheduler` (the same retry and recycling rules as local
+worker processes). An actor renders a scene to arrays, encodes its files and returns their bytes
+without writing anything; this process (the driver) writes them into ``--out`` as a local run does
+(image, mask, then the scene file, each atomically). So the nodes need no shared file system, and
+the files are byte for byte those of a local run: a scene depends on (seed, index, settings) alone.
 
 On GPUs Ray gives each actor one GPU and sets ``CUDA_VISIBLE_DEVICES`` for it before it starts;
 the actor enables the GPUs of the chosen backend that it sees, and fails to start (reported, not
@@ -15,16 +15,20 @@ silently on the CPU) when it sees none. ``ray`` is imported only when this execu
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from render.devices import DeviceChoice, describe_found, usable_cores
-from render.executors import probe_gpu_devices_in_child
-from render.scheduler import Died, Done, Ready, Scheduler, WorkerPolicy
-from render.worker import Outcome, RenderJob
+from render.engines.devices import DeviceChoice, describe_found, usable_cores
+from render.farm.blender_process import probe_gpu_devices_in_child, resident_memory
+from render.farm.local_workers import BlenderWorker
+from render.farm.outputs import SceneFiles, write_encoded_scene
+from render.farm.scheduler import Died, Done, Ready, Scheduler, WorkerPolicy
+from render.farm.worker import Outcome, RenderJob, render_with_retries
 from ruclevr.cli import UsageError
-from ruclevr.io import atomic_write_bytes, process_scratch_directory
 
 #: Seconds an actor is given to close its Blender session when told to stop, before it is killed.
 STOP_TIMEOUT = 30.0
@@ -130,7 +134,7 @@ class RayActors:
             else:
                 index, failure, files, rss = value
                 if files is not None:
-                    write_returned_files(self._job, index, files)
+                    write_encoded_scene(self._job.layout, index, files)
                 events.append(Done(slot, Outcome(index, failure), rss))
         return events
 
@@ -158,15 +162,6 @@ class RayActors:
             self._ray.kill(actor)
 
 
-def write_returned_files(job: RenderJob, index: int, files: tuple[bytes, bytes, bytes]) -> None:
-    """An actor's image, mask and scene file, written as a local worker writes them: scene file last."""
-    layout = job.layout
-    image, mask, scene = files
-    atomic_write_bytes(layout.image_path(index), image)
-    atomic_write_bytes(layout.mask_path(index), mask)
-    atomic_write_bytes(layout.scene_path(index), scene)
-
-
 def _short(error: BaseException) -> str:
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     cause = next((line for line in reversed(lines) if "Error" in line and not line.startswith("File ")), lines[-1] if lines else "")
@@ -174,16 +169,11 @@ def _short(error: BaseException) -> str:
 
 
 class RenderActor:
-    """Lives in a Ray worker process: one Blender session rendering into a private scratch folder."""
+    """Lives in a Ray worker process: one Blender session whose scenes go back to the driver as data."""
 
     def __init__(self, job: RenderJob) -> None:
-        from render.workers import BlenderWorker
-
-        self._scratch = process_scratch_directory("ruclevr-ray-")
-        local = dataclasses.replace(job, out_dir=self._scratch.name, device=self._visible_device(job.device))
-        local.layout.prepare()
-        self._worker = BlenderWorker(local)
-        self._layout = local.layout
+        self._job = dataclasses.replace(job, device=self._visible_device(job.device))
+        self._worker = BlenderWorker(self._job)
 
     @staticmethod
     def _visible_device(device: DeviceChoice) -> DeviceChoice:
@@ -202,21 +192,14 @@ class RenderActor:
     def ready(self) -> int:
         return os.getpid()
 
-    def render(self, index: int):
-        from render.workers import resident_memory
-
-        outcome = self._worker.render(index)
-        files = None
-        if outcome.error is None:
-            paths = (self._layout.image_path(index), self._layout.mask_path(index), self._layout.scene_path(index))
-            files = tuple(path.read_bytes() for path in paths)
-            for path in paths:
-                path.unlink()
-        return outcome.index, outcome.error, files, resident_memory()
+    def render(self, index: int) -> tuple[int, str | None, SceneFiles | None, int]:
+        """The outcome of ``index``, its files' bytes (None when it failed) and this process's RSS."""
+        delivered: list[SceneFiles] = []
+        outcome = render_with_retries(self._worker.session, self._job, index, delivered.append)
+        return outcome.index, outcome.error, delivered[-1] if outcome.error is None else None, resident_memory()
 
     def close(self) -> None:
         self._worker.close()
-        self._scratch.cleanup()
 
 
 # -- text stages: their shards as Ray tasks ------------------------------------------------------------
@@ -236,7 +219,7 @@ def run_text_shards_on_ray(module: str, argv: Sequence[str], shards: int | None,
     try:
         count = shards or max(1, int(ray.cluster_resources().get("CPU", 1)))
         task = ray.remote(_run_text_shard).options(num_cpus=1, max_retries=0)
-        search_path = os.pathsep.join(entry for entry in __import__("sys").path if entry)
+        search_path = os.pathsep.join(entry for entry in sys.path if entry)
         runs = [task.remote(module, [*argv, "--shard", f"{index}/{count}"], search_path) for index in range(count)]
         results = ray.get(runs)
     finally:
@@ -247,17 +230,12 @@ def run_text_shards_on_ray(module: str, argv: Sequence[str], shards: int | None,
         log(f"shard {index}/{count} exited with {status}: {tail}")
     if failed:
         return failed[0][1]
-    import importlib
-
     out = argv[list(argv).index("--out") + 1]
     return importlib.import_module(f"{module}.cli").main(["merge", "--out", out])
 
 
 def _run_text_shard(module: str, argv: Sequence[str], search_path: str) -> tuple[int, str]:
     """One shard's command in its own process; its exit status and the last line it wrote to stderr."""
-    import subprocess
-    import sys
-
     environment = {**os.environ, "PYTHONPATH": search_path, "TQDM_DISABLE": "1"}
     done = subprocess.run([sys.executable, "-m", module, *argv], env=environment, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True, check=False)

@@ -1,10 +1,10 @@
-"""The Blender adapter: the only module that imports ``bpy``; the ``cycles`` engine of :mod:`render.engines`.
+"""The Blender adapter: the only module that imports ``bpy``; the ``cycles`` engine of :mod:`render.engines.registry`.
 
 A :class:`BlenderSession` builds what every scene shares once (render settings, world,
 ground, camera, three lights, one mesh per shape, one material per (material, colour) pair,
 the compositor that writes the object-index pass) and then, per scene, replaces only the
 objects, moves camera and lights, renders, and returns the image PNG bytes and the instance
-mask as arrays. Writing files is the caller's job (``render/worker.py``).
+mask as arrays. Writing files is the caller's job (``render/farm/worker.py``).
 
 The mask comes from the same render as the image: Cycles' object-index pass (each object's
 ``pass_index`` = its mask id, 0 = ground/background), written by a compositor File Output
@@ -30,10 +30,10 @@ from PIL import Image
 from assets.geometry import Mesh, shape_mesh
 from assets.materials import SurfaceParameters, all_surfaces
 from assets.vocabulary import Vocabulary, load_vocabulary, srgb_to_linear
-from render.devices import GPU_BACKENDS, DeviceChoice
-from render.frame import RenderedFrame
-from render.sampler import SampledScene
-from render.settings import RenderSettings
+from render.engines.devices import GPU_BACKENDS, DeviceChoice
+from render.engines.frame import RenderedFrame
+from render.model.sampler import SampledScene
+from render.model.settings import RenderSettings
 from ruclevr.io import process_scratch_directory
 
 GROUND_SRGB = (150, 150, 150)
@@ -196,7 +196,7 @@ class BlenderSession:
         return camera
 
     def _place_light(self, light) -> None:
-        from render.camera import look_at_matrix
+        from render.model.camera import look_at_matrix
 
         if light.name not in self._lights:
             data = bpy.data.lights.new(light.name, "POINT")

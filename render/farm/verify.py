@@ -31,10 +31,10 @@ from PIL import Image
 from tqdm import tqdm
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
-from render.outputs import SUBFOLDERS, OutputLayout
-from render.settings import drawn_record
-from render.shards import shard_files
-from render.worker import object_visibility
+from render.farm.outputs import SUBFOLDERS, OutputLayout
+from render.farm.shards import shard_files
+from render.model.settings import drawn_record
+from render.model.visibility import object_visibility
 from ruclevr.cli import (
     ArgumentParser,
     UsageError,
@@ -210,7 +210,7 @@ def check_scene_file(layout: OutputLayout, index: int, entry: dict | None, rende
         problems.append(f"index {index}: {name} names image {scene.get('image_filename')!r}, not {layout.image_path(index).name}")
     if entry is not None and entry != scene:
         problems.append(f"index {index}: {name} differs from its entry in scenes.json")
-    recorded = scene.get("render") or {}
+    recorded = drawn_record(scene.get("render") or {})
     different = [key for key in render if recorded.get(key) != render[key]]
     if different:
         key = different[0]

@@ -5,12 +5,13 @@ recycling and crash retries, and shards of a job array. The CLI asks this module
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from render.devices import (
+from render.engines.devices import (
     DEVICE_CHOICES,
     DeviceChoice,
     choose_device,
@@ -20,9 +21,19 @@ from render.devices import (
     usable_cores,
     worker_gpus,
 )
-from render.scheduler import WorkerPolicy
-from render.shards import SHARD_SPEC_HELP, Shard, parse_shard
-from render.worker import Outcome, RenderJob
+from render.farm import blender_process
+from render.farm.local_workers import run_in_worker_processes
+from render.farm.ray_executor import (
+    cluster_slots,
+    connect,
+    disconnect,
+    probe_gpu_devices_on_ray,
+    run_on_ray,
+    run_text_shards_on_ray,
+)
+from render.farm.scheduler import WorkerPolicy
+from render.farm.shards import SHARD_SPEC_HELP, Shard, parse_shard
+from render.farm.worker import Outcome, RenderJob
 from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int
 
 EXECUTORS = ("local", "ray")
@@ -57,8 +68,6 @@ def gpu_ids_argument(text: str):
     try:
         return parse_gpu_ids(text)
     except UsageError as error:
-        import argparse
-
         raise argparse.ArgumentTypeError(str(error).removeprefix("--gpu-ids ")) from None
 
 
@@ -81,16 +90,12 @@ class FarmPlan:
         of at most ``at_most`` items (then no more workers than that are started)."""
         workers = min(self.workers, max(1, len(indices) if at_most is None else at_most))  # type: ignore[arg-type]  # a sequence when at_most is None
         if self.executor == "ray":
-            from render.ray_executor import disconnect, run_on_ray
-
             try:
                 yield from run_on_ray(job, indices, workers, self.policy, log)
             finally:
                 if self.started_ray:
                     disconnect()
             return
-        from render.workers import run_in_worker_processes
-
         yield from run_in_worker_processes(job, indices, workers, self.policy, log)
 
 
@@ -119,8 +124,6 @@ def plan_local(device: DeviceChoice, workers: int | None, threads: int | None, p
 
 
 def _plan_ray(args, prog: str, policy: WorkerPolicy, log: Callable[[str], None]) -> FarmPlan:
-    from render.ray_executor import cluster_slots, connect, disconnect, probe_gpu_devices_on_ray
-
     if args.gpu_ids is not None:
         raise UsageError("--gpu-ids does not apply to --executor ray: Ray gives each actor its GPU (set them with 'ray start --num-gpus')")
     started = connect(args.address or os.environ.get("RAY_ADDRESS") or None, usable_cores())
@@ -144,11 +147,7 @@ def resolve_device(requested: str, gpu_ids: Sequence[int] | None, prog: str, log
         raise UsageError(f"--device {requested!r} is not one of: {', '.join(DEVICE_CHOICES)}")
     if requested == "cpu" and not gpu_ids:
         return DeviceChoice("cpu", ())
-    if probe is None:
-        from render.executors import probe_gpu_devices_isolated
-
-        probe = probe_gpu_devices_isolated
-    found = probe()
+    found = (probe or blender_process.probe_gpu_devices_isolated)()
     choice = select_gpus(choose_device(requested, found), gpu_ids, found)
     if choice.warning:
         log(f"{prog}: warning: {choice.warning}")
@@ -190,8 +189,6 @@ def run_text_stage(args, argv: Sequence[str], module: str, prog: str) -> int | N
         return None
     if args.shard is not None:
         raise UsageError("--shard is one shard of a run; --executor ray runs them all: give one or the other")
-    from render.ray_executor import run_text_shards_on_ray
-
     return run_text_shards_on_ray(module, strip_farm_flags(argv), args.shards, args.address,
                                   log=lambda line: print(f"{prog}: {line}", file=sys.stderr))
 

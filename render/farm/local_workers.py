@@ -1,7 +1,7 @@
 """Local worker processes, each with its own Blender session (the ``--executor local`` backend).
 
 Each worker is a spawned process (bpy is not fork-safe) that opens one Blender session and then
-renders the scene indices it is sent, one at a time, over a pipe. What :mod:`render.scheduler`
+renders the scene indices it is sent, one at a time, over a pipe. What :mod:`render.farm.scheduler`
 needs from it:
 
 * its environment is set *before* it starts, so ``CUDA_VISIBLE_DEVICES`` (or HIP's, oneAPI's)
@@ -30,10 +30,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, Protocol
 
-from render.devices import VISIBILITY_VARIABLES, DeviceChoice, describe_found, worker_gpus
-from render.outputs import OutputLayout
-from render.scheduler import Died, Done, Ready, Scheduler, WorkerPolicy
-from render.worker import Outcome, RenderJob, open_session, render_with_retries
+from render.engines.devices import worker_gpus
+from render.farm.blender_process import check_gpus_visible, drop_blender_script_paths, resident_memory
+from render.farm.outputs import OutputLayout
+from render.farm.scheduler import Died, Done, Ready, Scheduler, WorkerPolicy
+from render.farm.worker import Outcome, RenderJob, open_session, render_with_retries
 
 #: Seconds a worker is given to close its session and exit when told to stop, before it is killed.
 STOP_TIMEOUT = 30.0
@@ -55,8 +56,6 @@ class BlenderWorker:
     """One Blender session rendering a job's scenes to files (the worker of ``python -m render``)."""
 
     def __init__(self, job: RenderJob) -> None:
-        from render.executors import drop_blender_script_paths
-
         drop_blender_script_paths()
         check_gpus_visible(job.device)
         self.job = job
@@ -71,25 +70,6 @@ class BlenderWorker:
 
 def open_blender_worker(job: RenderJob) -> BlenderWorker:
     return BlenderWorker(job)
-
-
-def check_gpus_visible(device: DeviceChoice) -> None:
-    """Fail the worker's start, naming what it sees, unless every GPU it was given is visible to it.
-
-    Without this, Cycles would enable no device and quietly render on the CPU.
-    """
-    if device.backend == "cpu":
-        return
-    from render.blender import probe_gpu_devices
-
-    found = probe_gpu_devices()
-    missing = [name for name in device.devices if name not in found.get(device.backend, [])]
-    if missing:
-        variable = VISIBILITY_VARIABLES[device.backend]
-        raise RuntimeError(
-            f"{device.backend.upper()} device {', '.join(missing)} is not visible to this worker "
-            f"({variable}={os.environ.get(variable, '')!r}; found: {describe_found(found)})"
-        )
 
 
 def run_in_worker_processes(job: RenderJob, indices: Iterable[int], workers: int, policy: WorkerPolicy,
@@ -309,13 +289,6 @@ def serve_scenes(connection: Connection, open_worker: Callable[[Any], SceneWorke
             connection.send(("done", outcome.index, outcome.error, resident_memory()))
     finally:
         worker.close()
-
-
-def resident_memory() -> int:
-    """This process's resident set size in bytes."""
-    import psutil
-
-    return psutil.Process().memory_info().rss
 
 
 def die_with_parent(parent_pid: int) -> None:

@@ -18,8 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from render.outputs import OutputLayout
-from ruclevr.cli import UsageError
+from render.farm.outputs import OutputLayout
+from ruclevr.cli import ArgumentParser, UsageError, add_common_options, configure_logging
+from ruclevr.jsonstream import JsonDocument, checked_info
 
 SHARD_FILE_PATTERN = re.compile(r"^scenes\.shard-(\d+)-of-(\d+)\.json$")
 SHARD_SPEC_HELP = "I/N (0-based), 'slurm' (SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT) or 'kubernetes/N' (JOB_COMPLETION_INDEX of N)"
@@ -183,8 +184,6 @@ def scene_block_positions(shard: Shard, scene_starts: Sequence[int], count: int)
 
 def merge_target(argv: Sequence[str] | None, prog: str, what: str) -> Path:
     """``--out`` of a text stage's ``merge`` subcommand (``what``: the stage's shard files, for the help)."""
-    from ruclevr.cli import ArgumentParser, add_common_options, configure_logging
-
     parser = ArgumentParser(prog=prog, description=f"Combine the shard files {what} into OUT: the same bytes as one run.")
     add_common_options(parser)
     parser.add_argument("--out", required=True, type=Path, help="the whole run's output; its shard files lie beside it")
@@ -197,8 +196,6 @@ def consecutive_shards(out: Path, key: str, split_info: Callable[[dict], tuple[d
     """The shard files of ``out``, their ``info``, and the end of the last one, checked to be shards
     0 … N−1 of one run, each starting where the one before stopped. ``split_info(info)`` gives
     (what every shard of the run shares, the shard's own ``{"first", "stop"}``)."""
-    from ruclevr.jsonstream import JsonDocument, checked_info
-
     files = shard_outputs(out)
     infos = [checked_info(JsonDocument(path, key), str(path)) for path in files]
     common = split_info(infos[0])[0]

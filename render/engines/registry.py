@@ -4,9 +4,9 @@ An engine is a factory ``(settings, device) -> RenderBackend``: a session that d
 scenes to arrays (:class:`render.frame.RenderedFrame`) and is closed when its worker stops. The
 worker, the farm (local processes, Ray actors), the writer and ``python -m render verify`` only
 see this protocol, so an engine is added by one module that calls :func:`register_engine` and
-nothing else. Cycles (through :mod:`render.blender`, the only bpy importer) is registered here.
+nothing else. Cycles (through :mod:`render.engines.blender`, the only bpy importer) is registered here.
 
-A job carries the factory object it was planned with (:class:`render.worker.RenderJob`), and
+A job carries the factory object it was planned with (:class:`render.farm.worker.RenderJob`), and
 worker processes receive it pickled, by reference: an engine registered from any importable
 module renders in spawned workers too.
 """
@@ -18,10 +18,10 @@ from typing import Protocol
 
 import numpy as np
 
-from render.devices import DeviceChoice
-from render.frame import RenderedFrame
-from render.sampler import SampledScene
-from render.settings import RenderSettings
+from render.engines.devices import DeviceChoice
+from render.engines.frame import RenderedFrame
+from render.model.sampler import SampledScene
+from render.model.settings import RenderSettings
 
 
 class RenderBackend(Protocol):
@@ -61,8 +61,8 @@ def engine_factory(name: str) -> EngineFactory:
 
 
 def open_cycles(settings: RenderSettings, device: DeviceChoice) -> RenderBackend:
-    """Blender's Cycles: a :class:`render.blender.BlenderSession` (bpy is imported here, on first use)."""
-    from render.blender import BlenderSession
+    """Blender's Cycles: a :class:`render.engines.blender.BlenderSession` (bpy is imported here, on first use)."""
+    from render.engines.blender import BlenderSession
 
     return BlenderSession(settings, device)
 

@@ -47,11 +47,18 @@ def render_limit_problem(n: int | None, width: int | None, height: int | None, s
 
 #: Settings that say how a render runs, not what it draws: logged, never compared.
 RUN_FIELDS = ("device", "threads", "png_compression")
+#: Engine names written by records made before engines were registered by name.
+ENGINES_BEFORE_NAMED = {"CYCLES": "cycles"}
+
+
+def engine_name(recorded: str) -> str:
+    """The registered name of a recorded engine (records before the registry wrote Cycles as ``CYCLES``)."""
+    return ENGINES_BEFORE_NAMED.get(recorded, recorded)
 
 
 @dataclass(frozen=True)
 class RenderSettings:
-    engine: str = "cycles"  # a name in render.engines' registry
+    engine: str = "cycles"  # a name in render.engines.registry's registry
     width: int = 480
     height: int = 320
     samples: int = DEFAULT_SAMPLES
@@ -100,5 +107,8 @@ class RenderSettings:
 
 def drawn_record(record: dict) -> dict:
     """A render record (``to_dict``'s shape, as read back from a file) less how it ran: what two
-    runs must agree on to share a folder."""
-    return {key: value for key, value in record.items() if key not in RUN_FIELDS}
+    runs must agree on to share a folder, its engine under its registered name."""
+    drawn = {key: value for key, value in record.items() if key not in RUN_FIELDS}
+    if isinstance(drawn.get("engine"), str):
+        drawn["engine"] = engine_name(drawn["engine"])
+    return drawn

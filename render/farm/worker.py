@@ -1,0 +1,153 @@
+"""Render one scene index: sample, check visibility on the mask alone, re-sample if needed, render
+to arrays; then encode the files and hand them to a writer (this process's, or the Ray driver's).
+
+The worker is what every executor runs (in this process or in worker processes, later on
+cluster nodes). It reaches the render engine (:mod:`render.engines.registry`; Cycles imports bpy) only
+through :func:`open_session`, so planning and the visibility checks stay testable without Blender.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from render.engines.devices import DeviceChoice
+from render.engines.registry import EngineFactory, RenderBackend, engine_factory
+from render.farm.outputs import OutputLayout, SceneFiles, encode_scene_files, write_encoded_scene
+from render.model.sampler import SceneOptions, SceneSamplingError, candidate_scenes
+from render.model.scene_graph import scene_graph
+from render.model.settings import RenderSettings
+from render.model.visibility import object_visibility, visibility_problems, with_visibility
+
+DEFAULT_MIN_PIXELS = 200  # at 480x320; see default_min_pixels
+
+#: How often an unexpected failure of one scene (not a deterministic one) is retried.
+UNEXPECTED_FAILURE_RETRIES = 2
+
+
+@dataclass(frozen=True)
+class RenderJob:
+    """Everything a worker needs; picklable, so it can be handed to worker processes."""
+
+    out_dir: str
+    seed: int
+    options: SceneOptions
+    settings: RenderSettings
+    device: DeviceChoice
+    blender_version: str
+    min_pixels: int = DEFAULT_MIN_PIXELS
+    max_visibility_attempts: int = 20  # candidates per index before giving up on visibility
+    # Check each candidate's visibility on its mask alone (a few percent of a render) and render
+    # only the candidate that passes. The files are the same either way (a test checks); False
+    # renders every candidate fully, for that test and the benchmark.
+    mask_prepass: bool = True
+    # The engine's factory, looked up by ``settings.engine`` where the job is made; worker
+    # processes get the object itself (pickled by reference), so they need no registration.
+    engine: EngineFactory = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "engine", engine_factory(self.settings.engine))
+
+    @property
+    def layout(self) -> OutputLayout:
+        return OutputLayout(Path(self.out_dir), self.options.filename_prefix)
+
+
+class Outcome(NamedTuple):
+    index: int  # type: ignore[assignment]  # the field shadows tuple.index on purpose: callers read outcome.index
+    error: str | None  # None when the scene's files were written
+
+
+class RenderedScene(NamedTuple):
+    """An accepted candidate, rendered: its arrays and its scene record (nothing written yet)."""
+
+    image: np.ndarray
+    mask: np.ndarray
+    record: dict
+
+
+class VisibilityError(RuntimeError):
+    """No candidate scene of an index showed every object well enough."""
+
+
+def default_min_pixels(width: int, height: int) -> int:
+    """200 pixels at 480x320, scaled with the image area so small renders stay satisfiable."""
+    return max(1, round(DEFAULT_MIN_PIXELS * width * height / (480 * 320)))
+
+
+def open_session(job: RenderJob) -> RenderBackend:
+    """A session of ``job``'s render engine (the one place the worker reaches it)."""
+    return job.engine(job.settings, job.device)
+
+
+def mask_problems(objects: list[dict], mask: np.ndarray, min_pixels: int) -> list[str]:
+    """Why a scene whose graph has ``objects`` is rejected given its instance mask; empty when
+    every object shows well enough."""
+    return visibility_problems(objects, object_visibility(mask, len(objects)), min_pixels)
+
+
+def rendered_scene_record(graph: dict, job: RenderJob, visibility: list[dict]) -> dict:
+    """The scene graph plus what only rendering knows and what re-rendering needs."""
+    with_visibility(graph["objects"], visibility)
+    graph["render"] = {**job.settings.to_dict(), "blender_version": job.blender_version, "min_pixels": job.min_pixels}
+    return graph
+
+
+def render_scene(session: RenderBackend, job: RenderJob, index: int) -> RenderedScene:
+    """Render candidates of ``index`` until every object is visible; the accepted one's arrays and record.
+
+    Each candidate's scene graph is built once and serves the mask check, the full render's check
+    and the record.
+    """
+    reasons: list[str] = []
+    candidates = candidate_scenes(job.seed, index, job.options)
+    for _ in range(job.max_visibility_attempts):
+        scene = next(candidates)
+        graph = scene_graph(scene, job.options)
+        problems = mask_problems(graph["objects"], session.render_mask(scene), job.min_pixels) if job.mask_prepass else []
+        if not problems:
+            frame = session.render(scene)
+            visibility = object_visibility(frame.mask, len(scene.objects))
+            problems = visibility_problems(graph["objects"], visibility, job.min_pixels)
+        if not problems:
+            return RenderedScene(frame.image, frame.mask, rendered_scene_record(graph, job, visibility))
+        reasons.append(problems[0])
+    raise VisibilityError(
+        f"scene {index}: no candidate in {job.max_visibility_attempts} showed every object with at least "
+        f"{job.min_pixels} pixels (last: {reasons[-1]}); lower --min-pixels or --max-objects, or render larger images"
+    )
+
+
+def encoded_scene(session: RenderBackend, job: RenderJob, index: int) -> SceneFiles:
+    """The files of ``index`` as bytes: what a worker writes, or a Ray actor returns to be written."""
+    rendered = render_scene(session, job, index)
+    return encode_scene_files(rendered.image, rendered.mask, rendered.record, job.settings.png_compression)
+
+
+def render_index(session: RenderBackend, job: RenderJob, index: int) -> dict:
+    """Render ``index``, write its files into the job's folder and return its scene record."""
+    files = encoded_scene(session, job, index)
+    write_encoded_scene(job.layout, index, files)
+    return files.scene
+
+
+def render_with_retries(session: RenderBackend, job: RenderJob, index: int,
+                        deliver: Callable[[SceneFiles], None] | None = None) -> Outcome:
+    """Render one index and hand its files to ``deliver`` (default: write them into the job's
+    folder); deterministic failures are reported at once, others retried a few times."""
+    deliver = deliver or (lambda files: write_encoded_scene(job.layout, index, files))
+    error = ""
+    for _ in range(1 + UNEXPECTED_FAILURE_RETRIES):
+        try:
+            deliver(encoded_scene(session, job, index))
+            return Outcome(index, None)
+        except (VisibilityError, SceneSamplingError) as failure:
+            return Outcome(index, str(failure))
+        except Exception as failure:  # noqa: BLE001 - one scene's crash must not end the run
+            error = f"scene {index}: {type(failure).__name__}: {failure}\n{traceback.format_exc(limit=3)}"
+    return Outcome(index, error.strip())
