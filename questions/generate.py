@@ -30,8 +30,8 @@ from questions.family import Family
 from questions.functions import BOOL, INTEGER
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
-from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, admitted, structure_of, unsafe_readings
-from questions.search import Candidate, Plan, SceneSearch, choices_of, expand_program, expand_program_positions, parameter_values
+from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, ReadingCheck, admitted, structure_of
+from questions.search import Candidate, Plan, SceneSearch, expand_program, parameter_values
 from questions.text import english_readings, normalise_text, realise_english, without_other
 
 #: Mixed into each scene's seed so the question stage never shares random numbers with rendering.
@@ -162,6 +162,7 @@ class QuestionMaker:
         self.plans = [
             Plan.of(family) for family in families.values() if not self.shares or self.shares.get(self.class_of[family.id], 0) > 0
         ]
+        self.checks = {plan.family.id: ReadingCheck(plan.family) for plan in self.plans}
         self.vocabulary = load_vocabulary()
 
     def questions_for_scene(self, scene: Mapping[str, Any], state: RunState) -> list[dict[str, Any]]:
@@ -266,7 +267,7 @@ class QuestionMaker:
         """The question record, or None when every English template admits a reading with another answer."""
         family, stream, index = plan.family, search.stream, state.next_index
         params = parameter_values(plan, candidate.choices)
-        unsafe = unsafe_readings(family, params, search.scene, expand_family)
+        unsafe = self.checks[family.id].unsafe(params, search.scene, candidate.outputs)
         first = stream.below(len(family.text["en"]))
         chosen = readable_english(family, params, unsafe, self.vocabulary, stream, first, state.refusals)
         if chosen is None:
@@ -323,18 +324,6 @@ def readable_english(
         return template_index, text
     refusals[f"{family.id} en {NO_TEMPLATE}"] += 1
     return None
-
-
-_PLANS: dict[tuple[str, tuple[Any, ...]], Plan] = {}
-
-
-def expand_family(family: Family, params: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[int]]:
-    """The release-form program of ``family`` (its program possibly edited) with ``params``."""
-    key = (family.id, family.program)
-    plan = _PLANS.get(key)
-    if plan is None:
-        plan = _PLANS[key] = Plan.of(family)
-    return expand_program_positions(plan, choices_of(plan, params))
 
 
 # -- a run over many scenes, with checkpoints --------------------------------------------------

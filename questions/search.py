@@ -22,14 +22,14 @@ built from that object's own attribute values. Each search has a step budget, so
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, NamedTuple
+from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 
 from questions.family import Family
-from questions.functions import OBJECTS, RELATION, ExecutionError, format_answer, function_registry
+from questions.functions import OBJECTS, RELATION, ExecutionError, format_answer, function_registry, unique_object
 from questions.random_stream import RandomStream
-from questions.scene_index import SceneIndex
+from questions.scene_index import SceneError, SceneIndex
 
 _SCENE_SET = ("set", ("scene",), frozenset())
 
@@ -114,6 +114,7 @@ class Candidate:
 
     choices: tuple[Any, ...]  # per template node: tuple of slot values (filter), relation (relate), or None
     answer: str
+    outputs: tuple[Any, ...] = ()  # per template node: its output on the scene (what run_plan gives)
 
 
 class SceneSearch:
@@ -354,7 +355,7 @@ class _Walk:
             isinstance(choice, tuple) and answer in choice for choice in self.choices
         ):
             return None  # the question would name its own answer
-        return Candidate(tuple(self.choices), answer)
+        return Candidate(tuple(self.choices), answer, tuple(self.out))
 
 
 def _filtered(source: Any, slots: tuple[_Slot, ...], values: tuple[str, ...]) -> Any:
@@ -387,6 +388,48 @@ def _random_order(n: int, stream: RandomStream) -> Iterator[int]:
         j = stream.below(remaining)
         yield indices[j]
         indices[j] = indices[remaining - 1]
+
+
+def run_plan(
+    plan: Plan,
+    choices: tuple[Any, ...],
+    scene: SceneIndex,
+    replace: tuple[int, Callable[[Any, tuple[Any, ...]], Any]] | None = None,
+    known: Sequence[Any] = (),
+) -> list[Any]:
+    """Every template node's output with ``choices`` on ``scene``: what the release-form program
+    of :func:`expand_program` gives at each template node's position, without writing it out.
+
+    ``replace`` is (node, function of its output and its inputs' values) whose result is used
+    instead; the outputs of the nodes before it may be passed as ``known`` and are reused.
+    ExecutionError where a node cannot be answered (the search's well-posedness rules are not
+    checked here).
+    """
+    start = replace[0] if replace is not None and known else 0
+    outputs = list(known[:start])
+    for t in range(start, len(plan.nodes)):
+        node, choice = plan.nodes[t], choices[t]
+        args = tuple(outputs[i] for i in node.inputs)
+        try:
+            output = _node_output(node, choice, scene, args)
+        except (SceneError, KeyError) as error:
+            raise ExecutionError(f"node {t} ({node.function}): {error}") from None
+        if replace is not None and replace[0] == t:
+            output = replace[1](output, args)
+        outputs.append(output)
+    return outputs
+
+
+def _node_output(node: _PlanNode, choice: Any, scene: SceneIndex, args: tuple[Any, ...]) -> Any:
+    if node.kind == "filter":
+        mask = args[0]
+        for slot, value in zip(node.slots, choice):
+            if value:
+                mask &= scene.mask(slot.attribute, value)
+        return mask
+    if node.kind == "unique":
+        return unique_object(args[0])
+    return node.handler(scene, args, choice if node.kind == "valued" else None)
 
 
 def expand_program(plan: Plan, choices: tuple[Any, ...]) -> list[dict[str, Any]]:
