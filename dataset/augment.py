@@ -205,7 +205,6 @@ class QuestionRecolourer:
     ) -> tuple[dict[str, Any] | None, str | None]:
         from questions.executor import execute_program
         from questions.functions import ExecutionError
-        from questions.generate import expand_family
         from questions.readings import UNSAFE_FIELD, unsafe_readings
         from questions.search import expand_program
 
@@ -227,7 +226,7 @@ class QuestionRecolourer:
         if answer != candidate.answer:  # two independent computations of one answer
             raise RuntimeError(f"{question['family']}: the search and the executor disagree on {program}")
         # The other readings of the text are executed on the recoloured scene, as the engine does.
-        unsafe = unsafe_readings(family, params, search.scene, expand_family)
+        unsafe = unsafe_readings(family, params, search.scene)
         english = self.english_text(family, question, params, scene, unsafe)
         if english is None:
             return None, f"{AMBIGUOUS}: no English template says it with one reading on the recoloured scene"

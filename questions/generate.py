@@ -30,7 +30,7 @@ from questions.family import Family
 from questions.functions import BOOL, INTEGER
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
-from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, ReadingCheck, admitted, structure_of
+from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, admitted, reading_check, structure_of
 from questions.search import Candidate, Plan, SceneSearch, expand_program, parameter_values
 from questions.text import english_readings, normalise_text, realise_english, without_other
 
@@ -162,7 +162,7 @@ class QuestionMaker:
         self.plans = [
             Plan.of(family) for family in families.values() if not self.shares or self.shares.get(self.class_of[family.id], 0) > 0
         ]
-        self.checks = {plan.family.id: ReadingCheck(plan.family) for plan in self.plans}
+        self.checks = {plan.family.id: reading_check(plan.family) for plan in self.plans}
         self.vocabulary = load_vocabulary()
 
     def questions_for_scene(self, scene: Mapping[str, Any], state: RunState) -> list[dict[str, Any]]:

@@ -187,9 +187,21 @@ class ReadingCheck:
         return unsafe
 
 
+_CHECKS: dict[tuple[object, ...], ReadingCheck] = {}
+
+
+def reading_check(family: Family) -> ReadingCheck:
+    """The :class:`ReadingCheck` of ``family`` (made once per family program)."""
+    key = (family.id, family.program, tuple(family.params.items()))
+    check = _CHECKS.get(key)
+    if check is None:
+        check = _CHECKS[key] = ReadingCheck(family)
+    return check
+
+
 def unsafe_readings(family: Family, params: Mapping[str, str], scene: SceneIndex) -> list[str]:
-    """:meth:`ReadingCheck.unsafe` of ``family`` (compiled afresh: the engine keeps one check per family)."""
-    return ReadingCheck(family).unsafe(params, scene)
+    """:meth:`ReadingCheck.unsafe` of ``family`` with ``params`` on ``scene``."""
+    return reading_check(family).unsafe(params, scene)
 
 
 def _exclusive(output: int, args: tuple[Any, ...]) -> int:

@@ -22,6 +22,7 @@ built from that object's own attribute values. Each search has a step budget, so
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
@@ -56,6 +57,7 @@ class _PlanNode:
     value_type: str = ""  # valued: relation or an attribute
     need_single: bool = False  # filter: its output feeds a unique
     need_some: bool = False  # filter: at least one of its slots takes a value (the some_set constraint)
+    option_kind: tuple[Any, ...] = ()  # filter: what its options depend on besides the input (the slots' kinds, the two needs)
     handler: Any = None  # valued, call
     gives_set: bool = False  # valued, call: its output is a set of objects
 
@@ -93,7 +95,13 @@ def _plan_node(family: Family, node: Any, consumers: list[str]) -> _PlanNode:
             else:
                 slots.append(_Slot(load_vocabulary().attribute_of(value), None, FIXED, value))
         need_some = any(value in family.some_set for value in node.value_inputs)
-        return _PlanNode("filter", node.function, node.inputs, slots=tuple(slots), need_single="unique" in consumers, need_some=need_some)
+        need_single = "unique" in consumers
+        # Families name their parameters differently (<Z2>, <Z3>); the options depend only on the slots' kinds.
+        kinds = tuple((slot.attribute, slot.mode, slot.literal) for slot in slots)
+        return _PlanNode(
+            "filter", node.function, node.inputs, slots=tuple(slots), need_single=need_single, need_some=need_some,
+            option_kind=(kinds, need_single, need_some),
+        )
     if node.function == "unique":
         return _PlanNode("unique", "unique", node.inputs)
     function = registry[node.function]
@@ -128,6 +136,8 @@ class SceneSearch:
         self._names = {attribute: vocabulary.names(attribute) for attribute in ATTRIBUTES}
         self._relations = tuple(name for name in vocabulary.relations if name in scene.relations())
         self._filter_options: dict[tuple[Any, ...], list[tuple[tuple[str, ...], int]]] = {}
+        self._object_descriptions: dict[tuple[Any, ...], tuple[list[int], list[str]] | None] = {}
+        self._slot_masks: dict[tuple[str, str], list[tuple[str, int]]] = {}
 
     def find(self, plan: Plan, stop_at: int) -> Candidate | None:
         """One depth-first search in a fresh random order; None when the scene allows no candidate
@@ -146,53 +156,66 @@ class SceneSearch:
         """The values a valued node may take here: the scene's relations, or an attribute's names."""
         return self._relations if value_type == RELATION else self._names[value_type]
 
-    def filter_options(
-        self, base: int, slots: tuple[_Slot, ...], need_single: bool, need_some: bool = False
-    ) -> list[tuple[tuple[str, ...], int]]:
+    def filter_options(self, base: int, node: _PlanNode) -> list[tuple[tuple[str, ...], int]]:
         """Every assignment of a filter node's slots in which each filter is needed, with its output mask.
 
         "Needed": dropping any one of the chosen filters would give a different set. So no filter
         changes nothing, whichever order they are applied in, and no word of a description is idle
         ("the large red cube" is not asked when "the red cube" is already the only one).
         """
-        # Families name their parameters differently (<Z2>, <Z3>); the options depend only on the slots' kinds.
-        key = (base, tuple((slot.attribute, slot.mode, slot.literal) for slot in slots), need_single, need_some)
+        key = (base, node.option_kind)
         options = self._filter_options.get(key)
         if options is None:
-            options = self._single_options(base, slots) if need_single else self._all_options(base, slots)
-            if need_some:
+            options = self._single_options(base, node.slots, node.option_kind[0]) if node.need_single else self._all_options(base, node.slots)
+            if node.need_some:
                 options = [option for option in options if any(option[0])]
             self._filter_options[key] = options
         return options
 
-    def _single_options(self, base: int, slots: tuple[_Slot, ...]) -> list[tuple[tuple[str, ...], int]]:
+    def _single_options(self, base: int, slots: tuple[_Slot, ...], kinds: tuple[Any, ...]) -> list[tuple[tuple[str, ...], int]]:
         # A description of one object uses only that object's own values: for each object in the
-        # input, try each allowed subset of slots (and_of[subset] = input narrowed by those slots).
-        size = len(slots)
+        # input, each allowed subset of slots whose filters narrow the input to it, each one needed.
         subsets = _allowed_subsets(slots)
         options = []
         for index in self.scene.indices(base):
-            target = 1 << index
-            own = [self.scene.values[slot.attribute][index] for slot in slots]
-            if any(slot.mode == FIXED and value != slot.literal for slot, value in zip(slots, own)):
+            described = self._descriptions(index, slots, kinds)
+            if described is None:
                 continue
+            ands, own = described
+            target = 1 << index
+            for subset in subsets:
+                if base & ands[subset] == target and _each_needed(base, ands, subset, target):
+                    options.append((tuple(value if subset >> k & 1 else "" for k, value in enumerate(own)), target))
+        return options
+
+    def _descriptions(
+        self, index: int, slots: tuple[_Slot, ...], kinds: tuple[Any, ...]
+    ) -> tuple[list[int], list[str]] | None:
+        """Per subset of ``slots`` (a bit set), the objects having all of object ``index``'s values in
+        those slots, and those values; None when a literal slot does not fit it (``kinds``: the
+        slots' kinds, the cache key)."""
+        key = (index, kinds)
+        if key in self._object_descriptions:
+            return self._object_descriptions[key]
+        own = [self.scene.values[slot.attribute][index] for slot in slots]
+        described: tuple[list[int], list[str]] | None = None
+        if not any(slot.mode == FIXED and value != slot.literal for slot, value in zip(slots, own)):
             masks = [self.scene.mask(slot.attribute, value) for slot, value in zip(slots, own)]
-            and_of = [base] * (1 << size)
+            size = len(slots)
+            ands = [-1] * (1 << size)
             for subset in range(1, 1 << size):
                 lowest = subset & -subset
-                and_of[subset] = and_of[subset ^ lowest] & masks[lowest.bit_length() - 1]
-            for subset in subsets:
-                if and_of[subset] == target and _each_needed(and_of, subset):
-                    options.append((tuple(own[k] if subset >> k & 1 else "" for k in range(size)), target))
-        return options
+                ands[subset] = ands[subset ^ lowest] & masks[lowest.bit_length() - 1]
+            described = (ands, own)
+        self._object_descriptions[key] = described
+        return described
 
     def _all_options(self, base: int, slots: tuple[_Slot, ...]) -> list[tuple[tuple[str, ...], int]]:
         # Slot by slot, keeping partial assignments whose every filter narrowed its input;
         # after an empty set no filter can narrow, so such branches stay empty to the end.
         partial: list[tuple[tuple[str, ...], int, tuple[int, ...]]] = [((), base, ())]
         for slot in slots:
-            values = (slot.literal,) if slot.mode == FIXED else self._names[slot.attribute]
-            masks = [(value, self.scene.mask(slot.attribute, value)) for value in values]
+            masks = self._value_masks(slot)
             grown = []
             for chosen, current, used in partial:
                 if slot.mode in (FREE, EMPTY):
@@ -206,20 +229,29 @@ class SceneSearch:
             partial = grown
         return [(chosen, current) for chosen, current, used in partial if _all_needed(base, used, current)]
 
+    def _value_masks(self, slot: _Slot) -> list[tuple[str, int]]:
+        """The values a slot may take, each with the objects having it."""
+        key = (slot.attribute, slot.literal if slot.mode == FIXED else "")
+        masks = self._slot_masks.get(key)
+        if masks is None:
+            values = (slot.literal,) if slot.mode == FIXED else self._names[slot.attribute]
+            masks = self._slot_masks[key] = [(value, self.scene.mask(slot.attribute, value)) for value in values]
+        return masks
 
-def _allowed_subsets(slots: tuple[_Slot, ...]) -> list[int]:
+
+@lru_cache(maxsize=None)
+def _allowed_subsets(slots: tuple[_Slot, ...]) -> tuple[int, ...]:
     """Bit sets of slots that may carry a value together: with every set/fixed slot, no empty one."""
     required = sum(1 << k for k, slot in enumerate(slots) if slot.mode in (SET, FIXED))
     forbidden = sum(1 << k for k, slot in enumerate(slots) if slot.mode == EMPTY)
-    return [subset for subset in range(1 << len(slots)) if subset & required == required and not subset & forbidden]
+    return tuple(subset for subset in range(1 << len(slots)) if subset & required == required and not subset & forbidden)
 
 
-def _each_needed(and_of: list[int], subset: int) -> bool:
-    result = and_of[subset]
+def _each_needed(base: int, ands: list[int], subset: int, result: int) -> bool:
     rest = subset
     while rest:
         lowest = rest & -rest
-        if and_of[subset ^ lowest] == result:
+        if base & ands[subset ^ lowest] == result:
             return False
         rest ^= lowest
     return True
@@ -262,13 +294,14 @@ class _Walk:
             return self._finish()
         node = self.nodes[t]
         search = self.search
+        checks = self.plan.checks_at[t]
         if node.kind == "filter":
             base = self.out[node.inputs[0]]
-            options = search.filter_options(base, node.slots, node.need_single, node.need_some)
+            options = search.filter_options(base, node)
             if self.wanted is not None:
                 want = tuple(self.wanted.get(slot.param, "") if slot.param else slot.literal for slot in node.slots)
                 options = [option for option in options if option[0] == want]
-            for k in _random_order(len(options), self.stream):
+            for k in self.stream.lazy_order(len(options)):
                 if search.steps >= self.stop_at:
                     return None
                 search.steps += 1
@@ -276,7 +309,7 @@ class _Walk:
                 self.out[t] = mask
                 self.choices[t] = values
                 self.canon[t] = _filtered(self.canon[node.inputs[0]], node.slots, values)
-                if self._differs(t):
+                if not checks or self._differs(t):
                     found = self._visit(t + 1)
                     if found is not None:
                         return found
@@ -286,7 +319,7 @@ class _Walk:
             if self.wanted is not None and node.value_param is not None:
                 values = tuple(v for v in values if v == self.wanted.get(node.value_param))
             args = tuple(self.out[i] for i in node.inputs)
-            for k in _random_order(len(values), self.stream):
+            for k in self.stream.lazy_order(len(values)):
                 if search.steps >= self.stop_at:
                     return None
                 search.steps += 1
@@ -300,7 +333,7 @@ class _Walk:
                 self.choices[t] = value
                 canon = (node.function, value, *(self.canon[i] for i in node.inputs))
                 self.canon[t] = ("set", canon, frozenset()) if node.gives_set else canon
-                if self._differs(t):
+                if not checks or self._differs(t):
                     found = self._visit(t + 1)
                     if found is not None:
                         return found
@@ -324,7 +357,7 @@ class _Walk:
                 return None  # nothing lies between the two: "what is between them?" has no subject
             canon = (node.function, *(self.canon[i] for i in node.inputs))
             self.canon[t] = ("set", canon, frozenset()) if node.gives_set else canon
-        if not self._differs(t):
+        if checks and not self._differs(t):
             return None
         return self._visit(t + 1)
 
@@ -379,15 +412,6 @@ def _inside(a: Any, b: Any) -> bool:
     # b narrowed by more filters is a; every set lies inside the scene, so "the scene, filtered by
     # some of a's filters" holds a whatever a's base ("cubes left of the ball" vs "cubes").
     return b[2] <= a[2] and (a[1] == b[1] or b[1] == ("scene",))
-
-
-def _random_order(n: int, stream: RandomStream) -> Iterator[int]:
-    """range(n) in random order, drawn lazily (a search usually stops after the first few)."""
-    indices = list(range(n))
-    for remaining in range(n, 0, -1):
-        j = stream.below(remaining)
-        yield indices[j]
-        indices[j] = indices[remaining - 1]
 
 
 def run_plan(
