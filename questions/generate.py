@@ -126,11 +126,6 @@ class RunState:
         self.split_texts[question["split"]][words] += 1
         self.next_index = question["question_index"] + 1
 
-    def family_order_key(self, family_id: str) -> int:
-        # Families come least-tried first; a family that keeps coming away empty (no well-posed
-        # instance on most scenes, its questions all asked already) stops crowding the others out.
-        return self.family_uses[family_id] + self.family_misses[family_id]
-
     def least_used_count(self, family: Family) -> int:
         counts = self.answers[family.id]
         domain = answer_domain(family) or tuple(counts)
@@ -171,7 +166,7 @@ class QuestionMaker:
         search = SceneSearch(SceneIndex.from_scene(scene), stream)
         seen_here: set[bytes] = set()  # programs and texts of this image
         made: list[dict[str, Any]] = []
-        order = sorted(self.plans, key=lambda plan: (state.family_order_key(plan.family.id), stream.random()))
+        order = self._family_order(state, stream)
         for plan in order if not self.shares else self._mixed(order, state, made):
             if len(made) >= settings.per_image or search.steps >= settings.budget:
                 break
@@ -186,6 +181,14 @@ class QuestionMaker:
             made.append(question)
             state.record(question, keys)
         return made
+
+    def _family_order(self, state: RunState, stream: RandomStream) -> list[Plan]:
+        """The families least tried first, ties in random order (one draw per family, in turn): a family
+        that keeps coming away empty (no well-posed instance on most scenes, its questions all asked
+        already) stops crowding the others out."""
+        uses, misses, draw = state.family_uses, state.family_misses, stream.random
+        keys = [(uses[plan.family.id] + misses[plan.family.id], draw()) for plan in self.plans]
+        return [self.plans[i] for i in sorted(range(len(self.plans)), key=keys.__getitem__)]
 
     def _mixed(self, order: list[Plan], state: RunState, made: list[dict[str, Any]]) -> Iterator[Plan]:
         """The scene's families in the order that moves the run towards the asked mix: each next one

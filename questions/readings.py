@@ -68,9 +68,17 @@ def _structure_cached(family_id: str, program: tuple[TemplateNode, ...], params:
     return _structure(Family(family_id, "", dict(params), program, frozenset(), frozenset(), (), {}, "", 0))
 
 
+_BY_FAMILY: dict[int, tuple[Family, Structure]] = {}
+
+
 def structure_of(family: Family) -> Structure:
     """The phrases, relations and other readings of ``family`` (cached by its program)."""
-    return _structure_cached(family.id, family.program, tuple(family.params.items()))
+    known = _BY_FAMILY.get(id(family))
+    if known is not None and known[0] is family:  # the family object itself, kept alive by the cache
+        return known[1]
+    structure = _structure_cached(family.id, family.program, tuple(family.params.items()))
+    _BY_FAMILY[id(family)] = (family, structure)
+    return structure
 
 
 def _structure(family: Family) -> Structure:

@@ -138,6 +138,7 @@ class SceneSearch:
         self._filter_options: dict[tuple[Any, ...], list[tuple[tuple[str, ...], int]]] = {}
         self._object_descriptions: dict[tuple[Any, ...], tuple[list[int], list[str]] | None] = {}
         self._slot_masks: dict[tuple[str, str], list[tuple[str, int]]] = {}
+        self._pairs: dict[tuple[Any, ...], frozenset[tuple[str, str]]] = {}
 
     def find(self, plan: Plan, stop_at: int) -> Candidate | None:
         """One depth-first search in a fresh random order; None when the scene allows no candidate
@@ -171,6 +172,14 @@ class SceneSearch:
                 options = [option for option in options if any(option[0])]
             self._filter_options[key] = options
         return options
+
+    def described_pairs(self, node: _PlanNode, values: tuple[str, ...]) -> frozenset[tuple[str, str]]:
+        """The (attribute, value) pairs a filter node's chosen ``values`` add to the canonical description of its input."""
+        key = (node.option_kind[0], values)
+        pairs = self._pairs.get(key)
+        if pairs is None:
+            pairs = self._pairs[key] = frozenset((slot.attribute, value) for slot, value in zip(node.slots, values) if value)
+        return pairs
 
     def _single_options(self, base: int, slots: tuple[_Slot, ...], kinds: tuple[Any, ...]) -> list[tuple[tuple[str, ...], int]]:
         # A description of one object uses only that object's own values: for each object in the
@@ -308,7 +317,8 @@ class _Walk:
                 values, mask = options[k]
                 self.out[t] = mask
                 self.choices[t] = values
-                self.canon[t] = _filtered(self.canon[node.inputs[0]], node.slots, values)
+                source = self.canon[node.inputs[0]]
+                self.canon[t] = ("set", source[1], source[2] | search.described_pairs(node, values))
                 if not checks or self._differs(t):
                     found = self._visit(t + 1)
                     if found is not None:
@@ -389,12 +399,6 @@ class _Walk:
         ):
             return None  # the question would name its own answer
         return Candidate(tuple(self.choices), answer, tuple(self.out))
-
-
-def _filtered(source: Any, slots: tuple[_Slot, ...], values: tuple[str, ...]) -> Any:
-    """The canonical description after a filter: the same base with more (attribute, value) pairs."""
-    pairs = frozenset((slot.attribute, value) for slot, value in zip(slots, values) if value)
-    return ("set", source[1], source[2] | pairs)
 
 
 def _overlapping(a: Any, b: Any) -> bool:
