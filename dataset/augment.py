@@ -252,7 +252,7 @@ class QuestionRecolourer:
     ) -> tuple[int, str] | None:
         """From the source's English template on, the first that reads with one meaning, realised
         with the mapped values (synonyms drawn afresh); None when none does."""
-        from questions.generate import readable_english
+        from questions.scene_questions import readable_english
         from questions.random_stream import RandomStream
 
         first = int(question.get("template_index", 0)) % len(family.text["en"])

@@ -30,9 +30,8 @@ from render.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_targ
 from ruclevr.paths import check_output_location
 
 from questions.families import families_digest, family_files, load_families
-from questions.generate import (
-    CHUNK_SCENES, MIX_AXES, ResumeMismatch, SceneFailed, Settings, SplitWideUnique, generate_chunks, mix_class,
-)
+from questions.generate import CHUNK_SCENES, ResumeMismatch, SceneFailed, SplitWideUnique, generate_chunks
+from questions.scene_questions import MIX_AXES, Settings, mix_class
 from questions.validator import FAMILY_SUFFIXES, FamilyError, validate_files
 
 log = stage_logger("questions")

@@ -22,7 +22,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any, Iterator, Mapping
 
 import ijson
 import orjson
@@ -32,6 +32,10 @@ from ruclevr.io import TMP_SUFFIX, atomic_open
 
 _MEMBER_INDENT = "  "
 _ITEM_INDENT = "    "
+_MEMBER_PREFIX = b"  "
+_ITEM_PREFIX = b"    "
+#: How an item of more than one line ends in an indent-2 document's list (without the item's indent).
+_ITEM_END = b"\n" + _ITEM_PREFIX + b"}"
 _COPY_BUFFER = 1 << 20
 
 
@@ -55,6 +59,12 @@ class JsonDocument:
 
     def items(self) -> Iterator[Any]:
         """The list's items in order; DocumentError if the file is not such a document."""
+        for item, _ in self.items_with_text():
+            yield item
+
+    def items_with_text(self) -> Iterator[tuple[Any, bytes | None]]:
+        """Each item with its text as :func:`encode_item_bytes` writes it, when the file holds it in
+        exactly that form (else None): such a text can be passed on without encoding the item again."""
         found = False
         for name, value in self._members(stop_at_list=False):
             if name == self.key:
@@ -81,17 +91,17 @@ class JsonDocument:
             yield from self._incremental_members(stop_at_list)
 
     def _indented_members(self, stop_at_list: bool) -> Iterator[tuple[str, Any]]:
-        with open(self.path, encoding="utf-8", newline="") as handle:
-            reader = _TextReader(handle)
+        with open(self.path, "rb") as handle:
+            reader = _BytesReader(handle)
             reader.readline()  # "{"
             while (line := reader.readline()) is not None:
-                if line == "}":
+                if line == b"}":
                     return
-                if not line.startswith(_MEMBER_INDENT + '"'):
-                    raise DocumentError(f"unexpected line {line[:60]!r}")
-                name_text, _, rest = line[len(_MEMBER_INDENT):].partition(": ")
+                if not line.startswith(_MEMBER_PREFIX + b'"'):
+                    raise DocumentError(f"unexpected line {_shown(line)!r}")
+                name_text, _, rest = line[len(_MEMBER_PREFIX):].partition(b": ")
                 name = _loads(name_text)
-                if name == self.key and rest == "[":
+                if name == self.key and rest == b"[":
                     if stop_at_list:
                         return
                     yield name, _indented_items(reader)
@@ -115,7 +125,7 @@ class JsonDocument:
                     if name == self.key:
                         if stop_at_list:
                             return
-                        yield name, _incremental_items(events, name)
+                        yield name, ((item, None) for item in _incremental_items(events, name))
                     else:
                         yield name, _incremental_value(events, name)
             except ijson.JSONError as error:
@@ -123,12 +133,13 @@ class JsonDocument:
             raise DocumentError("ends before its closing brace (a truncated file?)")
 
 
-class _TextReader:
-    """Lines of a text file, and stretches up to a marker, from one read-ahead buffer (few Python steps per item)."""
+class _BytesReader:
+    """Lines of a file, and stretches up to a marker, from one read-ahead buffer (few Python steps
+    per item); bytes, as orjson parses them without a detour through ``str``."""
 
-    def __init__(self, handle: IO[str]) -> None:
+    def __init__(self, handle: IO[bytes]) -> None:
         self.handle = handle
-        self.buffer = ""
+        self.buffer = b""
         self.pos = 0
 
     def _fill(self) -> bool:
@@ -139,9 +150,9 @@ class _TextReader:
         self.pos = 0
         return True
 
-    def readline(self) -> str | None:
+    def readline(self) -> bytes | None:
         """The next line without its newline; None at the end."""
-        while (end := self.buffer.find("\n", self.pos)) < 0:
+        while (end := self.buffer.find(b"\n", self.pos)) < 0:
             if not self._fill():
                 if self.pos == len(self.buffer):
                     return None
@@ -150,12 +161,12 @@ class _TextReader:
         line, self.pos = self.buffer[self.pos:end], end + 1
         return line
 
-    def startswith(self, text: str) -> bool:
+    def startswith(self, text: bytes) -> bool:
         while len(self.buffer) - self.pos < len(text) and self._fill():
             pass
         return self.buffer.startswith(text, self.pos)
 
-    def through(self, marker: str) -> str | None:
+    def through(self, marker: bytes) -> bytes | None:
         """The text from here through the next ``marker``; None if the file ends first."""
         searched = 0  # characters after self.pos known to hold no marker start
         while (end := self.buffer.find(marker, self.pos + searched)) < 0:
@@ -169,42 +180,48 @@ class _TextReader:
 _READ_SIZE = 1 << 20
 
 
-def _member_text(rest: str, reader: _TextReader) -> str:
+def _member_text(rest: bytes, reader: _BytesReader) -> bytes:
     """The text of a member value that starts with ``rest`` on the member's line."""
-    if rest not in ("{", "["):
-        return rest.removesuffix(",")
+    if rest not in (b"{", b"["):
+        return rest.removesuffix(b",")
     parts = [rest]
     while (line := reader.readline()) is not None:
-        if line.startswith(_MEMBER_INDENT + "}") or line.startswith(_MEMBER_INDENT + "]"):
-            parts.append(line.removesuffix(","))
-            return "\n".join(parts)
+        if line.startswith(_MEMBER_PREFIX + b"}") or line.startswith(_MEMBER_PREFIX + b"]"):
+            parts.append(line.removesuffix(b","))
+            return b"\n".join(parts)
         parts.append(line)
     raise DocumentError("ends inside a value (a truncated file?)")
 
 
-def _indented_items(reader: _TextReader) -> Iterator[Any]:
-    """Items at indent 4: an object or list item ends at the first line that is its indent and a
-    closing bracket (deeper lines are indented more, and strings hold no raw newline)."""
+def _indented_items(reader: _BytesReader) -> Iterator[tuple[Any, bytes | None]]:
+    """Items at indent 4, each with its text when that is exactly what :func:`encode_item_bytes`
+    writes: an object or list item ends at the first line that is its indent and a closing bracket
+    (deeper lines are indented more, and strings hold no raw newline)."""
     while True:
-        if reader.startswith(_MEMBER_INDENT + "]"):
+        if reader.startswith(_MEMBER_PREFIX + b"]"):
             reader.readline()
             return
-        opening = reader.startswith(_ITEM_INDENT + "{") or reader.startswith(_ITEM_INDENT + "[")
-        if opening and not (reader.startswith(_ITEM_INDENT + "{}") or reader.startswith(_ITEM_INDENT + "[]")):
-            closer = "\n" + _ITEM_INDENT + ("}" if reader.startswith(_ITEM_INDENT + "{") else "]")
+        opening = reader.startswith(_ITEM_PREFIX + b"{") or reader.startswith(_ITEM_PREFIX + b"[")
+        if opening and not (reader.startswith(_ITEM_PREFIX + b"{}") or reader.startswith(_ITEM_PREFIX + b"[]")):
+            closer = b"\n" + _ITEM_PREFIX + (b"}" if reader.startswith(_ITEM_PREFIX + b"{") else b"]")
             text = reader.through(closer)
             after = reader.readline()
-            if text is None or after not in ("", ","):
+            if text is None or after not in (b"", b","):
                 raise DocumentError("ends inside an item (a truncated file?)" if text is None or after is None
-                                    else f"unexpected text after an item: {after[:60]!r}")
-            yield _loads_item(text[len(_ITEM_INDENT):])
+                                    else f"unexpected text after an item: {_shown(after)!r}")
+            yield _loads_item(text[len(_ITEM_PREFIX):])
             continue
         line = reader.readline()
         if line is None:
             raise DocumentError("ends inside its list (a truncated file?)")
-        if not line.startswith(_ITEM_INDENT) or line[len(_ITEM_INDENT):][:1] in (" ", ""):
-            raise DocumentError(f"unexpected line {line[:60]!r}")
-        yield _loads(line.removesuffix(","))
+        if not line.startswith(_ITEM_PREFIX) or line[len(_ITEM_PREFIX):][:1] in (b" ", b""):
+            raise DocumentError(f"unexpected line {_shown(line)!r}")
+        yield _loads(line.removesuffix(b",")), None
+
+
+def _shown(line: bytes) -> str:
+    """The start of a line, for an error message."""
+    return line[:60].decode("utf-8", errors="replace")
 
 
 def _incremental_items(events: Iterator[tuple[str, str, Any]], name: str) -> Iterator[Any]:
@@ -244,8 +261,9 @@ def _first_line(error: Exception) -> str:
     return (str(error).strip().splitlines() or [type(error).__name__])[0].strip()
 
 
-def _loads_item(text: str) -> Any:
-    """An object or list item of an indent-2 list (from its opening bracket), parsed by orjson when that is exactly right.
+def _loads_item(text: bytes) -> tuple[Any, bytes | None]:
+    """An object or list item of an indent-2 list (from its opening bracket), parsed by orjson when
+    that is exactly right, and ``text`` when it is the item's encoding.
 
     orjson reads an integer beyond 64 bits as a float, silently; so its result is kept only when
     it encodes back to the very text it came from (the file was written as this module writes),
@@ -254,11 +272,11 @@ def _loads_item(text: str) -> Any:
     try:
         value = orjson.loads(text)
     except orjson.JSONDecodeError:
-        return _loads(text)
-    return value if encode_item(value) == text else _loads(text)
+        return _loads(text), None
+    return (value, text) if encode_item_bytes(value) == text else (_loads(text), None)
 
 
-def _loads(text: str) -> Any:
+def _loads(text: bytes) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
@@ -293,7 +311,12 @@ def checked_info(document: JsonDocument, label: str) -> dict[str, Any]:
 
 
 def encode_item(item: Any) -> str:
-    """One item as it appears inside an indent-2 document's list (without the leading indent).
+    """One item as it appears inside an indent-2 document's list (without the leading indent)."""
+    return encode_item_bytes(item).decode()
+
+
+def encode_item_bytes(item: Any) -> bytes:
+    """:func:`encode_item` in UTF-8.
 
     orjson writes what ``json.dumps(item, ensure_ascii=False, indent=2)`` writes, several times
     faster, except for floats below 1e-4 in size (``0.00002`` or ``2e-9`` against ``2e-05`` and
@@ -301,12 +324,21 @@ def encode_item(item: Any) -> str:
     string that looks like one) is encoded by the standard library instead.
     """
     try:
-        text = orjson.dumps(item, option=orjson.OPT_INDENT_2).decode()
+        text = orjson.dumps(item, option=orjson.OPT_INDENT_2)
     except TypeError:
         text = None
-    if text is None or "e-" in text or "0.0000" in text:
-        text = json.dumps(item, ensure_ascii=False, indent=2)
-    return text.replace("\n", "\n" + _ITEM_INDENT)
+    if text is None or b"e-" in text or b"0.0000" in text:
+        text = json.dumps(item, ensure_ascii=False, indent=2).encode()
+    return text.replace(b"\n", b"\n" + _ITEM_PREFIX)
+
+
+def encode_extended(item: Mapping[str, Any], text: bytes | None, extra: Mapping[str, Any]) -> bytes:
+    """The encoding of ``{**item, **extra}``, from ``text`` (the encoding of ``item``, when known)
+    where ``extra``'s keys are new: ``extra``'s lines spliced in before the closing brace."""
+    if text is None or not text.endswith(_ITEM_END) or any(key in item for key in extra):
+        return encode_item_bytes({**item, **extra})
+    added = encode_item_bytes(dict(extra))
+    return text[: -len(_ITEM_END)] + b"," + added[1:]
 
 
 class DocumentWriter:
@@ -332,22 +364,27 @@ class DocumentWriter:
         if self._spool is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, self._spool_name = tempfile.mkstemp(prefix=f".{self.path.name}.items.", suffix=TMP_SUFFIX, dir=self.path.parent)
-            self._spool = os.fdopen(fd, "w+", encoding="utf-8")
+            self._spool = os.fdopen(fd, "w+b")
         return self._spool
 
     def write(self, item: Any) -> None:
-        self._open_spool().write(("\n" if self.count == 0 else ",\n") + _ITEM_INDENT + encode_item(item))
+        self.write_encoded(encode_item_bytes(item))
+
+    def write_encoded(self, text: bytes) -> None:
+        """Append an item given as :func:`encode_item_bytes` (or :func:`encode_extended`) wrote it."""
+        self._open_spool().write((b"\n" if self.count == 0 else b",\n") + _ITEM_PREFIX + text)
         self.count += 1
 
     def finish(self, info: Any) -> None:
         spool = self._open_spool()
         spool.flush()
         spool.seek(0)
-        with atomic_open(self.path) as handle:
-            handle.write("{\n" + _MEMBER_INDENT + '"info": ' + json.dumps(info, ensure_ascii=False, indent=2).replace("\n", "\n" + _MEMBER_INDENT))
-            handle.write(",\n" + _MEMBER_INDENT + json.dumps(self.key) + ": [")
+        head = "{\n" + _MEMBER_INDENT + '"info": ' + json.dumps(info, ensure_ascii=False, indent=2).replace("\n", "\n" + _MEMBER_INDENT)
+        head += ",\n" + _MEMBER_INDENT + json.dumps(self.key) + ": ["
+        with atomic_open(self.path, "wb") as handle:
+            handle.write(head.encode())
             shutil.copyfileobj(spool, handle, _COPY_BUFFER)
-            handle.write(("\n" + _MEMBER_INDENT + "]" if self.count else "]") + "\n}\n")
+            handle.write((("\n" + _MEMBER_INDENT + "]" if self.count else "]") + "\n}\n").encode())
 
     def __exit__(self, *exc_info: object) -> None:
         if self._spool is not None:

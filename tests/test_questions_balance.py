@@ -11,7 +11,8 @@ from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from questions.executor import run_program
 from questions.families import load_families
 from questions.functions import format_answer
-from questions.generate import Settings, generate, program_key
+from questions.generate import Settings, generate
+from questions.scene_questions import program_key
 from questions.scene_index import SceneIndex
 from questions.text import normalise_text
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from questions.families import load_families
-from questions.generate import Settings, generate, mix_class
+from questions.generate import Settings, generate
+from questions.scene_questions import mix_class
 
 ROOT = Path(__file__).resolve().parents[1]
 TYPE_MIX = (("binary", 0.3), ("count", 0.2), ("colors", 0.2), ("shapes", 0.1), ("materials", 0.1), ("size", 0.1))

@@ -18,7 +18,7 @@ import yaml
 from assets.vocabulary import load_vocabulary
 from questions.executor import execute_program
 from questions.families import FAMILIES_DIR, load_families
-from questions.generate import readable_english
+from questions.scene_questions import readable_english
 from questions.random_stream import RandomStream
 from questions.readings import UNSAFE_FIELD, structure_of, unsafe_readings
 from questions.scene_index import SceneIndex

@@ -43,7 +43,7 @@ from ruclevr.cli import (
 from render.farm import add_text_farm_arguments, run_text_stage
 from render.shards import SHARD_SPEC_HELP, consecutive_shards, merge_target, parse_shard, scene_block_positions, sharded_path
 from ruclevr.io import remove_temporaries_of
-from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items
+from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items, encode_extended
 from ruclevr.paths import check_output_location
 from translate.answers import answer_to_russian
 from translate.base import Backend
@@ -168,8 +168,8 @@ def translate_questions(argv: Sequence[str] | None) -> int:
     info = questions_info(document)
     try:
         with DocumentWriter(out, "questions") as writer:
-            for item in run.items(document, selected, expected_count(info, selected)):
-                writer.write(item)
+            for text in run.encoded_items(document, selected, expected_count(info, selected)):
+                writer.write_encoded(text)
             settings = run_settings(args, translator, fingerprint, sha256, run.backend, run.failed)
             if shard:
                 settings["shard"] = {"index": shard.index, "count": shard.count, "first": selected.start, "stop": selected.stop}
@@ -201,20 +201,20 @@ class TranslationRun:
         self.failed: dict[int, str] = {}
         self.seen = 0
 
-    def items(self, document: JsonDocument, selected: range, total: int | None) -> Iterator[dict[str, Any]]:
-        """The output items of ``selected`` (``total`` of them, when known: for the progress bar's ETA)."""
+    def encoded_items(self, document: JsonDocument, selected: range, total: int | None) -> Iterator[bytes]:
+        """The output items of ``selected``, encoded (``total`` of them, when known: for the progress bar's ETA)."""
         args = self.args
         path = args.questions
-        window: list[tuple[int, dict[str, Any]]] = []
+        window: list[tuple[int, dict[str, Any], bytes | None]] = []
         # The bar shows after a second: bad input is reported alone on stderr.
         with tqdm(total=total, desc=f"{PROG} ({args.backend})", unit="q", disable=progress_disabled(), delay=1) as bar:
-            for index, question in enumerate(checked_questions(document, path)):
+            for index, (question, text) in enumerate(checked_questions(document, path)):
                 if index < selected.start:
                     continue
                 if index >= selected.stop:
                     break
                 check_question(path, index, question, needs_english=args.backend != "native")
-                window.append((index, question))
+                window.append((index, question, text))
                 if len(window) == args.batch_size:
                     yield from self.finish_window(window)
                     bar.update(len(window))
@@ -222,11 +222,13 @@ class TranslationRun:
             yield from self.finish_window(window)
             bar.update(len(window))
 
-    def finish_window(self, window: Sequence[tuple[int, dict[str, Any]]]) -> Iterator[dict[str, Any]]:
-        """Realise a window's unsaved questions (saving them at once), then yield its output items."""
+    def finish_window(self, window: Sequence[tuple[int, dict[str, Any], bytes | None]]) -> Iterator[bytes]:
+        """Realise a window's unsaved questions (saving them at once), then yield its output items,
+        encoded: each input item's own text (when the file holds it as it is written) with the
+        three new keys added, so an item is parsed once and never encoded again."""
         args = self.args
-        answers = [russian_answer(index, question, args.yo) for index, question in window]
-        pending = [(index, question) for index, question in window if not self.is_done(index)]
+        answers = [russian_answer(index, question, args.yo) for index, question, _ in window]
+        pending = [(index, question) for index, question, _ in window if not self.is_done(index)]
         texts: dict[int, str] = {}
         if pending:
             realised, reasons = realise_chunk(self.started_backend(), [question for _, question in pending])
@@ -235,12 +237,12 @@ class TranslationRun:
             if texts:
                 self.progress_log.save(texts)
         self.seen += len(window)
-        for (index, question), answer in zip(window, answers):
+        for (index, question, encoded), answer in zip(window, answers):
             text = texts.get(index)
             if text is None and self.is_done(index):
                 text = next_saved(self.saved, index)
             if text is not None:
-                yield {**question, "question_ru": text, "answer_ru": answer, "translator": self.translator}
+                yield encode_extended(question, encoded, {"question_ru": text, "answer_ru": answer, "translator": self.translator})
 
     def is_done(self, index: int) -> bool:
         return index < len(self.done) and bool(self.done[index])
@@ -279,10 +281,11 @@ def input_sha256(path: Path) -> str:
         raise UsageError(f"--in {path}: cannot read it ({error.strerror})") from None
 
 
-def checked_questions(document: JsonDocument, path: Path) -> Iterator[Any]:
-    """The items of questions.json; a file that is not one is a UsageError."""
+def checked_questions(document: JsonDocument, path: Path) -> Iterator[tuple[Any, bytes | None]]:
+    """The items of questions.json with their texts (:meth:`JsonDocument.items_with_text`); a file
+    that is not one is a UsageError."""
     try:
-        yield from document.items()
+        yield from document.items_with_text()
     except (DocumentError, UnicodeDecodeError) as error:
         raise questions_file_error(path, error) from None
 
@@ -335,7 +338,7 @@ def check_questions(path: Path, *, needs_english: bool, yo_policy: str) -> Sourc
     scene_starts = array("q")
     scene = None
     count = 0
-    for index, question in enumerate(checked_questions(document, path)):
+    for index, (question, _) in enumerate(checked_questions(document, path)):
         check_question(path, index, question, needs_english=needs_english)
         russian_answer(index, question, yo_policy)
         here = (question.get("split"), question.get("image_index"))
