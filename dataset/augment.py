@@ -173,7 +173,7 @@ class QuestionRecolourer:
     the question engine from them, the answer by execution, English text from the family's template."""
 
     def __init__(self, families: Mapping[str, Any], seed: int, vocabulary: Vocabulary | None = None) -> None:
-        from questions.search import Plan
+        from questions.plan import Plan
 
         self.families = families
         self.seed = seed
@@ -206,7 +206,7 @@ class QuestionRecolourer:
         from questions.executor import execute_program
         from questions.functions import ExecutionError
         from questions.readings import UNSAFE_FIELD, unsafe_readings
-        from questions.search import expand_program
+        from questions.plan import expand_program
 
         family = self.families[question["family"]]
         plan = self.plans[question["family"]]

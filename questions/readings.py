@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from questions.family import Family, TemplateNode
 from questions.functions import ExecutionError, format_answer
 from questions.scene_index import SceneIndex
-from questions.search import Plan, choices_of, run_plan
+from questions.plan import Plan, choices_of, run_plan
 
 UNSAFE_FIELD = "unsafe_readings"
 #: The refusal key ("<family> <language> all") of a question no template could say with one reading.

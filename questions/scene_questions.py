@@ -21,7 +21,8 @@ from questions.functions import BOOL, INTEGER
 from questions.random_stream import RandomStream
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, admitted, reading_check, structure_of
 from questions.scene_index import SceneIndex
-from questions.search import Candidate, Plan, SceneSearch, expand_program, parameter_values
+from questions.plan import Plan, expand_program, parameter_values
+from questions.search import Candidate, SceneSearch
 from questions.text import english_readings, normalise_text, realise_english, without_other
 
 

@@ -23,7 +23,8 @@ from questions.executor import execute_program
 from questions.families import load_families
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
-from questions.search import Plan, SceneSearch, expand_program, parameter_values
+from questions.plan import Plan, expand_program, parameter_values
+from questions.search import SceneSearch
 from render.sampler import SceneOptions
 from render.scene_graph import sample_scene_graph
 from ruclevr.cli import UsageError

@@ -22,7 +22,7 @@ from questions.scene_questions import readable_english
 from questions.random_stream import RandomStream
 from questions.readings import UNSAFE_FIELD, structure_of, unsafe_readings
 from questions.scene_index import SceneIndex
-from questions.search import Plan, choices_of, expand_program
+from questions.plan import Plan, choices_of, expand_program
 from questions.text import english_readings
 from translate.answers import answer_to_russian
 from translate.morphology import analyzer

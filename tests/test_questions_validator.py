@@ -201,7 +201,8 @@ def test_the_readme_worked_example_is_a_valid_family_with_its_hand_answer(tmp_pa
 
     from questions.random_stream import RandomStream
     from questions.scene_index import SceneIndex
-    from questions.search import Plan, SceneSearch
+    from questions.plan import Plan
+    from questions.search import SceneSearch
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("### Adding a question family"):]

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import heapq
 import json
 import os
-import shutil
 import sys
 from array import array
 from collections import Counter
@@ -46,14 +44,15 @@ from ruclevr.io import remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items, encode_extended
 from ruclevr.paths import check_output_location
 from translate.answers import answer_to_russian
+from translate.backends import CACHE_FILENAME, check_backend_options, make_backend, realise_chunk, translator_name
 from translate.base import Backend
+from translate.progress import Progress, next_saved
 from translate.spelling import DEFAULT_YO_POLICY, YO_POLICIES, apply_yo_policy
 
 log = stage_logger("translate")
 PROG = "translate"
 BACKENDS = ("native", "google", "marian")
 DEFAULT_BATCH_SIZE = 32
-CACHE_FILENAME = "translate_cache.sqlite"
 FAILURES_SHOWN = 20
 EXIT_FAILURES = 1
 
@@ -304,25 +303,6 @@ def questions_file_error(path: Path, error: Exception) -> UsageError:
     return UsageError(f"--in {path}: {error}")
 
 
-def next_saved(saved: Iterator[tuple[int, str]], index: int) -> str:
-    """The saved text of ``index`` from the index-ordered stream of saved texts."""
-    for saved_index, text in saved:
-        if saved_index == index:
-            return text
-    raise RuntimeError(f"the saved progress lost question {index}")
-
-
-def check_backend_options(args: argparse.Namespace) -> None:
-    if args.model is not None and args.backend != "marian":
-        raise UsageError(f"--model applies only to --backend marian, not {args.backend}")
-    if args.cache is not None and args.backend == "native":
-        raise UsageError("--cache applies only to --backend google or marian; native needs no cache")
-    if args.families is not None and args.backend != "native":
-        raise UsageError(f"--families applies only to --backend native, not {args.backend}")
-    if args.families is not None and not args.families.is_dir():
-        raise UsageError(f"--families {args.families}: no such folder")
-
-
 @dataclass(frozen=True)
 class Source:
     """What a shard needs to know of a checked questions.json before it starts."""
@@ -358,14 +338,6 @@ def check_question(path: Path, index: int, question: object, *, needs_english: b
             raise UsageError(f"--in {path}: question {index} has no {key!r} string")
 
 
-def translator_name(args: argparse.Namespace) -> str:
-    if args.backend == "marian":
-        from translate import marian
-
-        return marian.backend_name(args.model or marian.DEFAULT_MODEL)
-    return str(args.backend)
-
-
 def run_fingerprint(source_sha256: str, translator: str, args: argparse.Namespace) -> str:
     """What decides the output's content: a finished output or saved progress is reused only if it matches."""
     decisive = {"source_sha256": source_sha256, "translator": translator, "yo": args.yo}
@@ -386,79 +358,6 @@ def output_is_up_to_date(out: Path, fingerprint: str, *, overwrite: bool) -> boo
     if not same_run:
         raise UsageError(f"--out {out} exists and was made from other input or settings; pass --overwrite to replace it")
     return bool(recorded.get("complete"))
-
-
-def make_backend(args: argparse.Namespace) -> Backend:
-    """Build the chosen backend; a backend that cannot start is a usage error (exit 2)."""
-    if args.backend == "native":
-        return make_native_backend(args)
-    from translate.cache import TranslationCache
-
-    cache_path = args.cache or (args.out.parent / CACHE_FILENAME if args.backend == "google" else None)
-    try:
-        cache = TranslationCache(cache_path) if cache_path else None
-    except ValueError as error:
-        raise UsageError(f"--cache: {error}") from None
-    if args.backend == "google":
-        from translate.google import GoogleBackend
-
-        return GoogleBackend(cache=cache, timeout_s=args.timeout, retries=args.retries, backoff_s=args.backoff)
-    from translate.marian import DEFAULT_MODEL, MarianBackend, ModelNotAvailable
-
-    model = args.model or DEFAULT_MODEL
-    try:
-        return MarianBackend(model, batch_size=args.batch_size, cache=cache)
-    except ModelNotAvailable as error:
-        raise UsageError(
-            f"cannot load Marian model {model!r}: {error}; use --backend native, "
-            "or --model with a local folder holding a Marian model"
-        ) from None
-
-
-def make_native_backend(args: argparse.Namespace) -> Backend:
-    from translate.native import NativeRealiser
-
-    try:
-        return NativeRealiser(families_dir=args.families, seed=args.seed)
-    except ValueError as error:  # bad family files: every problem, one per line, joined into one
-        raise UsageError("; ".join(str(error).splitlines())) from None
-
-
-def realise_chunk(
-    backend: Backend | None, questions: Sequence[Mapping[str, Any]]
-) -> tuple[list[str | None], dict[int, str]]:
-    """Realise one chunk; return texts and failure reasons by position in the chunk.
-
-    If the backend raises on the chunk, each question is tried alone so that one bad question
-    does not take the rest of its chunk with it.
-    """
-    assert backend is not None
-    try:
-        return collect_reasons(backend, backend.realise(questions), len(questions))
-    except Exception:  # any backend error: isolate it by retrying one question at a time
-        texts: list[str | None] = []
-        reasons: dict[int, str] = {}
-        for position, question in enumerate(questions):
-            try:
-                [text], one_reason = collect_reasons(backend, backend.realise([question]), 1)
-            except Exception as error:
-                text, one_reason = None, {0: f"{type(error).__name__}: {error}"}
-            texts.append(text)
-            if 0 in one_reason:
-                reasons[position] = one_reason[0]
-        return texts, reasons
-
-
-def collect_reasons(backend: Backend, texts: list[str | None], expected: int) -> tuple[list[str | None], dict[int, str]]:
-    if len(texts) != expected:
-        raise RuntimeError(f"backend {backend.name} returned {len(texts)} texts for {expected} questions")
-    known = getattr(backend, "last_failures", {})
-    reasons = {
-        position: known.get(position, "the backend produced no text")
-        for position, text in enumerate(texts)
-        if text is None
-    }
-    return texts, reasons
 
 
 def run_settings(
@@ -496,75 +395,6 @@ def report_failures(failed: Mapping[int, str], total: int, out: Path) -> None:
     log.error(f"{PROG}: {len(failed)} of {total} questions failed; "
         f"{out} holds the {total - len(failed)} that succeeded "
         "(info.translate.failed lists all); rerun the same command to retry the failed ones")
-
-
-class Progress:
-    """Finished chunks of a run, appended to ``OUT.parts/pass_NNNNNN.jsonl``: one line per chunk.
-
-    Each run that has work appends to a new pass file, whose first line records the run's
-    fingerprint: a pass of another run is refused, not mixed in. Within a pass the indices only
-    grow and passes never share one, so the saved texts are read back in index order by merging
-    the passes. A killed run may leave half a line at the end of its pass: that chunk is simply
-    done again. Saving a chunk costs the same however many were saved before it.
-    """
-
-    def __init__(self, out: Path, fingerprint: str) -> None:
-        self.folder = out.with_name(out.name + ".parts")
-        self.fingerprint = fingerprint
-        self._handle: Any = None
-
-    def load(self) -> bytearray:
-        """Which questions have a saved text (1 at their index) and which not (0, or beyond the end)."""
-        done = bytearray()
-        for path in self._passes():
-            for index, _ in self._entries(path):
-                if index >= len(done):
-                    done.extend(bytes(index + 1 - len(done)))
-                done[index] = 1
-        return done
-
-    def saved_texts(self) -> Iterator[tuple[int, str]]:
-        """(index, text) of every saved question, in index order."""
-        return heapq.merge(*(self._entries(path) for path in self._passes()), key=lambda entry: entry[0])
-
-    def save(self, finished: Mapping[int, str]) -> None:
-        if self._handle is None:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            number = len(self._passes())
-            self._handle = open(self.folder / f"pass_{number:06d}.jsonl", "a", encoding="utf-8")
-            self._handle.write(json.dumps({"fingerprint": self.fingerprint}) + "\n")
-        line = json.dumps({str(index): text for index, text in finished.items()}, ensure_ascii=False)
-        self._handle.write(line + "\n")
-        self._handle.flush()
-
-    def remove(self) -> None:
-        self.close()
-        shutil.rmtree(self.folder, ignore_errors=True)
-
-    def close(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
-
-    def _entries(self, path: Path) -> Iterator[tuple[int, str]]:
-        with open(path, encoding="utf-8") as handle:
-            header = handle.readline()
-            try:
-                fingerprint = json.loads(header).get("fingerprint")
-            except ValueError:
-                return  # a pass killed while writing its first line
-            if fingerprint != self.fingerprint:
-                raise UsageError(
-                    f"{self.folder} holds progress of a run with other input or settings; pass --overwrite to start afresh"
-                )
-            for line in handle:
-                if not line.endswith("\n"):
-                    return  # the chunk a killed run was writing: done again
-                for index, text in json.loads(line).items():
-                    yield int(index), text
-
-    def _passes(self) -> list[Path]:
-        return sorted(self.folder.glob("pass_[0-9][0-9][0-9][0-9][0-9][0-9].jsonl")) if self.folder.is_dir() else []
 
 
 #: What each shard's info.translate has of its own; merge drops the first and sums the others.
