@@ -36,6 +36,8 @@ _MEMBER_PREFIX = b"  "
 _ITEM_PREFIX = b"    "
 #: How an item of more than one line ends in an indent-2 document's list (without the item's indent).
 _ITEM_END = b"\n" + _ITEM_PREFIX + b"}"
+_ITEM_OPENINGS = (_ITEM_PREFIX + b"{", _ITEM_PREFIX + b"[")
+_EMPTY_ITEMS = (_ITEM_PREFIX + b"{}", _ITEM_PREFIX + b"[]")
 _COPY_BUFFER = 1 << 20
 
 
@@ -161,10 +163,11 @@ class _BytesReader:
         line, self.pos = self.buffer[self.pos:end], end + 1
         return line
 
-    def startswith(self, text: bytes) -> bool:
-        while len(self.buffer) - self.pos < len(text) and self._fill():
+    def peek(self, size: int) -> bytes:
+        """The next ``size`` bytes (fewer at the end), left to be read."""
+        while len(self.buffer) - self.pos < size and self._fill():
             pass
-        return self.buffer.startswith(text, self.pos)
+        return self.buffer[self.pos:self.pos + size]
 
     def through(self, marker: bytes) -> bytes | None:
         """The text from here through the next ``marker``; None if the file ends first."""
@@ -198,12 +201,13 @@ def _indented_items(reader: _BytesReader) -> Iterator[tuple[Any, bytes | None]]:
     writes: an object or list item ends at the first line that is its indent and a closing bracket
     (deeper lines are indented more, and strings hold no raw newline)."""
     while True:
-        if reader.startswith(_MEMBER_PREFIX + b"]"):
+        head = reader.peek(len(_ITEM_PREFIX) + 2)
+        if head.startswith(_MEMBER_PREFIX + b"]"):
             reader.readline()
             return
-        opening = reader.startswith(_ITEM_PREFIX + b"{") or reader.startswith(_ITEM_PREFIX + b"[")
-        if opening and not (reader.startswith(_ITEM_PREFIX + b"{}") or reader.startswith(_ITEM_PREFIX + b"[]")):
-            closer = b"\n" + _ITEM_PREFIX + (b"}" if reader.startswith(_ITEM_PREFIX + b"{") else b"]")
+        opening = head[:len(_ITEM_PREFIX) + 1] in _ITEM_OPENINGS
+        if opening and head not in _EMPTY_ITEMS:
+            closer = b"\n" + _ITEM_PREFIX + (b"}" if head.endswith(b"{", 0, len(_ITEM_PREFIX) + 1) else b"]")
             text = reader.through(closer)
             after = reader.readline()
             if text is None or after not in (b"", b","):

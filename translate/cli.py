@@ -44,7 +44,16 @@ from ruclevr.io import remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items, encode_extended
 from ruclevr.paths import check_output_location
 from translate.answers import answer_to_russian
-from translate.backends import CACHE_FILENAME, check_backend_options, make_backend, realise_chunk, translator_name
+from translate.backends import (
+    CACHE_FILENAME,
+    DEFAULT_BACKOFF_S,
+    DEFAULT_RETRIES,
+    DEFAULT_TIMEOUT_S,
+    check_backend_options,
+    make_backend,
+    realise_chunk,
+    translator_name,
+)
 from translate.base import Backend
 from translate.progress import Progress, next_saved
 from translate.spelling import DEFAULT_YO_POLICY, YO_POLICIES, apply_yo_policy
@@ -65,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def build_parser() -> ArgumentParser:
-    from translate import google, marian
+    from translate import marian
 
     parser = ArgumentParser(
         prog=f"python -m {PROG}",
@@ -108,21 +117,21 @@ def build_parser() -> ArgumentParser:
     parser.add_argument(
         "--timeout",
         type=positive_float,
-        default=google.DEFAULT_TIMEOUT_S,
-        help=f"google: seconds to wait for one answer from the server (default {google.DEFAULT_TIMEOUT_S:g})",
+        default=DEFAULT_TIMEOUT_S,
+        help=f"google: seconds to wait for one answer from the server (default {DEFAULT_TIMEOUT_S:g})",
     )
     parser.add_argument(
         "--retries",
         type=non_negative_int,
-        default=google.DEFAULT_RETRIES,
+        default=DEFAULT_RETRIES,
         help="google: retries of one text after 429, 5xx, a timeout or a dropped connection "
-        f"(default {google.DEFAULT_RETRIES})",
+        f"(default {DEFAULT_RETRIES})",
     )
     parser.add_argument(
         "--backoff",
         type=non_negative_float,
-        default=google.DEFAULT_BACKOFF_S,
-        help=f"google: seconds before the first retry, doubling each time (default {google.DEFAULT_BACKOFF_S:g})",
+        default=DEFAULT_BACKOFF_S,
+        help=f"google: seconds before the first retry, doubling each time (default {DEFAULT_BACKOFF_S:g})",
     )
     parser.add_argument("--seed", type=non_negative_int, default=0, help="native: seed for synonym choices (default 0)")
     parser.add_argument("--families", type=Path, help="native: folder of family files (default: the packaged ones)")
