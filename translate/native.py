@@ -111,6 +111,9 @@ class NativeRealiser:
             values = [params[slot] for slot in family.slots]  # type: ignore[index]
         words = []
         for options in all_options:
+            if len(options) == 1:  # no choice to draw: the random number stays as it is
+                words.append(options[0])
+                continue
             if choices < _LOW_WATER:
                 choices = self._extend(choices)
             words.append(options[choices % len(options)])
