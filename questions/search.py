@@ -143,18 +143,19 @@ class SceneSearch:
         partial: list[tuple[tuple[str, ...], int, tuple[int, ...]]] = [((), base, ())]
         for slot in slots:
             masks = self._value_masks(slot)
-            grown = []
+            may_stay_empty, may_take_value = slot.mode in (FREE, EMPTY), slot.mode != EMPTY
+            grown: list[tuple[tuple[str, ...], int, tuple[int, ...]]] = []
+            add = grown.append
             for chosen, current, used in partial:
-                if slot.mode in (FREE, EMPTY):
-                    grown.append((chosen + ("",), current, used))
-                if slot.mode == EMPTY or not current:
-                    continue
-                for value, mask in masks:
-                    narrowed = current & mask
-                    if narrowed != current:
-                        grown.append((chosen + (value,), narrowed, used + (mask,)))
+                if may_stay_empty:
+                    add((chosen + ("",), current, used))
+                if may_take_value and current:
+                    for value, mask in masks:
+                        narrowed = current & mask
+                        if narrowed != current:
+                            add((chosen + (value,), narrowed, used + (mask,)))
             partial = grown
-        return [(chosen, current) for chosen, current, used in partial if _all_needed(base, used, current)]
+        return [(chosen, current) for chosen, current, used in partial if len(used) < 2 or _all_needed(base, used, current)]
 
     def _value_masks(self, slot: Slot) -> list[tuple[str, int]]:
         """The values a slot may take, each with the objects having it."""
@@ -228,15 +229,16 @@ class _Walk:
             if self.wanted is not None:
                 want = tuple(self.wanted.get(slot.param, "") if slot.param else slot.literal for slot in node.slots)
                 options = [option for option in options if option[0] == want]
+            out, choices, canon, stop_at = self.out, self.choices, self.canon, self.stop_at
+            source = canon[node.inputs[0]]  # an earlier node's: fixed while this one tries its options
             for k in self.stream.lazy_order(len(options)):
-                if search.steps >= self.stop_at:
+                if search.steps >= stop_at:
                     return None
                 search.steps += 1
                 values, mask = options[k]
-                self.out[t] = mask
-                self.choices[t] = values
-                source = self.canon[node.inputs[0]]
-                self.canon[t] = ("set", source[1], source[2] | search.described_pairs(node, values))
+                out[t] = mask
+                choices[t] = values
+                canon[t] = ("set", source[1], source[2] | search.described_pairs(node, values))
                 if not checks or self._differs(t):
                     found = self._visit(t + 1)
                     if found is not None:
