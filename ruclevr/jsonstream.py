@@ -22,7 +22,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import IO, Any, Iterator, Mapping
+from typing import IO, Any, Iterator, Mapping, Sequence
 
 import ijson
 import orjson
@@ -372,12 +372,15 @@ class DocumentWriter:
         return self._spool
 
     def write(self, item: Any) -> None:
-        self.write_encoded(encode_item_bytes(item))
+        self.write_encoded([encode_item_bytes(item)])
 
-    def write_encoded(self, text: bytes) -> None:
-        """Append an item given as :func:`encode_item_bytes` (or :func:`encode_extended`) wrote it."""
-        self._open_spool().write((b"\n" if self.count == 0 else b",\n") + _ITEM_PREFIX + text)
-        self.count += 1
+    def write_encoded(self, texts: Sequence[bytes]) -> None:
+        """Append items given as :func:`encode_item_bytes` (or :func:`encode_extended`) wrote them, in one write."""
+        if not texts:
+            return
+        joined = (b",\n" + _ITEM_PREFIX).join(texts)
+        self._open_spool().write((b"\n" if self.count == 0 else b",\n") + _ITEM_PREFIX + joined)
+        self.count += len(texts)
 
     def finish(self, info: Any) -> None:
         spool = self._open_spool()

@@ -176,8 +176,8 @@ def translate_questions(argv: Sequence[str] | None) -> int:
     info = questions_info(document)
     try:
         with DocumentWriter(out, "questions") as writer:
-            for text in run.encoded_items(document, selected, expected_count(info, selected)):
-                writer.write_encoded(text)
+            for texts in run.encoded_windows(document, selected, expected_count(info, selected)):
+                writer.write_encoded(texts)
             settings = run_settings(args, translator, fingerprint, sha256, run.backend, run.failed)
             if shard:
                 settings["shard"] = {"index": shard.index, "count": shard.count, "first": selected.start, "stop": selected.stop}
@@ -209,8 +209,9 @@ class TranslationRun:
         self.failed: dict[int, str] = {}
         self.seen = 0
 
-    def encoded_items(self, document: JsonDocument, selected: range, total: int | None) -> Iterator[bytes]:
-        """The output items of ``selected``, encoded (``total`` of them, when known: for the progress bar's ETA)."""
+    def encoded_windows(self, document: JsonDocument, selected: range, total: int | None) -> Iterator[list[bytes]]:
+        """The output items of ``selected``, encoded, a window at a time (``total`` of them, when
+        known: for the progress bar's ETA)."""
         args = self.args
         path = args.questions
         window: list[tuple[int, dict[str, Any], bytes | None]] = []
@@ -224,14 +225,14 @@ class TranslationRun:
                 check_question(path, index, question, needs_english=args.backend != "native")
                 window.append((index, question, text))
                 if len(window) == args.batch_size:
-                    yield from self.finish_window(window)
+                    yield self.finish_window(window)
                     bar.update(len(window))
                     window = []
-            yield from self.finish_window(window)
+            yield self.finish_window(window)
             bar.update(len(window))
 
-    def finish_window(self, window: Sequence[tuple[int, dict[str, Any], bytes | None]]) -> Iterator[bytes]:
-        """Realise a window's unsaved questions (saving them at once), then yield its output items,
+    def finish_window(self, window: Sequence[tuple[int, dict[str, Any], bytes | None]]) -> list[bytes]:
+        """Realise a window's unsaved questions (saving them at once), then its output items,
         encoded: each input item's own text (when the file holds it as it is written) with the
         three new keys added, so an item is parsed once and never encoded again."""
         args = self.args
@@ -245,12 +246,14 @@ class TranslationRun:
             if texts:
                 self.progress_log.save(texts)
         self.seen += len(window)
+        items = []
         for (index, question, encoded), answer in zip(window, answers):
             text = texts.get(index)
             if text is None and self.is_done(index):
                 text = next_saved(self.saved, index)
             if text is not None:
-                yield encode_extended(question, encoded, {"question_ru": text, "answer_ru": answer, "translator": self.translator})
+                items.append(encode_extended(question, encoded, {"question_ru": text, "answer_ru": answer, "translator": self.translator}))
+        return items
 
     def is_done(self, index: int) -> bool:
         return index < len(self.done) and bool(self.done[index])
