@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -64,11 +65,16 @@ class JsonDocument:
         for item, _ in self.items_with_text():
             yield item
 
-    def items_with_text(self) -> Iterator[tuple[Any, bytes | None]]:
+    def items_with_text(self, unread: UnreadMember | None = None) -> Iterator[tuple[Any, bytes | None]]:
         """Each item with its text as :func:`encode_item_bytes` writes it, when the file holds it in
-        exactly that form (else None): such a text can be passed on without encoding the item again."""
+        exactly that form (else None): such a text can be passed on without encoding the item again.
+
+        With ``unread``, an item whose text holds that member in its exact form is parsed without
+        it (the member is left out of the item, and kept in the text): what a stage never reads
+        costs no parsing. Elsewhere the whole item is parsed, the member with it.
+        """
         found = False
-        for name, value in self._members(stop_at_list=False):
+        for name, value in self._members(stop_at_list=False, unread=unread):
             if name == self.key:
                 found = True
                 try:
@@ -83,16 +89,16 @@ class JsonDocument:
 
     # -- the two readers -----------------------------------------------------------------------------
 
-    def _members(self, *, stop_at_list: bool) -> Iterator[tuple[str, Any]]:
+    def _members(self, *, stop_at_list: bool, unread: UnreadMember | None = None) -> Iterator[tuple[str, Any]]:
         """(name, value) of each top-level member; the list's value is an iterator of its items."""
         with open(self.path, "rb") as probe:
             head = probe.read(64)
         if head.startswith(b'{\n  "'):
-            yield from self._indented_members(stop_at_list)
+            yield from self._indented_members(stop_at_list, unread)
         else:
             yield from self._incremental_members(stop_at_list)
 
-    def _indented_members(self, stop_at_list: bool) -> Iterator[tuple[str, Any]]:
+    def _indented_members(self, stop_at_list: bool, unread: UnreadMember | None) -> Iterator[tuple[str, Any]]:
         with open(self.path, "rb") as handle:
             reader = _BytesReader(handle)
             reader.readline()  # "{"
@@ -106,7 +112,7 @@ class JsonDocument:
                 if name == self.key and rest == b"[":
                     if stop_at_list:
                         return
-                    yield name, _indented_items(reader)
+                    yield name, _indented_items(reader, unread)
                     continue
                 yield name, _loads(_member_text(rest, reader))
             raise DocumentError("ends before its closing brace (a truncated file?)")
@@ -196,7 +202,7 @@ def _member_text(rest: bytes, reader: _BytesReader) -> bytes:
     raise DocumentError("ends inside a value (a truncated file?)")
 
 
-def _indented_items(reader: _BytesReader) -> Iterator[tuple[Any, bytes | None]]:
+def _indented_items(reader: _BytesReader, unread: UnreadMember | None) -> Iterator[tuple[Any, bytes | None]]:
     """Items at indent 4, each with its text when that is exactly what :func:`encode_item_bytes`
     writes: an object or list item ends at the first line that is its indent and a closing bracket
     (deeper lines are indented more, and strings hold no raw newline)."""
@@ -213,7 +219,8 @@ def _indented_items(reader: _BytesReader) -> Iterator[tuple[Any, bytes | None]]:
             if text is None or after not in (b"", b","):
                 raise DocumentError("ends inside an item (a truncated file?)" if text is None or after is None
                                     else f"unexpected text after an item: {_shown(after)!r}")
-            yield _loads_item(text[len(_ITEM_PREFIX):])
+            text = text[len(_ITEM_PREFIX):]
+            yield (unread.loads_item(text) if unread is not None else None) or _loads_item(text)
             continue
         line = reader.readline()
         if line is None:
@@ -280,6 +287,31 @@ def _loads_item(text: bytes) -> tuple[Any, bytes | None]:
     return (value, text) if encode_item_bytes(value) == text else (_loads(text), None)
 
 
+class UnreadMember:
+    """A member of list items that a stage passes on without reading: ``pattern`` matches it in
+    its exact encoding inside an item's text, from the newline before it through its comma (so
+    only ever a member of the item itself: strings hold no raw newline), and nothing else."""
+
+    def __init__(self, name: str, pattern: re.Pattern[bytes]) -> None:
+        self.name = name
+        self.pattern = pattern
+
+    def loads_item(self, text: bytes) -> tuple[Any, bytes] | None:
+        """The item of ``text`` without this member, and ``text``, where the member is there in its
+        exact form and the rest of the item is as :func:`encode_item_bytes` writes it; else None."""
+        found = self.pattern.search(text)
+        if found is None:
+            return None
+        rest = text[:found.start()] + text[found.end():]
+        try:
+            value = orjson.loads(rest)
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(value, dict) or self.name in value or encode_item_bytes(value) != rest:
+            return None
+        return value, text
+
+
 def _loads(text: bytes) -> Any:
     try:
         return json.loads(text)
@@ -337,10 +369,14 @@ def encode_item_bytes(item: Any) -> bytes:
 
 
 def encode_extended(item: Mapping[str, Any], text: bytes | None, extra: Mapping[str, Any]) -> bytes:
-    """The encoding of ``{**item, **extra}``, from ``text`` (the encoding of ``item``, when known)
-    where ``extra``'s keys are new: ``extra``'s lines spliced in before the closing brace."""
-    if text is None or not text.endswith(_ITEM_END) or any(key in item for key in extra):
+    """The encoding of ``{**item, **extra}``, from ``text`` (the encoding of ``item``, when known;
+    ``item`` may lack an unread member that ``text`` holds) where ``extra``'s keys are new:
+    ``extra``'s lines spliced in before the closing brace."""
+    if text is None:
         return encode_item_bytes({**item, **extra})
+    if not text.endswith(_ITEM_END) or any(key in item for key in extra):
+        whole = _loads_item(text)[0]  # the item with any member it was read without
+        return encode_item_bytes({**whole, **extra})
     added = encode_item_bytes(dict(extra))
     return text[: -len(_ITEM_END)] + b"," + added[1:]
 

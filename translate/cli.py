@@ -14,6 +14,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import sys
 from array import array
 from collections import Counter
@@ -41,7 +42,7 @@ from ruclevr.cli import (
 from render.farm import add_text_farm_arguments, run_text_stage
 from render.shards import SHARD_SPEC_HELP, consecutive_shards, merge_target, parse_shard, scene_block_positions, sharded_path
 from ruclevr.io import remove_temporaries_of
-from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items, encode_extended
+from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, UnreadMember, checked_items, encode_extended
 from ruclevr.paths import check_output_location
 from translate.answers import answer_to_russian
 from translate.backends import (
@@ -64,6 +65,23 @@ BACKENDS = ("native", "google", "marian")
 DEFAULT_BATCH_SIZE = 32
 FAILURES_SHOWN = 20
 EXIT_FAILURES = 1
+
+
+def _program_member() -> UnreadMember:
+    """Each question's program, which translation never reads, in the exact form every questions.json
+    of this project holds it (nodes of function, inputs, value_inputs): passed on without parsing."""
+    string = rb'"[ !#-\[\]-~]*"'  # printable ASCII but quote and backslash: written as it is
+    integer = rb"(?:0|[1-9][0-9]*)"
+
+    def listed(item: bytes) -> bytes:
+        return rb"(?:\[\]|\[\n            " + item + rb"(?:,\n            " + item + rb")*\n          \])"
+
+    node = (rb'\{\n          "function": ' + string + rb',\n          "inputs": ' + listed(integer)
+            + rb',\n          "value_inputs": ' + listed(string) + rb"\n        \}")
+    return UnreadMember("program", re.compile(rb'\n      "program": \[\n        ' + node + rb"(?:,\n        " + node + rb")*\n      \],"))
+
+
+PROGRAM = _program_member()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -296,7 +314,7 @@ def checked_questions(document: JsonDocument, path: Path) -> Iterator[tuple[Any,
     """The items of questions.json with their texts (:meth:`JsonDocument.items_with_text`); a file
     that is not one is a UsageError."""
     try:
-        yield from document.items_with_text()
+        yield from document.items_with_text(unread=PROGRAM)
     except (DocumentError, UnicodeDecodeError) as error:
         raise questions_file_error(path, error) from None
 
