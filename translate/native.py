@@ -109,15 +109,17 @@ class NativeRealiser:
         except (KeyError, TypeError):
             all_options = self._options(family, params)  # names what is wrong
             values = [params[slot] for slot in family.slots]  # type: ignore[index]
-        words = []
+        words: list[str] = []
+        add = words.append
         for options in all_options:
-            if len(options) == 1:  # no choice to draw: the random number stays as it is
-                words.append(options[0])
+            size = len(options)
+            if size == 1:  # no choice to draw: the random number stays as it is
+                add(options[0])
                 continue
             if choices < _LOW_WATER:
                 choices = self._extend(choices)
-            words.append(options[choices % len(options)])
-            choices //= len(options)
+            choices, pick = divmod(choices, size)
+            add(options[pick])
         # One word per value within a question: a value said again takes the word said first.
         for group in family.same_kind:
             word_of: dict[object, str] = {}
