@@ -13,11 +13,6 @@ from ruclevr.cli import UsageError
 from translate.base import Backend
 
 CACHE_FILENAME = "translate_cache.sqlite"
-#: google: seconds to wait for one answer, retries of one text, seconds before the first retry
-#: (here, not in translate.google, so that the command line can show them without importing it).
-DEFAULT_TIMEOUT_S = 10.0
-DEFAULT_RETRIES = 3
-DEFAULT_BACKOFF_S = 2.0
 
 
 def check_backend_options(args: argparse.Namespace) -> None:

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 from typing import Mapping, Protocol, Sequence
 
+#: The google backend's defaults: seconds to wait for one answer, retries of one text, seconds
+#: before the first retry. Here, so that the command line shows them without importing
+#: translate.google and its HTTP libraries.
+DEFAULT_TIMEOUT_S = 10.0
+DEFAULT_RETRIES = 3
+DEFAULT_BACKOFF_S = 2.0
+
 
 class Backend(Protocol):
     """Turns question records (as in questions.json) into Russian question texts.

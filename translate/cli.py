@@ -47,15 +47,12 @@ from ruclevr.paths import check_output_location
 from translate.answers import answer_to_russian
 from translate.backends import (
     CACHE_FILENAME,
-    DEFAULT_BACKOFF_S,
-    DEFAULT_RETRIES,
-    DEFAULT_TIMEOUT_S,
     check_backend_options,
     make_backend,
     realise_chunk,
     translator_name,
 )
-from translate.base import Backend
+from translate.base import DEFAULT_BACKOFF_S, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S, Backend
 from translate.progress import Progress, next_saved
 from translate.spelling import DEFAULT_YO_POLICY, YO_POLICIES, apply_yo_policy
 

@@ -35,8 +35,7 @@ from deep_translator.exceptions import (
     TranslationNotFound,
 )
 
-from translate.backends import DEFAULT_BACKOFF_S, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S
-from translate.base import is_echo
+from translate.base import DEFAULT_BACKOFF_S, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S, is_echo
 from translate.cache import TranslationCache
 
 BACKEND_NAME = "google"
