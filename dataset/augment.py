@@ -36,9 +36,10 @@ import copy
 import json
 import sys
 from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -205,8 +206,8 @@ class QuestionRecolourer:
     ) -> tuple[dict[str, Any] | None, str | None]:
         from questions.executor import execute_program
         from questions.functions import ExecutionError
-        from questions.readings import UNSAFE_FIELD, unsafe_readings
         from questions.plan import expand_program
+        from questions.readings import UNSAFE_FIELD, unsafe_readings
 
         family = self.families[question["family"]]
         plan = self.plans[question["family"]]
@@ -252,8 +253,8 @@ class QuestionRecolourer:
     ) -> tuple[int, str] | None:
         """From the source's English template on, the first that reads with one meaning, realised
         with the mapped values (synonyms drawn afresh); None when none does."""
-        from questions.scene_questions import readable_english
         from questions.random_stream import RandomStream
+        from questions.scene_questions import readable_english
 
         first = int(question.get("template_index", 0)) % len(family.text["en"])
         rng = np.random.default_rng([self.seed, int(scene["image_index"]), int(question["question_index"]), STAGE])
@@ -303,9 +304,8 @@ def russian_questions(
     """Add ``question_ru``, ``answer_ru`` and ``translator`` as the translate stage does; a family
     without Russian text drops its question (reported, never silently)."""
     from translate.answers import answer_to_russian
-    from translate.spelling import apply_yo_policy
-
     from translate.native import RealisationError
+    from translate.spelling import apply_yo_policy
 
     done, dropped = [], []
     for question in questions:
@@ -459,7 +459,7 @@ def render_scene(rerenderer: Any, recoloured: dict[str, Any], source_filename: s
 
     frame = rerenderer.render(recoloured)
     visibility = object_visibility(frame.mask, len(recoloured["objects"]))
-    for obj, seen in zip(recoloured["objects"], visibility):
+    for obj, seen in zip(recoloured["objects"], visibility, strict=True):
         obj["visible_pixels"] = seen["visible_pixels"]
         obj["bbox_2d"] = seen["bbox_2d"]
     recoloured["render"] = {**recoloured["render"], "blender_version": blender_version}
@@ -704,7 +704,7 @@ def carry_questions_over(
     carried: list[dict[str, Any]] = []
     dropped: list[Dropped] = []
     asked = 0
-    for (source, _), scene in zip(planned, rendered):
+    for (source, _), scene in zip(planned, rendered, strict=True):
         on_source = by_image.get(source["image_filename"], [])
         asked += len(on_source)
         kept_here, dropped_here = recolourer.questions_for_scene(on_source, scene)

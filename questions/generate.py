@@ -12,16 +12,16 @@ from __future__ import annotations
 import gc
 import json
 from collections import Counter, defaultdict
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from tqdm import tqdm
 
-from ruclevr.cli import progress_disabled
-from ruclevr.io import atomic_write_json, read_json
-
 from questions.family import Family
 from questions.scene_questions import QuestionMaker, RunState, Settings, program_key, text_key
+from ruclevr.cli import progress_disabled
+from ruclevr.io import atomic_write_json, read_json
 
 CHUNK_SCENES = 500
 RUN_FILE = "run.json"

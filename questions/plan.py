@@ -4,11 +4,11 @@ the release-form program, the parameter values, each node's output on a scene.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from assets.vocabulary import load_vocabulary
-
 from questions.family import Family
 from questions.functions import OBJECTS, ExecutionError, function_registry, unique_object
 from questions.scene_index import SceneError, SceneIndex
@@ -52,7 +52,7 @@ class Plan:
     question_type: str
 
     @classmethod
-    def of(cls, family: Family) -> "Plan":
+    def of(cls, family: Family) -> Plan:
         consumers: dict[int, list[str]] = {}
         for node in family.program:
             for source in node.inputs:
@@ -129,7 +129,7 @@ def run_plan(
 def _node_output(node: PlanNode, choice: Any, scene: SceneIndex, args: tuple[Any, ...]) -> Any:
     if node.kind == "filter":
         mask = args[0]
-        for slot, value in zip(node.slots, choice):
+        for slot, value in zip(node.slots, choice, strict=True):
             if value:
                 mask &= scene.mask(slot.attribute, value)
         return mask
@@ -147,11 +147,11 @@ def expand_program_positions(plan: Plan, choices: tuple[Any, ...]) -> tuple[list
     """The release-form program and, per template node, the release-form node giving its output."""
     program: list[dict[str, Any]] = []
     position: list[int] = []
-    for node, choice in zip(plan.nodes, choices):
+    for node, choice in zip(plan.nodes, choices, strict=True):
         inputs = [position[i] for i in node.inputs]
         if node.kind == "filter":
             current = inputs[0]
-            for slot, value in zip(node.slots, choice):
+            for slot, value in zip(node.slots, choice, strict=True):
                 if value:
                     program.append({"function": f"filter_{slot.attribute}", "inputs": [current], "value_inputs": [value]})
                     current = len(program) - 1
@@ -179,9 +179,9 @@ def choices_of(plan: Plan, params: Mapping[str, str]) -> tuple[Any, ...]:
 def parameter_values(plan: Plan, choices: tuple[Any, ...]) -> dict[str, str]:
     """The value of every family parameter ("" when left empty), in the family's order."""
     chosen: dict[str, str] = {}
-    for node, choice in zip(plan.nodes, choices):
+    for node, choice in zip(plan.nodes, choices, strict=True):
         if node.kind == "filter":
-            for slot, value in zip(node.slots, choice):
+            for slot, value in zip(node.slots, choice, strict=True):
                 if slot.param is not None:
                     chosen[slot.param] = value
         elif node.kind == "valued" and node.value_param is not None:

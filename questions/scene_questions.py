@@ -10,21 +10,20 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 from assets.vocabulary import load_vocabulary
-
 from questions.executor import execute_program
 from questions.family import Family
 from questions.functions import BOOL, INTEGER
+from questions.plan import Plan, expand_program, parameter_values
 from questions.random_stream import RandomStream
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, admitted, reading_check, structure_of
 from questions.scene_index import SceneIndex
-from questions.plan import Plan, expand_program, parameter_values
 from questions.search import Candidate, SceneSearch
 from questions.text import english_readings, normalise_text, realise_english, without_other
-
 
 #: Mixed into each scene's seed so the question stage never shares random numbers with rendering.
 STAGE = 3

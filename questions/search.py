@@ -21,18 +21,18 @@ built from that object's own attribute values. Each search has a step budget, so
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, Mapping
+from functools import cache
+from typing import Any
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
-
 from questions.functions import RELATION, ExecutionError, format_answer
 from questions.plan import EMPTY, FIXED, FREE, SET, Plan, PlanNode, Slot
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
 
-_SCENE_SET = ("set", ("scene",), frozenset())
+_SCENE_SET: tuple[str, tuple[str, ...], frozenset[object]] = ("set", ("scene",), frozenset())
 
 @dataclass(frozen=True)
 class Candidate:
@@ -96,7 +96,7 @@ class SceneSearch:
         key = (node.option_kind[0], values)
         pairs = self._pairs.get(key)
         if pairs is None:
-            pairs = self._pairs[key] = frozenset((slot.attribute, value) for slot, value in zip(node.slots, values) if value)
+            pairs = self._pairs[key] = frozenset((slot.attribute, value) for slot, value in zip(node.slots, values, strict=True) if value)
         return pairs
 
     def _single_options(self, base: int, slots: tuple[Slot, ...], kinds: tuple[Any, ...]) -> list[tuple[tuple[str, ...], int]]:
@@ -126,8 +126,8 @@ class SceneSearch:
             return self._object_descriptions[key]
         own = [self.scene.values[slot.attribute][index] for slot in slots]
         described: tuple[list[int], list[str]] | None = None
-        if not any(slot.mode == FIXED and value != slot.literal for slot, value in zip(slots, own)):
-            masks = [self.scene.mask(slot.attribute, value) for slot, value in zip(slots, own)]
+        if not any(slot.mode == FIXED and value != slot.literal for slot, value in zip(slots, own, strict=True)):
+            masks = [self.scene.mask(slot.attribute, value) for slot, value in zip(slots, own, strict=True)]
             size = len(slots)
             ands = [-1] * (1 << size)
             for subset in range(1, 1 << size):
@@ -167,7 +167,7 @@ class SceneSearch:
         return masks
 
 
-@lru_cache(maxsize=None)
+@cache
 def _allowed_subsets(slots: tuple[Slot, ...]) -> tuple[int, ...]:
     """Bit sets of slots that may carry a value together: with every set/fixed slot, no empty one."""
     required = sum(1 << k for k, slot in enumerate(slots) if slot.mode in (SET, FIXED))
@@ -229,8 +229,8 @@ class _Walk:
             if self.wanted is not None:
                 want = tuple(self.wanted.get(slot.param, "") if slot.param else slot.literal for slot in node.slots)
                 options = [option for option in options if option[0] == want]
-            out, choices, canon, stop_at = self.out, self.choices, self.canon, self.stop_at
-            source = canon[node.inputs[0]]  # an earlier node's: fixed while this one tries its options
+            out, choices, canons, stop_at = self.out, self.choices, self.canon, self.stop_at
+            source = canons[node.inputs[0]]  # an earlier node's: fixed while this one tries its options
             for k in self.stream.lazy_order(len(options)):
                 if search.steps >= stop_at:
                     return None
@@ -238,7 +238,7 @@ class _Walk:
                 values, mask = options[k]
                 out[t] = mask
                 choices[t] = values
-                canon[t] = ("set", source[1], source[2] | search.described_pairs(node, values))
+                canons[t] = ("set", source[1], source[2] | search.described_pairs(node, values))
                 if not checks or self._differs(t):
                     found = self._visit(t + 1)
                     if found is not None:

@@ -22,8 +22,9 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, Iterator, Mapping, Sequence
+from typing import IO, Any
 
 import ijson
 import orjson
@@ -393,13 +394,13 @@ class DocumentWriter:
         self.path = Path(path)
         self.key = key
         self.count = 0
-        self._spool: IO[str] | None = None
+        self._spool: IO[bytes] | None = None
         self._spool_name = ""
 
-    def __enter__(self) -> "DocumentWriter":
+    def __enter__(self) -> DocumentWriter:
         return self
 
-    def _open_spool(self) -> IO[str]:
+    def _open_spool(self) -> IO[bytes]:
         """The temporary file, made at the first item (bad input found before it leaves no trace)."""
         if self._spool is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -7,15 +7,14 @@ from collections import Counter, defaultdict
 import pytest
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
-
 from questions.executor import run_program
 from questions.families import load_families
 from questions.functions import format_answer
 from questions.generate import Settings, generate
 from questions.plan import Plan, choices_of, expand_program_positions, run_plan
 from questions.readings import unsafe_readings
-from questions.scene_questions import program_key
 from questions.scene_index import SceneIndex
+from questions.scene_questions import program_key
 from questions.text import normalise_text
 
 SCENES = 1000

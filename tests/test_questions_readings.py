@@ -18,11 +18,11 @@ import yaml
 from assets.vocabulary import load_vocabulary
 from questions.executor import execute_program
 from questions.families import FAMILIES_DIR, load_families
-from questions.scene_questions import readable_english
+from questions.plan import Plan, choices_of, expand_program
 from questions.random_stream import RandomStream
 from questions.readings import UNSAFE_FIELD, structure_of, unsafe_readings
 from questions.scene_index import SceneIndex
-from questions.plan import Plan, choices_of, expand_program
+from questions.scene_questions import readable_english
 from questions.text import english_readings
 from translate.answers import answer_to_russian
 from translate.morphology import analyzer
@@ -225,7 +225,7 @@ def test_no_russian_pronoun_has_two_agreeing_antecedents(families):
             for word_set in (["куб", "цилиндр", "кубик", "шар"], ["сфера", "шар", "сфера", "куб"], ["предмет", "объект", "предмет", "объект"]):
                 params = {slot: "" for slot in russian.kinds}
                 params.update({slot: "left" for slot, kind in russian.kinds.items() if kind == "relation"})
-                words = dict(zip(shapes, word_set))
+                words = dict(zip(shapes, word_set, strict=False))
                 params.update({slot: {"куб": "cube", "кубик": "cube", "шар": "sphere", "сфера": "sphere", "цилиндр": "cylinder"}.get(w, "")
                                for slot, w in words.items()})
                 if any(params[slot] == "" and words[slot] in ("куб", "кубик", "шар", "сфера", "цилиндр") for slot in shapes):

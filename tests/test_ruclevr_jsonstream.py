@@ -8,7 +8,14 @@ import random
 import pytest
 
 import ruclevr.jsonstream as jsonstream
-from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, encode_extended, encode_item, encode_item_bytes
+from ruclevr.jsonstream import (
+    DocumentError,
+    DocumentWriter,
+    JsonDocument,
+    encode_extended,
+    encode_item,
+    encode_item_bytes,
+)
 
 
 def random_value(rng: random.Random, depth: int = 0, big: int = 2**63):

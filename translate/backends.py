@@ -7,7 +7,8 @@ that cannot be opened) is a usage error: one line on stderr and exit status 2.
 from __future__ import annotations
 
 import argparse
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ruclevr.cli import UsageError
 from translate.base import Backend

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Protocol, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 #: The google backend's defaults: seconds to wait for one answer, retries of one text, seconds
 #: before the first retry. Here, so that the command line shows them without importing

@@ -16,9 +16,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -104,11 +104,11 @@ class NativeRealiser:
         choices //= count
         params = question.get("params")
         try:
-            values = [params[slot] for slot in family.slots]  # type: ignore[index]
-            all_options = [table[value] for table, value in zip(self._tables(family), values)]
+            values = [params[slot] for slot in family.slots]  # type: ignore[index]  # a bad params raises, handled here
+            all_options = [table[value] for table, value in zip(self._tables(family), values, strict=True)]
         except (KeyError, TypeError):
             all_options = self._options(family, params)  # names what is wrong
-            values = [params[slot] for slot in family.slots]  # type: ignore[index]
+            values = [params[slot] for slot in family.slots]  # type: ignore[index]  # a bad params raises, handled here
         words: list[str] = []
         add = words.append
         for options in all_options:
@@ -128,7 +128,7 @@ class NativeRealiser:
         unsafe = question.get(UNSAFE_FIELD)
         for step in range(count):
             index = (first + step) % count
-            text = self._checked(family, index, words, unsafe)  # type: ignore[arg-type]
+            text = self._checked(family, index, words, unsafe)  # type: ignore[arg-type]  # a list of readings or None
             if text is not None:
                 if step:
                     self.refusals.update(f"{family.family} ru {(first + k) % count}" for k in range(step))
@@ -136,7 +136,7 @@ class NativeRealiser:
         self.refusals[f"{family.family} ru {NO_TEMPLATE}"] += 1
         raise RealisationError(
             f"family {family.family}: every Russian template admits another reading with another answer "
-            f"({', '.join(unsafe or [])})"  # type: ignore[arg-type]
+            f"({', '.join(unsafe or [])})"  # type: ignore[arg-type]  # a list of readings or None
         )
 
     def _checked(self, family: RussianFamily, index: int, words: list[str], unsafe: list[str] | None) -> str | None:
@@ -205,7 +205,7 @@ class NativeRealiser:
 
     def _signature(self, phrase: NounPhrase, words: list[str]) -> tuple[tuple[str, ...], str]:
         """What a phrase says: its attribute words and its noun."""
-        attributes = tuple(words[value] for kind, value in phrase.modifiers if kind == "slot" and words[value])  # type: ignore[index]
+        attributes = tuple(words[value] for kind, value in phrase.modifiers if kind == "slot" and words[value])
         return attributes, self._head(phrase, words)[0].lemma
 
     def _special_template(
@@ -216,8 +216,8 @@ class NativeRealiser:
         parts: list[object] = []
         for index, part in enumerate(template.parts):
             if index in repeat:
-                agreement: Agreement = part  # type: ignore[assignment]
-                phrase = phrase_parts[slots[agreement.phrase.head_slot]]  # type: ignore[index]
+                agreement: Agreement = part  # type: ignore[assignment]  # repeated parts are agreements
+                phrase = phrase_parts[slots[agreement.phrase.head_slot]]  # type: ignore[index]  # a repeated phrase has a shape slot
                 modifiers = tuple(m for m in phrase.modifiers if m[1] not in OTHER_WORDS)
                 reads = ([agreement.relation] if agreement.relation is not None else []) + [
                     i for i in phrase.reads if i != phrase.relation
@@ -227,7 +227,7 @@ class NativeRealiser:
                 modifiers = tuple(m for m in part.modifiers if m[1] not in OTHER_WORDS)
                 part = NounPhrase(part.relation, modifiers, part.head_slot, part.head_noun, part.case, part.number, part.reads)
             parts.append(part)
-        return CompiledTemplate(template.text, tuple(parts), template.several_sentences)  # type: ignore[arg-type]
+        return CompiledTemplate(template.text, tuple(parts), template.several_sentences)  # type: ignore[arg-type]  # parts are the template's own kinds
 
     def render(
         self, family: str, params: Mapping[str, object], template_index: int = 0, words: Mapping[str, str] | None = None
@@ -238,7 +238,7 @@ class NativeRealiser:
         if not 0 <= template_index < len(compiled.templates):
             raise RealisationError(f"family {family} has {len(compiled.templates)} Russian templates, no index {template_index}")
         chosen = []
-        for slot, options in zip(compiled.slots, self._options(compiled, params)):
+        for slot, options in zip(compiled.slots, self._options(compiled, params), strict=True):
             word = (words or {}).get(slot, options[0])
             if word not in options:
                 raise RealisationError(f"{word!r} is not a Russian word for {slot}={params[slot]!r}; allowed: {', '.join(options)}")
@@ -251,13 +251,13 @@ class NativeRealiser:
     def word_options(self, family: str, params: Mapping[str, object]) -> dict[str, tuple[str, ...]]:
         """Per placeholder, the Russian words the realiser may choose for these values (first = lemma)."""
         compiled = self._family(family)
-        return dict(zip(compiled.slots, self._options(compiled, params)))
+        return dict(zip(compiled.slots, self._options(compiled, params), strict=True))
 
     def family_of(self, question: Mapping[str, object]) -> RussianFamily:
         family = question.get("family")
         if family is None:
-            family = self._by_position.get((question.get("template_filename"), question.get("question_family_index")))  # type: ignore[arg-type]
-        return self._family(family)  # type: ignore[arg-type]
+            family = self._by_position.get((question.get("template_filename"), question.get("question_family_index")))  # type: ignore[arg-type]  # JSON values
+        return self._family(family)  # type: ignore[arg-type]  # None is reported by _family
 
     def _family(self, family: str) -> RussianFamily:
         try:
@@ -285,10 +285,10 @@ class NativeRealiser:
         vocabulary = self._vocabulary
         words: dict[str, dict[object, tuple[str, ...]]] = {}
         for kind in ("size", "color", "material", "shape"):
-            words[kind] = {name: tuple(vocabulary.value(kind, name).ru["synonyms"]) for name in vocabulary.names(kind)}  # type: ignore[arg-type]
+            words[kind] = {name: tuple(vocabulary.value(kind, name).ru["synonyms"]) for name in vocabulary.names(kind)}
             words[kind][""] = ("",)
-        words["shape"][""] = tuple(vocabulary.object_noun["ru"]["synonyms"])  # type: ignore[arg-type]
-        words["relation"] = {name: tuple(entry["ru"]["synonyms"]) for name, entry in vocabulary.relations.items()}  # type: ignore[arg-type]
+        words["shape"][""] = tuple(vocabulary.object_noun["ru"]["synonyms"])
+        words["relation"] = {name: tuple(entry["ru"]["synonyms"]) for name, entry in vocabulary.relations.items()}
         words["integer"] = {}
         return words
 
@@ -298,14 +298,14 @@ class NativeRealiser:
         if tables is None:
             tables = self._slot_tables[family.family] = [
                 {value: words[:1] for value, words in self._words[kind].items()} if lemma_only else self._words[kind]
-                for kind, lemma_only in zip(family.kinds.values(), family.lemma_only)
+                for kind, lemma_only in zip(family.kinds.values(), family.lemma_only, strict=True)
             ]
         return tables
 
     def _options(self, family: RussianFamily, params: object) -> list[tuple[str, ...]]:
         """The Russian words each parameter of ``family`` may take for the values in ``params``."""
         try:
-            return [self._words[kind][params[slot]] for slot, kind in family.kinds.items()]  # type: ignore[index]
+            return [self._words[kind][params[slot]] for slot, kind in family.kinds.items()]  # type: ignore[index]  # a bad params raises, handled here
         except (KeyError, TypeError):
             return [self._options_of_one(family, params, slot, kind) for slot, kind in family.kinds.items()]
 
@@ -343,7 +343,7 @@ class NativeRealiser:
                     text = part.cache[key] = self._build(part, words)
                 pieces.append(text)
             else:
-                pieces.append(words[part.slot])  # type: ignore[union-attr]
+                pieces.append(words[part.slot])  # type: ignore[union-attr]  # the remaining kind is a slot
         text = "".join(pieces)
         text = text[:1].upper() + text[1:]
         if template.several_sentences:
@@ -361,7 +361,7 @@ class NativeRealiser:
         number = phrase.number
         for kind, value in phrase.modifiers:
             if kind == "count":
-                number = count_number(int(words[value]))  # type: ignore[index]
+                number = count_number(int(words[value]))
         return self._lexicon.noun(lemma), number
 
     def _case_after(self, relation: int | None, words: list[str], case: str) -> tuple[str, str]:
@@ -375,15 +375,15 @@ class NativeRealiser:
         modifiers = []
         for kind, value in phrase.modifiers:
             if kind == "slot":
-                if words[value]:  # type: ignore[index]
-                    modifiers.append(("adjective", words[value]))  # type: ignore[index]
+                if words[value]:
+                    modifiers.append(("adjective", words[value]))
             elif kind == "count":
-                modifiers.append(("count", words[value]))  # type: ignore[index]
+                modifiers.append(("count", words[value]))
             else:
                 modifiers.append((kind, value))
         noun, _ = self._head(phrase, words)
         prefix, case = self._case_after(phrase.relation, words, phrase.case)
-        return prefix + noun_phrase(tuple(modifiers), noun, case, phrase.number)  # type: ignore[arg-type]
+        return prefix + noun_phrase(tuple(modifiers), noun, case, phrase.number)
 
     def _agreement(self, agreement: Agreement, words: list[str]) -> str:
         noun, number = self._head(agreement.phrase, words)

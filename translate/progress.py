@@ -5,8 +5,9 @@ from __future__ import annotations
 import heapq
 import json
 import shutil
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from ruclevr.cli import UsageError
 

@@ -8,10 +8,10 @@ each family's Russian texts are compiled here (:mod:`translate.templates`) into 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Iterable, Mapping
 
 from questions.families import load_families as load_engine_families
 from questions.family import Family
@@ -158,7 +158,7 @@ def template_sites(template: CompiledTemplate, slots: tuple[str, ...], structure
         gap = ""
     phrase_parts = {site.phrase: template.parts[site.part] for site in sites if site.role == "phrase"}
     heads = tuple(
-        (name, part.head_slot, part.head_noun, part.number, next((v for k, v in part.modifiers if k == "count"), None))  # type: ignore[misc]
+        (name, part.head_slot, part.head_noun, part.number, next((v for k, v in part.modifiers if k == "count"), None))  # type: ignore[union-attr]  # a "phrase" site always points at a NounPhrase part
         for name, part in phrase_parts.items()
     )
     needs_agreement = any(site.role in ("pronoun", "which") or (site.relation is not None and site.chained) for site in sites)
@@ -169,7 +169,7 @@ def template_sites(template: CompiledTemplate, slots: tuple[str, ...], structure
             fixed += [f"exclusive:{node}" for node in structure.unions]
         for phrase in structure.same_anchor:
             (droppable if phrase in marked else fixed).append(phrase if phrase in marked else f"self:{phrase}")
-    return Sites(tuple(sites), MappingProxyType(phrase_parts), heads, needs_agreement, tuple(fixed), tuple(droppable))  # type: ignore[arg-type]
+    return Sites(tuple(sites), MappingProxyType(phrase_parts), heads, needs_agreement, tuple(fixed), tuple(droppable))  # type: ignore[arg-type]  # phrase sites hold NounPhrase parts
 
 
 def agreeing_readings(
@@ -177,7 +177,7 @@ def agreeing_readings(
 ) -> tuple[list[str], tuple[int, ...], list[tuple[Site, list[str]]]]:
     """For phrases of these (gender, number): the readings «который» and chained relation phrases
     admit, the pronouns to repeat as their phrase, and for each of those the phrases said before it."""
-    by_name = {head[0]: feature for head, feature in zip(sites.heads, features)}
+    by_name = {head[0]: feature for head, feature in zip(sites.heads, features, strict=True)}
     readings: list[str] = []
     repeat: list[int] = []
     repeated: list[tuple[Site, list[str]]] = []
