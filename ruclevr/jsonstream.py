@@ -4,11 +4,13 @@ Every stage's list file is one JSON object with an ``info`` object and one long 
 whole costs memory in proportion to the list; these helpers keep one item at a time.
 
 Reading: files in the layout :func:`json.dumps` writes with ``indent=2`` (every file this project
-writes) are split into items line by line, each parsed with the standard library's C decoder:
-JSON escapes newlines inside strings, so a line indented by exactly four spaces that opens or
-closes an item can only be that. Any other layout (compact JSON from another tool) is read with
-ijson, a maintained incremental parser (its C backend refuses integers beyond 64 bits). Items are parsed and encoded with orjson where it gives
-exactly the standard library's result (see :func:`encode_item`).
+writes) are read as bytes and split into items line by line: JSON escapes newlines inside
+strings, so a line indented by exactly four spaces that opens or closes an item can only be that.
+Each item is parsed with orjson where that gives exactly the standard library's result (see
+:func:`_loads_item`), and keeps its text when that is exactly how it is written, so a stage can
+pass it on (:func:`encode_extended`) and leave a member it never reads unparsed
+(:class:`UnreadMember`). Any other layout (compact JSON from another tool) is read with ijson, a
+maintained incremental parser (its C backend refuses integers beyond 64 bits).
 
 Writing: :class:`DocumentWriter` appends items to a temporary file beside the target and, once
 ``info`` is known (it holds counts), writes the target atomically: exactly the bytes of
