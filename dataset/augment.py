@@ -48,14 +48,13 @@ from tqdm import tqdm
 from assets.vocabulary import Vocabulary, load_vocabulary
 from dataset.export import read_stage_file
 from dataset.layout import QuestionStageFiles
-from ruclevr import __version__
+from ruclevr import __version__, streams
 from ruclevr.cli import UsageError, progress_disabled, stage_logger
 from ruclevr.io import atomic_open, atomic_write_json, file_sha256, read_json
 from ruclevr.paths import confined_path
+from ruclevr.records import read_record, same_record
 
 PROG = "python -m dataset augment"
-#: Mixed into every generator seed of this stage, so it never shares random numbers with another stage.
-STAGE = 7
 DEFAULT_PREFIX = "ruclevr_swap"
 #: Random permutations drawn for one scene before giving up on changing any of its colours.
 MAX_PERMUTATION_DRAWS = 100
@@ -101,12 +100,12 @@ def random_color_map(
 ) -> dict[str, str]:
     """A permutation of the vocabulary's colours that changes at least one colour of the scene.
 
-    Drawn from ``default_rng([seed, image_index, STAGE])``; only the colours it moves are returned.
+    Drawn from the ``augment.recolour`` stream (:mod:`ruclevr.streams`); only the colours it moves are returned.
     An empty map means no permutation moved any of the scene's colours (a scene of no objects).
     """
     colours = (vocabulary or load_vocabulary()).names("color")
     present = set(scene_colours)
-    rng = np.random.default_rng([seed, image_index, STAGE])
+    rng = streams.generator("augment.recolour", seed, image_index=image_index)
     for _ in range(MAX_PERMUTATION_DRAWS):
         order = rng.permutation(len(colours))
         mapping = {colours[i]: colours[int(j)] for i, j in enumerate(order) if i != j}
@@ -190,7 +189,7 @@ class QuestionRecolourer:
         from questions.search import SceneSearch
 
         color_map = scene["augmentation"]["color_map"]
-        search = SceneSearch(SceneIndex.from_scene(scene), RandomStream.for_unit(self.seed, int(scene["image_index"]), STAGE))
+        search = SceneSearch(SceneIndex.from_scene(scene), RandomStream.for_unit("augment.search", self.seed, int(scene["image_index"])))
         kept: list[dict[str, Any]] = []
         dropped: list[Dropped] = []
         for question in questions:
@@ -257,7 +256,8 @@ class QuestionRecolourer:
         from questions.scene_questions import readable_english
 
         first = int(question.get("template_index", 0)) % len(family.text["en"])
-        rng = np.random.default_rng([self.seed, int(scene["image_index"]), int(question["question_index"]), STAGE])
+        rng = streams.generator("augment.question", self.seed, image_index=int(scene["image_index"]),
+                                question_index=int(question["question_index"]))
         return readable_english(family, params, unsafe, self.vocabulary, RandomStream(rng), first, Counter())
 
     @staticmethod
@@ -428,13 +428,13 @@ def render_defining_record(sources: AugmentSources, settings: AugmentSettings) -
 
 def claim_output(paths: AugmentPaths, record: Mapping[str, Any], overwrite: bool) -> None:
     """Record what the renders are made from, refusing to mix them with another run's."""
-    previous = read_json(paths.run_record) if paths.run_record.exists() else None
+    previous = read_record(paths.run_record)
     layout = paths.layout
     if overwrite:
         layout.remove_outputs()
         for path in (paths.questions, paths.dropped, paths.translated, paths.kept, paths.report):
             path.unlink(missing_ok=True)
-    elif previous is not None and previous != json.loads(json.dumps(record)) and layout.finished_scene_files():
+    elif previous is not None and not same_record(previous, record) and layout.finished_scene_files():
         raise UsageError(f"{paths.root} holds augmented scenes made from other inputs or colour maps; "
                          "rerun the same command to resume, or pass --overwrite")
     layout.prepare()

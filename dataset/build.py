@@ -20,28 +20,22 @@ again, and each stage redoes only what is missing (render re-renders the missing
 re-places the missing samples). Rendering runs in its own process group (Blender holds global
 state and its own threads; SIGINT and SIGTERM sent to the build are passed on to it, and the
 build waits until none of its processes is left); the other stages run in this process through
-their ``cli.main(argv)``.
+their ``cli.main(argv)`` (both in :mod:`dataset.stage_processes`). The output records are
+:mod:`ruclevr.records`'s.
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import importlib.util
-import logging
-import os
 import shlex
-import signal
-import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import psutil
 import yaml
 from tqdm import tqdm
 
@@ -51,15 +45,14 @@ from dataset.hf import write_hf_copy
 from dataset.layout import QuestionStageFiles
 from dataset.plots import CARD_PLOTS_DIR, PLOT_FILES, write_card_plots
 from dataset.prompt import PromptSet
+from dataset.stage_processes import MemoryWatch, run_render_process, run_stage_in_process
 from dataset.stats import compute_statistics
+from filter.pipeline import OutputPaths
 from ruclevr import __version__
-from ruclevr.cli import LOGGER_ROOT, UsageError, exit_status, progress_disabled
-from ruclevr.io import TMP_SUFFIX, atomic_write_json, file_sha256, read_json
+from ruclevr.cli import UsageError, progress_disabled
+from ruclevr.io import atomic_write_json, read_json
 from ruclevr.jsonstream import JsonDocument
-
-POLL_SECONDS = 0.5
-STOP_GRACE_SECONDS = 10.0  # after SIGTERM/SIGINT, how long the render stage may take before SIGKILL
-HASHED_SUFFIXES = (".json", ".jsonl", ".md")  # small text files: recorded by hash, the rest by size
+from ruclevr.records import changed_outputs, describe_outputs, files_under, read_record
 
 
 @dataclass(frozen=True)
@@ -195,35 +188,6 @@ def stage_defaults(modules: StageModules) -> dict[str, Any]:
     return defaults
 
 
-def describe_outputs(root: Path, files: Sequence[Path], hash_all: bool = False) -> dict[str, dict[str, Any]]:
-    """``{path relative to root: {"size": bytes[, "sha256": hex]}}`` of the files that exist (the hash
-    for the small text files, or for all with ``hash_all``)."""
-    described = {}
-    for path in sorted(files):
-        if not path.is_file() or path.name.endswith(TMP_SUFFIX):
-            continue
-        entry: dict[str, Any] = {"size": path.stat().st_size}
-        if hash_all or path.suffix in HASHED_SUFFIXES:
-            entry["sha256"] = file_sha256(path)
-        described[path.relative_to(root).as_posix()] = entry
-    return described
-
-
-def changed_outputs(root: Path, recorded: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """The recorded outputs that are gone or differ from their record (relative names)."""
-    changed = []
-    for name, entry in recorded.items():
-        path = root / name
-        if not path.is_file() or path.stat().st_size != entry.get("size") or (
-                "sha256" in entry and file_sha256(path) != entry["sha256"]):
-            changed.append(name)
-    return changed
-
-
-def files_under(folder: Path) -> list[Path]:
-    return [path for path in folder.rglob("*") if path.is_file()] if folder.is_dir() else []
-
-
 def check_stage_modules(modules: StageModules) -> None:
     """Fail before any work when a stage is not installed, rather than after hours of rendering."""
     wanted = {
@@ -247,9 +211,10 @@ def check_previous_settings(paths: BuildPaths, settings: Mapping[str, Any]) -> N
     Export and the Hugging Face copy compare their own outputs' records instead (see
     ``export_is_current`` and ``hf_is_current``) and are simply redone.
     """
-    if not paths.record.exists():
+    record = read_record(paths.record)
+    if record is None:
         return
-    previous = read_json(paths.record).get("info", {}).get("settings", {})
+    previous = record.get("info", {}).get("settings", {})
     for stage in EXTERNAL_STAGES:
         before, now = previous.get(stage, {}), settings[stage]
         if before != now:
@@ -284,136 +249,6 @@ def count_items(path: Path, key: str) -> int:
         return JsonDocument(path, key).count()
     except (OSError, ValueError):
         return 0
-
-
-def run_stage_in_process(module: str, argv: Sequence[str]) -> int:
-    """Call ``module.cli.main(argv)``; an argparse exit becomes its status, a UsageError propagates.
-
-    The stage gets the build's ``-q`` or ``-v``, and the build's own logging level is restored afterwards.
-    """
-    main: Callable[[Sequence[str]], int] = importlib.import_module(f"{module}.cli").main
-    logger = logging.getLogger(LOGGER_ROOT)
-    level = logger.level
-    loudness = {logging.WARNING: ["--quiet"], logging.DEBUG: ["--verbose"]}.get(logger.getEffectiveLevel(), [])
-    try:
-        return exit_status(main, [*loudness, *argv])
-    finally:
-        logger.setLevel(level)
-
-
-def run_render_process(module: str, argv: Sequence[str], scenes_dir: Path, on_progress: Callable[[int], None]) -> int:
-    """Run the render stage as ``python -m render``, reporting finished scenes as they appear.
-
-    Its own progress bar is turned off (``TQDM_DISABLE``) so the build shows one display; its
-    warnings and errors still reach stderr.
-    """
-    environment = dict(os.environ)
-    environment["TQDM_DISABLE"] = "1"
-    # The child must import the stages from where this process does (an editable install, tests).
-    environment["PYTHONPATH"] = os.pathsep.join(entry for entry in sys.path if entry)
-    # Its own process group: a terminal's Ctrl-C reaches only the build, which passes it on below,
-    # and stopping the group stops the Blender workers with it.
-    process = subprocess.Popen([sys.executable, "-m", module, *argv], env=environment, stdout=subprocess.DEVNULL,
-                               process_group=0)
-    try:
-        while process.poll() is None:
-            on_progress(count_scene_files(scenes_dir))
-            time.sleep(POLL_SECONDS)
-    except BaseException as stop:
-        stop_process_group(process, getattr(stop, "signal_number", signal.SIGINT))
-        raise
-    on_progress(count_scene_files(scenes_dir))
-    return process.returncode
-
-
-class Terminated(BaseException):
-    """SIGTERM reached the build (raised by the handler :func:`terminate_on_sigterm` installs)."""
-
-    signal_number = signal.SIGTERM
-
-
-@contextlib.contextmanager
-def terminate_on_sigterm() -> Iterator[None]:
-    """While inside, SIGTERM raises :class:`Terminated`, so the build stops its stages as it does on Ctrl-C."""
-    def handler(signum: int, frame: Any) -> None:
-        raise Terminated()
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def stop_process_group(process: subprocess.Popen, signal_number: int) -> None:
-    """Send ``signal_number`` to the stage's process group, wait for the stage, then make sure that
-    nothing of the group is left (SIGKILL after :data:`STOP_GRACE_SECONDS`)."""
-    group = process.pid
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(group, signal_number)
-    try:
-        process.wait(timeout=STOP_GRACE_SECONDS)
-    except subprocess.TimeoutExpired:
-        pass
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(group, signal.SIGKILL)
-    process.wait()
-    deadline = time.monotonic() + STOP_GRACE_SECONDS
-    while group_alive(group) and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-
-def group_alive(group: int) -> bool:
-    try:
-        os.killpg(group, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def count_scene_files(scenes_dir: Path) -> int:
-    return sum(1 for _ in scenes_dir.glob("*.json")) if scenes_dir.is_dir() else 0
-
-
-class MemoryWatch:
-    """The peak resident memory of this process and all its children while a stage runs.
-
-    A thread samples it every ``interval`` seconds (psutil); stages run in this process or as
-    child processes (render and its workers), so both are covered. A peak shorter than one
-    interval can be missed: the figure is a lower bound, good to a fraction of a second.
-    """
-
-    def __init__(self, interval: float = 0.2) -> None:
-        self.interval = interval
-        self.peak = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, daemon=True)
-
-    def __enter__(self) -> MemoryWatch:
-        self._sample()
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._sample()
-
-    def _watch(self) -> None:
-        while not self._stop.wait(self.interval):
-            self._sample()
-
-    def _sample(self) -> None:
-        me = psutil.Process()
-        total = 0
-        for process in [me, *me.children(recursive=True)]:
-            try:
-                total += process.memory_info().rss
-            except psutil.Error:  # a child that just ended
-                continue
-        self.peak = max(self.peak, total)
 
 
 def one_step(name: str, run: Callable[[], str]) -> str:
@@ -477,7 +312,7 @@ class Build:
             "render": lambda: files_under(paths.render_dir),
             "questions": lambda: [paths.questions],
             "translate": lambda: [paths.translated],
-            "filter": lambda: [paths.kept, paths.rejected, paths.kept.with_name(paths.kept.stem + ".report.json")],
+            "filter": lambda: [paths.kept, paths.rejected, OutputPaths.beside(paths.kept).report],
             "export": lambda: files_under(paths.mera_dir),
             "hf": lambda: files_under(paths.hf_dir) + [paths.stats],
         }[name]()

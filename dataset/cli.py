@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dataset.annotate.cli import add_annotate_parser, command_annotate
+from filter.backends import BACKENDS as FILTER_BACKENDS
 from ruclevr import __version__
 from ruclevr.cli import (
     ArgumentParser,
@@ -26,11 +27,10 @@ from ruclevr.cli import (
     stage_logger,
 )
 from ruclevr.paths import check_output_location
+from translate.base import BACKENDS as TRANSLATE_BACKENDS
 
 PROG = "python -m dataset"
 log = stage_logger("dataset")
-TRANSLATE_BACKENDS = ("native", "google", "marian")
-FILTER_BACKENDS = ("morph", "rucola", "none")
 
 
 def add_export_options(parser: argparse.ArgumentParser) -> None:
@@ -243,14 +243,13 @@ def command_build(args: argparse.Namespace) -> int:
         BuildSettings,
         StageFailed,
         StageModules,
-        Terminated,
         format_summary,
         split_extra_args,
-        terminate_on_sigterm,
     )
     from dataset.export import check_prompts
     from dataset.hf import check_license
     from dataset.prompt import PromptSet
+    from dataset.stage_processes import Terminated, terminate_on_sigterm
     from render.settings import render_limit_problem
 
     settings = BuildSettings(

@@ -32,6 +32,7 @@ from tqdm import tqdm
 
 from dataset.document import SPLITS, MeraDocument, load_document
 from dataset.plots import PLOT_FILES, PlotRow, rejected_scores, row_of, write_plots
+from filter.pipeline import OutputPaths
 from ruclevr import __version__
 from ruclevr.cli import UsageError, progress_disabled
 from ruclevr.io import atomic_write_bytes, atomic_write_text, read_json, read_json_input, remove_stale_temporaries
@@ -134,8 +135,7 @@ def source_from_questions(path: Path, questions: Sequence[Any], images_dir: Path
             record={"family": question.get("family"), "question_en": question.get("question"),
                     "answer_en": question.get("answer"), "translator": question.get("translator"),
                     "acceptability": question.get("acceptability"), "augmentation": question.get("augmentation")}))
-    kept_stem = path.with_suffix("")
-    rejected = rejected_scores(kept_stem.with_name(kept_stem.name + ".rejected.jsonl"))
+    rejected = rejected_scores(OutputPaths.beside(path).rejected)
     return GallerySource(str(path), sorted(images.values(), key=lambda image: image.filename), rejected)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from filter.pipeline import OutputPaths
+
 
 @dataclass(frozen=True)
 class QuestionStageFiles:
@@ -27,4 +29,4 @@ class QuestionStageFiles:
     @property
     def rejected(self) -> Path:
         """The filter's rejected items (``Q_ru_kept.rejected.jsonl`` beside its output)."""
-        return self.root / "questions_ru_kept.rejected.jsonl"
+        return OutputPaths.beside(self.kept).rejected

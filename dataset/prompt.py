@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-import numpy as np
 from jinja2 import nodes
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 
+from ruclevr import streams
 from ruclevr.cli import UsageError
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
@@ -40,7 +40,6 @@ CARD_PROMPT_PATH = PROMPTS_DIR / "card.j2"
 TEMPLATE_SUFFIX = ".j2"
 REQUIRED_MARKERS = ("<image>", "{question}")
 FORMAT_FIELDS = ("question",)  # the only inputs field an instruction may name
-PROMPT_STREAM = 7  # keeps the prompt rotation's generator apart from the other seeded draws
 
 
 def instruction_format_problem(text: str) -> str | None:
@@ -236,7 +235,7 @@ class PromptSet:
         by at most one). ``types_in_order`` fixes each type's number in the seed.
         """
         rotations = {
-            name: np.random.default_rng([seed, PROMPT_STREAM, number]).permutation(len(self.templates))
+            name: streams.generator("dataset.prompt", seed, type_number=number).permutation(len(self.templates))
             for number, name in enumerate(types_in_order)
         }
         seen: dict[str, int] = {}

@@ -8,18 +8,12 @@ over question types in a seeded order so that every type is represented when the
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from dataset.evaluate import normalise_answer
+from ruclevr import streams
 from ruclevr.cli import UsageError
-
-# The stage part of the generator seed, so the shot draw never coincides with another stage's
-# stream for the same user seed.
-SHOTS_STREAM = zlib.crc32(b"dataset.shots")
 
 Question = Mapping[str, object]
 
@@ -63,7 +57,7 @@ def select_shots(questions: Sequence[Question], n_shots: int, seed: int) -> list
     """Indices of ``n_shots`` questions on distinct images, spread over question types."""
     if n_shots == 0:
         return []
-    rng = np.random.default_rng([seed, SHOTS_STREAM])
+    rng = streams.generator("dataset.shots", seed)
     by_type: dict[str, list[int]] = {}
     for index, question in enumerate(questions):
         by_type.setdefault(str(question["question_type"]), []).append(index)

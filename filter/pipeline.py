@@ -32,7 +32,8 @@ from filter.score_cache import ScoreCache
 from render.shards import Shard, consecutive_shards, scene_block_positions, sharded_path
 from ruclevr.cli import UsageError, progress_disabled
 from ruclevr.io import atomic_open, atomic_write_json, remove_temporaries_of
-from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items, input_document
+from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items, input_document, input_error
+from ruclevr.names import beside
 
 MISSING = "missing"
 LOW_SCORE = "low_score"
@@ -53,9 +54,9 @@ class OutputPaths:
         stem = kept.with_suffix("") if kept.suffix else kept
         return cls(
             kept=kept,
-            rejected=stem.with_name(stem.name + ".rejected.jsonl"),
-            report=stem.with_name(stem.name + ".report.json"),
-            scores=stem.with_name(stem.name + ".scores.sqlite"),
+            rejected=beside(stem, ".rejected.jsonl"),
+            report=beside(stem, ".report.json"),
+            scores=beside(stem, ".scores.sqlite"),
         )
 
 
@@ -121,9 +122,8 @@ def read_items(path: Path) -> FilterInput:
             count = index + 1
         info = document.info()
     except (DocumentError, UnicodeDecodeError) as error:
-        if "no 'questions' list" in str(error) or "not a JSON object" in str(error):
-            raise UsageError(f"{label} must be an object with a 'questions' list (the output of python -m translate)") from None
-        raise UsageError(f"{label} is not valid JSON: {error}") from None
+        shape = f"{label} must be an object with a 'questions' list (the output of python -m translate)"
+        raise input_error(error, label, shape) from None
     return FilterInput(document, info if isinstance(info, dict) else {}, count, scene_starts)
 
 

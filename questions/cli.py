@@ -31,8 +31,10 @@ from ruclevr.cli import (
     stage_logger,
 )
 from ruclevr.io import remove_temporaries_of
-from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items
+from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items, input_error
+from ruclevr.names import beside
 from ruclevr.paths import check_output_location
+from ruclevr.records import same_record
 
 log = stage_logger("questions")
 PROG = "questions"
@@ -134,9 +136,9 @@ def generate_command(argv: Sequence[str]) -> int:
     if shard:
         out = sharded_path(args.out, shard)
         file_record = {**record, "shard": {"index": shard.index, "count": shard.count, "first": positions.start, "stop": positions.stop}}
-    checkpoints = out.with_name(out.name + ".partial")
+    checkpoints = beside(out, ".partial")
     if out.exists() and not args.overwrite:
-        if _existing_record(out) == file_record:
+        if same_record(_existing_record(out), file_record):
             log.info(f"{PROG}: {out} is up to date")
             return 0
         raise UsageError(f"{out} exists and was made with other settings or inputs; pass --overwrite to replace it")
@@ -315,10 +317,8 @@ def check_scenes(path: Path) -> tuple[int, Any]:
             count = position + 1
         info = document.info()
     except (DocumentError, UnicodeDecodeError) as error:
-        message = str(error)
-        if "no 'scenes' list" in message or "is not a JSON object" in message:
-            raise UsageError(f"--in: {path} must be {{\"info\": ..., \"scenes\": [...]}} as written by python -m render") from None
-        raise UsageError(f"{label} {message}") from None
+        shape = f"--in: {path} must be {{\"info\": ..., \"scenes\": [...]}} as written by python -m render"
+        raise input_error(error, label, shape) from None
     return count, info
 
 

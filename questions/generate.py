@@ -22,6 +22,7 @@ from questions.family import Family
 from questions.scene_questions import QuestionMaker, RunState, Settings, program_key, text_key
 from ruclevr.cli import progress_disabled
 from ruclevr.io import atomic_write_json, read_json
+from ruclevr.records import read_record, same_record
 
 CHUNK_SCENES = 500
 RUN_FILE = "run.json"
@@ -150,7 +151,7 @@ def _saved_chunks(
     folder.mkdir(parents=True, exist_ok=True)
     run_file = folder / RUN_FILE
     if run_file.exists():
-        if read_json(run_file) != json.loads(json.dumps(run_record)):
+        if not same_record(read_record(run_file), run_record):
             raise ResumeMismatch(folder)
     else:
         atomic_write_json(run_file, dict(run_record))

@@ -2,7 +2,7 @@
 
 The search makes thousands of tiny random choices per scene; calling NumPy for each costs more
 than the choice itself, so floats are drawn from the generator in blocks and handed out one by
-one. Every draw still comes from ``numpy.random.default_rng`` seeded with (seed, index, stage).
+one. Every draw still comes from a stream of :mod:`ruclevr.streams` seeded with (seed, image index).
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from collections.abc import Iterator, Sequence
 from typing import TypeVar
 
 import numpy as np
+
+from ruclevr import streams
 
 T = TypeVar("T")
 
@@ -28,9 +30,9 @@ class RandomStream:
         self._next = 0
 
     @classmethod
-    def for_unit(cls, seed: int, index: int, stage: int) -> RandomStream:
-        """The stream of one unit of work (a scene) in one stage, independent of every other unit."""
-        return cls(np.random.default_rng([seed, index, stage]))
+    def for_unit(cls, name: str, seed: int, image_index: int) -> RandomStream:
+        """Stream ``name`` (:mod:`ruclevr.streams`) of one scene, independent of every other scene."""
+        return cls(streams.generator(name, seed, image_index=image_index))
 
     def random(self) -> float:
         if self._next == len(self._floats):

@@ -1,7 +1,7 @@
 """The questions of one scene: families in turn, least used first, answers balanced by the run state.
 
-A scene's questions depend on the scene's own generator (``numpy.random.default_rng([seed,
-image_index, STAGE])``) and on the run state left by earlier scenes (:class:`RunState`): how often
+A scene's questions depend on the scene's own generator (the ``questions.search`` stream of
+:mod:`ruclevr.streams`) and on the run state left by earlier scenes (:class:`RunState`): how often
 each family was used or came away empty, how often each answer was given, which programs and
 texts each split already holds. :mod:`questions.generate` runs this over many scenes.
 """
@@ -24,9 +24,6 @@ from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, admitted, reading_chec
 from questions.scene_index import SceneIndex
 from questions.search import Candidate, SceneSearch
 from questions.text import english_readings, normalise_text, realise_english, without_other
-
-#: Mixed into each scene's seed so the question stage never shares random numbers with rendering.
-STAGE = 3
 
 #: A family's most frequent answer may exceed its cap by this many questions (a run has to start somewhere).
 BALANCE_SLACK = 2
@@ -153,7 +150,7 @@ class QuestionMaker:
 
     def questions_for_scene(self, scene: Mapping[str, Any], state: RunState) -> list[dict[str, Any]]:
         settings = self.settings
-        stream = RandomStream.for_unit(settings.seed, int(scene["image_index"]), STAGE)
+        stream = RandomStream.for_unit("questions.search", settings.seed, int(scene["image_index"]))
         search = SceneSearch(SceneIndex.from_scene(scene), stream)
         seen_here: set[bytes] = set()  # programs and texts of this image
         made: list[dict[str, Any]] = []

@@ -20,12 +20,11 @@ from typing import Any
 
 from assets.vocabulary import Vocabulary
 from questions.functions import RELATION
+from questions.placeholders import ANGLE_TOKEN, PLACEHOLDER, is_placeholder, placeholders
 from questions.random_stream import RandomStream
 
-#: A placeholder in any language: ``<`` + capital letter + capitals/digits + ``>``.
-PLACEHOLDER = re.compile(r"<([A-Z][A-Z0-9]*)>")
-_ANGLE_TOKEN = re.compile(r"<[^<>]*>?")
-_ENGLISH_TOKEN = re.compile(r"\[([^\[\]]*)\]|<([A-Z][A-Z0-9]*)>(s\b)?")
+#: An optional part ``[...]`` (group 1), or a placeholder (group 2) with an optional plural ``s`` (group 3).
+_ENGLISH_TOKEN = re.compile(r"\[([^\[\]]*)\]|" + PLACEHOLDER.pattern + r"(s\b)?")
 _SPACE = re.compile(r"\s+")
 _SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([?,;.!])")
 _ARTICLE = re.compile(r"\b([Aa]) (?=[aeiouAEIOU])")
@@ -35,16 +34,11 @@ _NOT_WORD = re.compile(r"[^\w\s]")
 OPTIONAL_KEEP = 0.5
 
 
-def placeholders(text: str) -> list[str]:
-    """The parameter names (``<Z>`` ...) a text mentions, in order, in any language."""
-    return [f"<{name}>" for name in PLACEHOLDER.findall(text)]
-
-
 def english_template_problems(text: str, param_types: Mapping[str, str]) -> list[str]:
     """What is wrong with one English template, given the family's parameters (name -> type)."""
     problems = _bracket_problems(text)
-    for token in _ANGLE_TOKEN.findall(text):
-        if not PLACEHOLDER.fullmatch(token):
+    for token in ANGLE_TOKEN.findall(text):
+        if not is_placeholder(token):
             problems.append(f"malformed placeholder {token!r}; write <NAME> with capitals and digits")
     for optional in re.findall(r"\[([^\[\]]*)\]", text):
         if PLACEHOLDER.search(optional):
@@ -245,11 +239,10 @@ def _english_readings(template: str, types: Mapping[str, str], structure: Any) -
         for kind, content, plural in compile_english(template)
     )
     for piece in text.split("\0"):
-        match = re.fullmatch(r"(<[A-Z][A-Z0-9]*>)(s?)", piece)
-        if match is None:
+        name = piece[:-1] if piece.endswith("s") else piece  # a plural slot: <S>s
+        if not is_placeholder(name):
             link += piece
             continue
-        name = match.group(1)
         kind = types.get(name)
         if kind == RELATION:
             if not _CHAIN_LINK.match(link):

@@ -28,6 +28,7 @@ from questions.functions import (
     answer_types,
     function_registry,
 )
+from questions.placeholders import is_placeholder
 from questions.text import english_template_problems, other_language_problems
 
 FAMILY_SUFFIXES = (".yaml", ".yml", ".json")
@@ -36,7 +37,6 @@ REQUIRED_KEYS = ("id", "group", "params", "program", "text")
 NODE_KEYS = ("function", "inputs", "value_inputs")
 CONSTRAINT_KEYS = ("empty", "not_empty", "some_set", "different_outputs")
 ID_PATTERN = re.compile(r"[a-z0-9_]+(/[a-z0-9_]+)*")
-PARAM_PATTERN = re.compile(r"<[A-Z][A-Z0-9]*>")
 LANGUAGE_PATTERN = re.compile(r"[a-z]{2,3}")
 #: CLEVR 1.0's template files: a family's ``clevr: [file, index]`` names its counterpart there.
 CLEVR_TEMPLATE_FILES = (
@@ -289,7 +289,7 @@ class _Checker:
             return {}
         params: dict[str, str] = {}
         for name, kind in raw.items():
-            if not isinstance(name, str) or not PARAM_PATTERN.fullmatch(name):
+            if not isinstance(name, str) or not is_placeholder(name):
                 self.report(path + (name,), f"parameter name {name!r} must look like <Z> or <C2>")
                 continue
             if kind not in param_types():
@@ -379,7 +379,7 @@ class _Checker:
         attributes_seen: set[str] = set()
         vocabulary = load_vocabulary()
         for slot, value in enumerate(values):
-            if PARAM_PATTERN.fullmatch(value):
+            if is_placeholder(value):
                 attribute = params.get(value)
                 if attribute is None:
                     self.report(path + (slot,), f"{value} names no declared parameter")
@@ -399,7 +399,7 @@ class _Checker:
             attributes_seen.add(attribute)
 
     def check_value(self, path: Path_, value: str, value_type: str | None, params: Mapping[str, str], uses: dict[str, int]) -> None:
-        if PARAM_PATTERN.fullmatch(value):
+        if is_placeholder(value):
             if value not in params:
                 self.report(path, f"{value} names no declared parameter")
             elif params[value] != value_type:

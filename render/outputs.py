@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ import numpy as np
 from PIL import Image
 
 from ruclevr.io import atomic_write_bytes, atomic_write_json, read_json, remove_stale_temporaries
+from ruclevr.names import scene_stem
 
 SUBFOLDERS = ("images", "masks", "scenes")
 
@@ -33,7 +33,7 @@ class OutputLayout:
     prefix: str = "ruclevr"
 
     def stem(self, index: int) -> str:
-        return f"{self.prefix}_{index:06d}"
+        return scene_stem(self.prefix, index)
 
     def image_path(self, index: int) -> Path:
         return self.root / "images" / f"{self.stem(index)}.png"
@@ -109,15 +109,6 @@ def merge_scenes(layout: OutputLayout, info: dict) -> int:
     scenes.sort(key=lambda scene: scene["image_index"])
     atomic_write_json(layout.scenes_json, {"info": info, "scenes": scenes})
     return len(scenes)
-
-
-def read_run_record(layout: OutputLayout) -> dict | None:
-    if not layout.run_record.exists():
-        return None
-    try:
-        return read_json(layout.run_record)
-    except (OSError, json.JSONDecodeError):
-        return None
 
 
 def check_writable(folder: Path) -> None:

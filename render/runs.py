@@ -8,10 +8,9 @@ never compared; see :func:`render.settings.drawn_record`).
 
 from __future__ import annotations
 
-from render.outputs import OutputLayout, read_run_record
+from render.outputs import OutputLayout
 from render.settings import drawn_record
-from ruclevr.cli import UsageError
-from ruclevr.io import atomic_write_json
+from ruclevr.records import claim_run
 
 #: Keys of the run record that change what is rendered; a resumed run must match them.
 OUTPUT_DEFINING = ("seed", "min_pixels", "max_visibility_attempts", "scene_options", "render")
@@ -27,21 +26,7 @@ def output_defining(info: dict) -> dict:
 
 def claim_output(layout: OutputLayout, info: dict) -> None:
     """Record the run in the folder, refusing to mix scenes made with other settings."""
-    previous = read_run_record(layout)
-    if previous is not None and layout.finished_scene_files():
-        differences = _differences(output_defining(previous), output_defining(info))
-        if differences:
-            raise UsageError(
-                f"{layout.root} holds scenes made with other settings ({'; '.join(differences[:3])}); "
-                "rerun with the same settings to resume, or pass --overwrite"
-            )
-    atomic_write_json(layout.run_record, info)
-
-
-def _differences(old, new, path: str = "") -> list[str]:
-    if isinstance(old, dict) and isinstance(new, dict):
-        found = []
-        for key in sorted(set(old) | set(new)):
-            found += _differences(old.get(key), new.get(key), f"{path}.{key}" if path else key)
-        return found
-    return [] if old == new else [f"{path}: {old!r} -> {new!r}"]
+    claim_run(layout.run_record, info, has_work=layout.finished_scene_files, compared=output_defining,
+              refusal=lambda differences: f"{layout.root} holds scenes made with other settings "
+                                          f"({'; '.join(differences[:3])}); rerun with the same settings to resume, "
+                                          "or pass --overwrite")

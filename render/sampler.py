@@ -1,6 +1,6 @@
 """Scene sampling in pure Python (never imports bpy): objects, camera jitter and light jitter.
 
-Every random choice comes from ``numpy.random.default_rng([seed, index])``. The generator is
+Every random choice comes from the ``render.scene`` stream of :mod:`ruclevr.streams`. The generator is
 drawn from in a fixed order (camera, lights, object count, then objects), so a scene is a
 function of (seed, index, options) alone. :func:`candidate_scenes` keeps drawing from the same
 generator, which is how the renderer re-samples a scene whose objects turn out to be hidden:
@@ -22,6 +22,7 @@ from assets.geometry import shape_footprint, shape_mesh
 from assets.vocabulary import Vocabulary, load_vocabulary
 from render.camera import Camera
 from render.conditions import Condition
+from ruclevr import streams
 
 # Base poses roughly those of CLEVR's base scene; positions are jittered per scene.
 CAMERA_BASE_LOCATION = (7.358891, -6.925791, 4.958309)
@@ -139,10 +140,10 @@ class SceneSamplingError(RuntimeError):
 def candidate_scenes(
     seed: int, index: int, options: SceneOptions | None = None, vocabulary: Vocabulary | None = None
 ) -> Iterator[SampledScene]:
-    """Successive candidate scenes for (seed, index), all drawn from one ``default_rng([seed, index])``."""
+    """Successive candidate scenes for (seed, index), all drawn from one ``render.scene`` stream."""
     options = options or SceneOptions()
     vocabulary = vocabulary or load_vocabulary()
-    rng = np.random.default_rng([seed, index])
+    rng = streams.generator("render.scene", seed, index=index)
     attempt = 0
     while True:
         yield sample_scene(rng, seed, index, attempt, options, vocabulary)

@@ -11,12 +11,13 @@ from assets.vocabulary import load_vocabulary
 from render.camera import Camera
 from render.relations import DEFAULT_RELATION_EPS, directions, pixel_coords, relationships
 from render.sampler import Light, PlacedObject, SampledScene, SceneOptions, first_scene, object_footprint
+from ruclevr.names import scene_stem
 
 
 def image_filename(index: int, options: SceneOptions | None = None) -> str:
     """``ruclevr_000042.png``: the image, mask and scene files of one index share this stem."""
     prefix = (options or SceneOptions()).filename_prefix
-    return f"{prefix}_{index:06d}.png"
+    return f"{scene_stem(prefix, index)}.png"
 
 
 def scene_graph(scene: SampledScene, options: SceneOptions | None = None) -> dict:

@@ -49,6 +49,10 @@ class DocumentError(ValueError):
     """A list file that is not ``{"info": ..., key: [...]}`` JSON."""
 
 
+class DocumentShapeError(DocumentError):
+    """Valid JSON of another shape than ``{"info": ..., key: [...]}`` (a bare list, another stage's file)."""
+
+
 class JsonDocument:
     """One ``{info, key: [...]}`` file; ``info()`` and ``items()`` each read it afresh, never whole."""
 
@@ -85,7 +89,7 @@ class JsonDocument:
                 except ijson.JSONError as error:
                     raise DocumentError(f"is not valid JSON ({_first_line(error)})") from None
         if not found:
-            raise DocumentError(f"has no {self.key!r} list")
+            raise DocumentShapeError(f"has no {self.key!r} list")
 
     def count(self) -> int:
         return sum(1 for _ in self.items())
@@ -126,7 +130,7 @@ class JsonDocument:
                 events = ijson.parse(handle, use_float=True)
                 prefix, event, _ = next(events)
                 if event != "start_map":
-                    raise DocumentError("is not a JSON object")
+                    raise DocumentShapeError("is not a JSON object")
                 for prefix, event, value in events:
                     if event == "end_map" and prefix == "":
                         return
@@ -334,19 +338,29 @@ def input_document(path: str | os.PathLike[str], key: str, label: str) -> JsonDo
     return JsonDocument(path, key)
 
 
-def checked_items(document: JsonDocument, label: str) -> Iterator[Any]:
-    """``document.items()`` with a malformed file turned into a UsageError starting with ``label``."""
+def input_error(error: DocumentError | UnicodeDecodeError, label: str, shape: str | None = None) -> UsageError:
+    """The one line for a list file the user named that cannot be read: ``shape`` (what the file
+    must be) when it is JSON of another shape and ``shape`` is given, else ``label`` and what is wrong."""
+    if shape is not None and isinstance(error, DocumentShapeError):
+        return UsageError(shape)
+    reason = f"is not UTF-8 text ({error.reason})" if isinstance(error, UnicodeDecodeError) else str(error)
+    return UsageError(f"{label} {reason}")
+
+
+def checked_items(document: JsonDocument, label: str, shape: str | None = None) -> Iterator[Any]:
+    """``document.items()`` with a malformed file turned into :func:`input_error`."""
     try:
         yield from document.items()
     except (DocumentError, UnicodeDecodeError) as error:
-        raise UsageError(f"{label} {error}") from None
+        raise input_error(error, label, shape) from None
 
 
-def checked_info(document: JsonDocument, label: str) -> dict[str, Any]:
+def checked_info(document: JsonDocument, label: str, shape: str | None = None) -> dict[str, Any]:
+    """``document.info()`` with a malformed file turned into :func:`input_error`."""
     try:
         return document.info()
     except (DocumentError, UnicodeDecodeError) as error:
-        raise UsageError(f"{label} {error}") from None
+        raise input_error(error, label, shape) from None
 
 
 def encode_item(item: Any) -> str:

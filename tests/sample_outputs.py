@@ -15,7 +15,9 @@ import numpy as np
 from PIL import Image
 
 from assets.vocabulary import load_vocabulary
+from ruclevr import streams
 from ruclevr.io import atomic_write_bytes, atomic_write_json
+from ruclevr.names import scene_stem
 from translate.answers import answer_to_russian
 
 
@@ -43,7 +45,7 @@ def sample_scene(index: int, rng: np.random.Generator) -> dict[str, Any]:
     return {
         "split": "new",
         "image_index": index,
-        "image_filename": f"ruclevr_{index:06d}.png",
+        "image_filename": f"{scene_stem('ruclevr', index)}.png",
         "objects": objects,
     }
 
@@ -96,7 +98,7 @@ def questions_for_scene(scene: dict[str, Any]) -> list[dict[str, Any]]:
 def write_sample_stage_outputs(folder: Path, n_scenes: int = 8, seed: int = 0) -> dict[str, Path]:
     """Write ``folder/render/{scenes.json,images/}`` and ``folder/questions_ru_kept.json``; return their paths."""
     render_dir = folder / "render"
-    scenes = [sample_scene(index, np.random.default_rng([seed, index])) for index in range(n_scenes)]
+    scenes = [sample_scene(index, streams.generator("render.scene", seed, index=index)) for index in range(n_scenes)]
     for scene in scenes:
         atomic_write_bytes(render_dir / "images" / scene["image_filename"], tiny_png(scene["image_index"]))
         atomic_write_json(render_dir / "scenes" / scene["image_filename"].replace(".png", ".json"), scene)

@@ -44,7 +44,7 @@ def ask(scene: dict, family_id: str, params: dict, families, question_index: int
     """A question record exactly as the question engine builds one, for chosen parameter values."""
     family = families[family_id]
     plan = Plan.of(family)
-    search = SceneSearch(SceneIndex.from_scene(scene), RandomStream.for_unit(0, scene["image_index"], 1))
+    search = SceneSearch(SceneIndex.from_scene(scene), RandomStream.for_unit("questions.search", 0, scene["image_index"]))
     candidate = search.instantiate(plan, {name: params.get(name, "") for name in family.params})
     assert candidate is not None, f"{family_id} {params} is not well posed on the test scene"
     return {
@@ -308,7 +308,7 @@ def test_every_answer_is_the_recoloured_graphs_and_no_ill_posed_question_is_kept
         scene = scenes[question["image_filename"]]
         assert execute_program(question["program"], scene) == question["answer"]
         plan = Plan.of(families[question["family"]])
-        search = SceneSearch(SceneIndex.from_scene(scene), RandomStream.for_unit(0, 0, 0))
+        search = SceneSearch(SceneIndex.from_scene(scene), RandomStream.for_unit("questions.search", 0, 0))
         assert search.instantiate(plan, question["params"]) is not None, question
         assert question["question_ru"] and question["answer_ru"] and question["acceptability"]["reasons"] == []
         origin = question["augmentation"]

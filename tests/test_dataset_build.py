@@ -183,7 +183,7 @@ def test_build_runs_every_stage_in_order_and_exports(fake_stages, tmp_path) -> N
 
 
 def test_memory_watch_sees_a_child_process_and_memory_this_process_takes() -> None:
-    from dataset.build import MemoryWatch
+    from dataset.stage_processes import MemoryWatch
 
     with MemoryWatch(interval=0.05) as alone:
         pass

@@ -259,7 +259,7 @@ def families():
 
 
 def instantiate(family, params):
-    search = SceneSearch(SceneIndex.from_scene(SCENE), RandomStream.for_unit(0, 0, 0))
+    search = SceneSearch(SceneIndex.from_scene(SCENE), RandomStream.for_unit("questions.search", 0, 0))
     plan = Plan.of(family)
     return plan, search.instantiate(plan, params)
 

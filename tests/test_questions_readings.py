@@ -74,7 +74,7 @@ def family_folder(tmp_path: Path, family, russian: list[str]) -> Path:
 
 def english(family, question: dict, seed: int, refusals: Counter) -> tuple[int, str]:
     """The engine's English for ``question``: the first readable template from template 0."""
-    chosen = readable_english(family, question["params"], question[UNSAFE_FIELD], load_vocabulary(), RandomStream.for_unit(seed, 0, 0), 0, refusals)
+    chosen = readable_english(family, question["params"], question[UNSAFE_FIELD], load_vocabulary(), RandomStream.for_unit("questions.search", seed, 0), 0, refusals)
     assert chosen is not None
     return chosen
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import itertools
 
 from assets.vocabulary import load_vocabulary
+from questions.placeholders import placeholders
 from questions.random_stream import RandomStream
-from questions.text import english_template_problems, normalise_text, placeholders, realise_english, tidy_english
+from questions.text import english_template_problems, normalise_text, realise_english, tidy_english
 
 TYPES = {"<Z>": "size", "<C>": "color", "<M>": "material", "<S>": "shape", "<R>": "relation", "<S2>": "shape"}
 
@@ -14,7 +15,7 @@ TYPES = {"<Z>": "size", "<C>": "color", "<M>": "material", "<S>": "shape", "<R>"
 def realisations(template, values, draws=200):
     vocabulary = load_vocabulary()
     return {
-        realise_english(template, values, TYPES, vocabulary, RandomStream.for_unit(seed, 0, 0))
+        realise_english(template, values, TYPES, vocabulary, RandomStream.for_unit("questions.search", seed, 0))
         for seed in range(draws)
     }
 
@@ -48,8 +49,8 @@ def test_relation_words_optional_parts_and_articles():
 def test_same_stream_same_text():
     vocabulary = load_vocabulary()
     values = {"<Z>": "small", "<C>": "cyan", "<M>": "rubber", "<S>": "cylinder"}
-    first = realise_english("What is the <Z> <C> <M> <S> [made] of?", values, TYPES, vocabulary, RandomStream.for_unit(7, 3, 3))
-    again = realise_english("What is the <Z> <C> <M> <S> [made] of?", values, TYPES, vocabulary, RandomStream.for_unit(7, 3, 3))
+    first = realise_english("What is the <Z> <C> <M> <S> [made] of?", values, TYPES, vocabulary, RandomStream.for_unit("questions.search", 7, 3))
+    again = realise_english("What is the <Z> <C> <M> <S> [made] of?", values, TYPES, vocabulary, RandomStream.for_unit("questions.search", 7, 3))
     assert first == again
 
 

@@ -11,6 +11,8 @@ from typing import Protocol
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_RETRIES = 3
 DEFAULT_BACKOFF_S = 2.0
+#: Every backend ``python -m translate --backend`` (and ``dataset build --backend``) accepts.
+BACKENDS = ("native", "google", "marian")
 
 
 class Backend(Protocol):

@@ -11,7 +11,6 @@ the run exits with status 1 and a rerun retries only them.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import re
@@ -49,8 +48,18 @@ from ruclevr.cli import (
     run_cli,
     stage_logger,
 )
-from ruclevr.io import remove_temporaries_of
-from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, UnreadMember, checked_items, encode_extended
+from ruclevr import records
+from ruclevr.io import file_sha256, remove_temporaries_of
+from ruclevr.jsonstream import (
+    DocumentError,
+    DocumentWriter,
+    JsonDocument,
+    UnreadMember,
+    checked_info,
+    checked_items,
+    encode_extended,
+    input_error,
+)
 from ruclevr.paths import check_output_location
 from translate.answers import answer_to_russian
 from translate.backends import (
@@ -60,13 +69,12 @@ from translate.backends import (
     realise_chunk,
     translator_name,
 )
-from translate.base import DEFAULT_BACKOFF_S, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S, Backend
+from translate.base import BACKENDS, DEFAULT_BACKOFF_S, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S, Backend
 from translate.progress import Progress, next_saved
 from translate.spelling import DEFAULT_YO_POLICY, YO_POLICIES, apply_yo_policy
 
 log = stage_logger("translate")
 PROG = "translate"
-BACKENDS = ("native", "google", "marian")
 DEFAULT_BATCH_SIZE = 32
 FAILURES_SHOWN = 20
 EXIT_FAILURES = 1
@@ -307,8 +315,7 @@ def russian_answer(index: int, question: Mapping[str, Any], yo_policy: str) -> s
 
 def input_sha256(path: Path) -> str:
     try:
-        with open(path, "rb") as handle:
-            return hashlib.file_digest(handle, "sha256").hexdigest()
+        return file_sha256(path)
     except FileNotFoundError:
         raise UsageError(f"--in {path}: no such file") from None
     except OSError as error:
@@ -321,21 +328,15 @@ def checked_questions(document: JsonDocument, path: Path) -> Iterator[tuple[Any,
     try:
         yield from document.items_with_text(unread=PROGRAM)
     except (DocumentError, UnicodeDecodeError) as error:
-        raise questions_file_error(path, error) from None
+        raise input_error(error, f"--in {path}:", questions_shape(path)) from None
 
 
 def questions_info(document: JsonDocument) -> dict[str, Any]:
-    try:
-        info = document.info()
-    except (DocumentError, UnicodeDecodeError) as error:
-        raise questions_file_error(document.path, error) from None
-    return dict(info or {})
+    return dict(checked_info(document, f"--in {document.path}:", questions_shape(document.path)) or {})
 
 
-def questions_file_error(path: Path, error: Exception) -> UsageError:
-    if "no 'questions' list" in str(error) or "not a JSON object" in str(error):
-        return UsageError(f"--in {path}: expected an object with a \"questions\" list")
-    return UsageError(f"--in {path}: {error}")
+def questions_shape(path: Path) -> str:
+    return f"--in {path}: expected an object with a \"questions\" list"
 
 
 @dataclass(frozen=True)
@@ -378,7 +379,7 @@ def run_fingerprint(source_sha256: str, translator: str, args: argparse.Namespac
     decisive = {"source_sha256": source_sha256, "translator": translator, "yo": args.yo}
     if args.backend == "native":
         decisive.update(seed=args.seed, families=str(args.families.resolve()) if args.families else None)
-    return hashlib.sha256(json.dumps(decisive, sort_keys=True).encode()).hexdigest()
+    return records.fingerprint(decisive)
 
 
 def output_is_up_to_date(out: Path, fingerprint: str, *, overwrite: bool) -> bool:

@@ -25,6 +25,7 @@ import numpy as np
 from assets.vocabulary import Vocabulary, load_vocabulary
 from questions.families import FAMILIES_DIR
 from questions.family import Family
+from ruclevr import streams
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, Structure, admitted
 from translate.morphology import Noun, adjective_form, build_lexicon, count_number, noun_phrase, pronoun_form
 from translate.russian_families import (
@@ -39,8 +40,6 @@ from translate.templates import SENTENCE_START, Agreement, CompiledTemplate, Nou
 
 DEFAULT_FAMILIES_DIR = FAMILIES_DIR
 
-#: Stage number mixed into the key, so this stage's choices differ from other stages' with the same seed.
-_STAGE = 0x72755F6E6174  # "ru_nat"
 #: Below this many bits of the question's random number left, draw a fresh one (long families).
 _LOW_WATER = 1 << 64
 
@@ -79,7 +78,7 @@ class NativeRealiser:
         # (seed, stage): a counter-based generator like Philox, so a question's words do not
         # depend on which other questions are realised with it, or in what order. Starting a
         # NumPy generator per question costs 10-30 µs, more than the whole realisation.
-        self._key = np.random.SeedSequence([self.seed, _STAGE]).generate_state(8, dtype=np.uint32).tobytes()
+        self._key = streams.seed_sequence("translate.native", self.seed).generate_state(8, dtype=np.uint32).tobytes()
         # "family ru template": realisations the reading check refused before another template was
         # used; "family ru all": questions no template could say with one reading.
         self.refusals: Counter[str] = Counter()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ruclevr.cli import UsageError
+from ruclevr.names import beside
 
 
 class Progress:
@@ -23,7 +24,7 @@ class Progress:
     """
 
     def __init__(self, out: Path, fingerprint: str) -> None:
-        self.folder = out.with_name(out.name + ".parts")
+        self.folder = beside(out, ".parts")
         self.fingerprint = fingerprint
         self._handle: Any = None
 

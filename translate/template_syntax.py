@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from questions.placeholders import PLACEHOLDER, is_placeholder
+
 CASE_FEATURES = MappingProxyType({
     "им": "nomn", "род": "gent", "дат": "datv", "вин": "accs", "твор": "ablt", "пр": "loct", "предл": "loct",
     "nomn": "nomn", "gent": "gent", "datv": "datv", "accs": "accs", "ablt": "ablt", "loct": "loct",
@@ -29,7 +31,6 @@ CASE_FEATURES = MappingProxyType({
 NUMBER_FEATURES = MappingProxyType({"ед": "sing", "мн": "plur", "sing": "sing", "plur": "plur"})
 SHORT_FEATURES = frozenset({"кратк", "short"})
 
-PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*>")
 WORD = re.compile(r"[а-яё]+(?:-[а-яё]+)*")
 _LATIN = re.compile(r"[A-Za-z]+")
 _FEATURE_SPLIT = re.compile(r"[,\s]+")
@@ -145,7 +146,7 @@ def _parse_group(text: str, opening: int, closing: int, problems: list[str]) -> 
 def _parse_tokens(section: str, where: str, problems: list[str]) -> list[Placeholder | Word]:
     tokens: list[Placeholder | Word] = []
     for token in section.split():
-        if PLACEHOLDER.fullmatch(token):
+        if is_placeholder(token):
             tokens.append(Placeholder(token))
         elif WORD.fullmatch(token):
             tokens.append(Word(token))
@@ -170,7 +171,7 @@ def _parse_features(section: str, where: str, problems: list[str]) -> tuple[str 
             number = NUMBER_FEATURES[feature]
         elif feature in SHORT_FEATURES:
             short = True
-        elif PLACEHOLDER.fullmatch(feature):
+        elif is_placeholder(feature):
             if reference is not None:
                 problems.append(f"{where}: a group can agree with one noun phrase only")
             reference = feature

@@ -17,8 +17,8 @@ from typing import Any
 
 from assets.vocabulary import load_vocabulary
 from translate.morphology import Lexicon, MorphologyError, build_lexicon, verb_number, word_role
+from questions.placeholders import is_placeholder
 from translate.template_syntax import (
-    PLACEHOLDER,
     WORD,
     Group,
     Placeholder,
@@ -113,7 +113,7 @@ def parameter_kinds(params: object) -> tuple[dict[str, str], list[str]]:
     kinds: dict[str, str] = {}
     problems: list[str] = []
     for name, declared_type in declared:
-        if not isinstance(name, str) or not PLACEHOLDER.fullmatch(name):
+        if not isinstance(name, str) or not is_placeholder(name):
             problems.append(f"parameter name {name!r} is not written <NAME>")
             continue
         kind = _DECLARED_KINDS.get(str(declared_type).lower()) if declared_type else _NAME_LETTER_KINDS.get(name[1])

@@ -13,7 +13,7 @@ answer except the known answers of control items in ``crowd.tsv``)::
     TASKS/annotate.json                how the tasks were made (seed, overlap, controls)
 
 Tasks are the items' ``meta.id``. Control items (known answers) come from another split,
-``shots`` by default. Every random choice is drawn from a generator seeded by (seed, purpose):
+``shots`` by default. Every random choice is drawn from an ``annotate.*`` stream of :mod:`ruclevr.streams`:
 the control draw, the order of the tasks, and each annotator's own order.
 """
 
@@ -29,13 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from dataset.document import SPLITS, MeraDocument
 from dataset.export import place_image, remove_unused_samples
-from ruclevr import __version__
+from ruclevr import __version__, streams
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_open, atomic_write_json, atomic_write_text, remove_stale_temporaries
 
@@ -44,7 +43,6 @@ PAGE_FORMAT = "ruclevr-annotate/1"  # the "format" of the JSON the page saves
 IMAGE_FIELD, QUESTION_FIELD, ID_FIELD, ANSWER_FIELD = "image", "question", "ruclevr_id", "answer"
 CROWD_COLUMNS = ("task_id", "image", "question", "control", "known_answer")
 # Seeds of the generators, one per purpose, so adding a choice never shifts the others.
-CONTROL_DRAW, TASK_ORDER, ANNOTATOR_ORDER = 0, 1, 2
 DEFAULT_CONTROLS = 5
 
 
@@ -113,10 +111,6 @@ class Task:
     known_answer: str  # empty unless control
 
 
-def seeded(seed: int, *identity: int) -> np.random.Generator:
-    return np.random.default_rng([seed, *identity])
-
-
 def image_source(document: MeraDocument, item: Mapping[str, Any]) -> Path:
     """An item's image file, which must exist inside the dataset's folder."""
     path = document.image_path(item)
@@ -156,7 +150,7 @@ def choose_controls(document: MeraDocument, settings: ExportSettings) -> list[Ma
     wanted = min(DEFAULT_CONTROLS, len(others)) if settings.controls is None else settings.controls
     if wanted > len(others):
         raise UsageError(f"--controls {wanted}: only {len(others)} items outside split {settings.split}")
-    chosen = seeded(settings.seed, CONTROL_DRAW).choice(len(others), size=wanted, replace=False)
+    chosen = streams.generator("annotate.control", settings.seed).choice(len(others), size=wanted, replace=False)
     return [others[int(index)] for index in sorted(chosen)]
 
 
@@ -166,7 +160,7 @@ def make_tasks(document: MeraDocument, settings: ExportSettings) -> list[Task]:
     if not items:
         raise UsageError(f"split {settings.split} has no items")
     chosen = [(item, False) for item in items] + [(item, True) for item in choose_controls(document, settings)]
-    order = seeded(settings.seed, TASK_ORDER).permutation(len(chosen))
+    order = streams.generator("annotate.task_order", settings.seed).permutation(len(chosen))
     tasks = []
     for index in order:
         item, control = chosen[int(index)]
@@ -193,7 +187,7 @@ def assign(tasks: Sequence[Task], settings: ExportSettings) -> list[list[int]]:
     assignments = []
     for annotator, ids in enumerate(lists):
         ids = ids + controls
-        order = seeded(settings.seed, ANNOTATOR_ORDER, annotator).permutation(len(ids))
+        order = streams.generator("annotate.annotator_order", settings.seed, annotator=annotator).permutation(len(ids))
         assignments.append([ids[int(index)] for index in order])
     return assignments
 
