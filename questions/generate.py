@@ -10,7 +10,6 @@ exactly the questions of an uninterrupted run.
 from __future__ import annotations
 
 import gc
-import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path

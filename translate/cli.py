@@ -11,7 +11,6 @@ the run exits with status 1 and a rerun retries only them.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
@@ -34,6 +33,7 @@ from render.shards import (
     scene_block_positions,
     sharded_path,
 )
+from ruclevr import records
 from ruclevr.cli import (
     ArgumentParser,
     UsageError,
@@ -48,7 +48,6 @@ from ruclevr.cli import (
     run_cli,
     stage_logger,
 )
-from ruclevr import records
 from ruclevr.io import file_sha256, remove_temporaries_of
 from ruclevr.jsonstream import (
     DocumentError,

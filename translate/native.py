@@ -25,8 +25,8 @@ import numpy as np
 from assets.vocabulary import Vocabulary, load_vocabulary
 from questions.families import FAMILIES_DIR
 from questions.family import Family
-from ruclevr import streams
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, Structure, admitted
+from ruclevr import streams
 from translate.morphology import Noun, adjective_form, build_lexicon, count_number, noun_phrase, pronoun_form
 from translate.russian_families import (
     OTHER_WORDS,

@@ -16,8 +16,8 @@ from types import MappingProxyType
 from typing import Any
 
 from assets.vocabulary import load_vocabulary
-from translate.morphology import Lexicon, MorphologyError, build_lexicon, verb_number, word_role
 from questions.placeholders import is_placeholder
+from translate.morphology import Lexicon, MorphologyError, build_lexicon, verb_number, word_role
 from translate.template_syntax import (
     WORD,
     Group,
