@@ -13,16 +13,8 @@ from typing import Any
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from questions.families import families_digest, family_files, load_families
-from questions.generate import (
-    CHUNK_SCENES,
-    MIX_AXES,
-    ResumeMismatch,
-    SceneFailed,
-    Settings,
-    SplitWideUnique,
-    generate_chunks,
-    mix_class,
-)
+from questions.generate import CHUNK_SCENES, ResumeMismatch, SceneFailed, SplitWideUnique, generate_chunks
+from questions.scene_questions import MIX_AXES, Settings, mix_class
 from questions.validator import FAMILY_SUFFIXES, FamilyError, validate_files
 from render.farm.plan import add_text_farm_arguments, run_text_stage
 from render.farm.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path

@@ -7,7 +7,7 @@ one. Every draw still comes from a stream of :mod:`ruclevr.streams` seeded with 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -48,6 +48,19 @@ class RandomStream:
 
     def choice(self, items: Sequence[T]) -> T:
         return items[self.below(len(items))]
+
+    def lazy_order(self, n: int) -> Iterator[int]:
+        """range(n) in random order, drawn one at a time (a search usually stops after the first few):
+        each index takes one draw, ``below(remaining)``."""
+        indices = list(range(n))
+        for remaining in range(n, 0, -1):
+            if self._next == len(self._floats):
+                self._floats = self._generator.random(_BLOCK).tolist()
+                self._next = 0
+            j = min(int(self._floats[self._next] * remaining), remaining - 1)
+            self._next += 1
+            yield indices[j]
+            indices[j] = indices[remaining - 1]
 
     def order(self, n: int) -> list[int]:
         """A random permutation of range(n) (Fisher-Yates)."""

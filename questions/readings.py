@@ -21,14 +21,14 @@ unsafe reading and takes the next template.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
-from questions.executor import run_program
 from questions.family import Family, TemplateNode
 from questions.functions import ExecutionError, format_answer
+from questions.plan import Plan, choices_of, run_plan
 from questions.scene_index import SceneIndex
 
 UNSAFE_FIELD = "unsafe_readings"
@@ -69,9 +69,17 @@ def _structure_cached(family_id: str, program: tuple[TemplateNode, ...], params:
     return _structure(Family(family_id, "", dict(params), program, frozenset(), frozenset(), (), {}, "", 0))
 
 
+_BY_FAMILY: dict[int, tuple[Family, Structure]] = {}
+
+
 def structure_of(family: Family) -> Structure:
     """The phrases, relations and other readings of ``family`` (cached by its program)."""
-    return _structure_cached(family.id, family.program, tuple(family.params.items()))
+    known = _BY_FAMILY.get(id(family))
+    if known is not None and known[0] is family:  # the family object itself, kept alive by the cache
+        return known[1]
+    structure = _structure_cached(family.id, family.program, tuple(family.params.items()))
+    _BY_FAMILY[id(family)] = (family, structure)
+    return structure
 
 
 def _structure(family: Family) -> Structure:
@@ -134,49 +142,75 @@ def _ancestors(program: tuple[TemplateNode, ...]) -> list[set[int]]:
 # Executing the other readings
 
 
-def unsafe_readings(
-    family: Family,
-    params: Mapping[str, str],
-    scene: SceneIndex,
-    expand: Callable[[Family, Mapping[str, str]], tuple[list[dict[str, Any]], list[int]]],
-) -> list[str]:
-    """The other readings of ``family`` with ``params`` that give another answer on ``scene``, or
-    none where the intended reading has one; and ``self:<P>`` where the anchor fits ``<P>``.
+class ReadingCheck:
+    """A family's other readings made ready to execute: each anchor/attach reading's edited
+    program compiled once, so that checking a question runs only the template nodes."""
 
-    ``expand`` turns a family (possibly with an edited program) and the values into the
-    release-form program and the release-form node of each template node.
-    """
-    program, positions = expand(family, params)
-    outputs = run_program(program, scene)
-    answer = format_answer(outputs[-1])
-    structure = structure_of(family)
-    unsafe = []
-    for reading in structure.readings:
-        kind, _, rest = reading.partition(":")
-        try:
+    def __init__(self, family: Family) -> None:
+        self.family = family
+        self.plan = Plan.of(family)
+        self.structure = structure_of(family)
+        self.edited: dict[str, Plan | None] = {}
+        for reading in self.structure.readings:
+            kind, _, rest = reading.partition(":")
             if kind in ("anchor", "attach"):
                 relation, _, name = rest.partition(":")
-                edited = _edited(family, structure, kind, relation, name)
-                if edited is None:
+                edited = _edit(family, self.structure, kind, relation, name)
+                self.edited[reading] = None if edited is None else Plan.of(edited)
+
+    def unsafe(self, params: Mapping[str, str], scene: SceneIndex, outputs: Sequence[Any] = ()) -> list[str]:
+        """The other readings of the family with ``params`` that give another answer on ``scene``,
+        or none where the intended reading has one; and ``self:<P>`` where the anchor fits ``<P>``.
+
+        ``outputs``: the intended reading's output at each template node, when already known
+        (the search's); they are computed otherwise.
+        """
+        if not self.structure.readings:
+            return []
+        choices = choices_of(self.plan, params)
+        outputs = outputs or run_plan(self.plan, choices, scene)
+        answer = format_answer(outputs[-1])
+        unsafe = []
+        for reading in self.structure.readings:
+            kind, _, rest = reading.partition(":")
+            try:
+                if kind in ("anchor", "attach"):
+                    edited = self.edited[reading]
+                    if edited is None:
+                        continue
+                    other = format_answer(run_plan(edited, choices_of(edited, params), scene)[-1])
+                elif kind == "exclusive":
+                    other = format_answer(run_plan(self.plan, choices, scene, (int(rest), _exclusive), outputs)[-1])
+                else:  # self: does the anchor pass the phrase's own description?
+                    phrase = self.structure.phrases[rest]
+                    source = self.family.program[phrase.filter].inputs[0]
+                    widened = run_plan(self.plan, choices, scene, (source, _with_anchor), outputs)
+                    if widened[phrase.filter] != outputs[phrase.filter]:
+                        unsafe.append(reading)
                     continue
-                other_program, _ = expand(edited, params)
-                other = format_answer(run_program(other_program, scene)[-1])
-            elif kind == "exclusive":
-                node = positions[int(rest)]
-                other = format_answer(run_program(program, scene, {node: _exclusive})[-1])
-            else:  # self: does the anchor pass the phrase's own description?
-                phrase = structure.phrases[rest]
-                source = positions[family.program[phrase.filter].inputs[0]]
-                widened = run_program(program, scene, {source: _with_anchor})
-                if widened[positions[phrase.filter]] != outputs[positions[phrase.filter]]:
-                    unsafe.append(reading)
+            except ExecutionError:
+                unsafe.append(reading)
                 continue
-        except ExecutionError:
-            unsafe.append(reading)
-            continue
-        if other != answer:
-            unsafe.append(reading)
-    return unsafe
+            if other != answer:
+                unsafe.append(reading)
+        return unsafe
+
+
+_CHECKS: dict[tuple[object, ...], ReadingCheck] = {}
+
+
+def reading_check(family: Family) -> ReadingCheck:
+    """The :class:`ReadingCheck` of ``family`` (made once per family program)."""
+    key = (family.id, family.program, tuple(family.params.items()))
+    check = _CHECKS.get(key)
+    if check is None:
+        check = _CHECKS[key] = ReadingCheck(family)
+    return check
+
+
+def unsafe_readings(family: Family, params: Mapping[str, str], scene: SceneIndex) -> list[str]:
+    """:meth:`ReadingCheck.unsafe` of ``family`` with ``params`` on ``scene``."""
+    return reading_check(family).unsafe(params, scene)
 
 
 def _exclusive(output: int, args: tuple[Any, ...]) -> int:
@@ -185,18 +219,6 @@ def _exclusive(output: int, args: tuple[Any, ...]) -> int:
 
 def _with_anchor(output: int, args: tuple[Any, ...]) -> int:
     return output | (1 << args[0])
-
-
-_EDITED: dict[tuple[object, ...], Family | None] = {}
-
-
-def _edited(family: Family, structure: Structure, kind: str, relation: str, name: str) -> Family | None:
-    """The family with relation ``relation`` re-anchored on, or re-attached to, phrase ``name``
-    (None where that makes a cycle); made once per family program and reading."""
-    key = (family.id, family.program, kind, relation, name)
-    if key not in _EDITED:
-        _EDITED[key] = _edit(family, structure, kind, relation, name)
-    return _EDITED[key]
 
 
 def _edit(family: Family, structure: Structure, kind: str, relation: str, name: str) -> Family | None:

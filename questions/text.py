@@ -262,6 +262,7 @@ def _english_readings(template: str, types: Mapping[str, str], structure: Any) -
     return tuple(dict.fromkeys(readings))
 
 
+@cache
 def without_other(template: str) -> str:
     """The template without "other"/"another": for a phrase whose anchor cannot be what it describes."""
     return re.sub(r"\s+", " ", re.sub(r"\banother\b", "a", re.sub(r"\bother\s+", "", template)))

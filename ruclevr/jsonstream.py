@@ -4,11 +4,13 @@ Every stage's list file is one JSON object with an ``info`` object and one long 
 whole costs memory in proportion to the list; these helpers keep one item at a time.
 
 Reading: files in the layout :func:`json.dumps` writes with ``indent=2`` (every file this project
-writes) are split into items line by line, each parsed with the standard library's C decoder:
-JSON escapes newlines inside strings, so a line indented by exactly four spaces that opens or
-closes an item can only be that. Any other layout (compact JSON from another tool) is read with
-ijson, a maintained incremental parser (its C backend refuses integers beyond 64 bits). Items are parsed and encoded with orjson where it gives
-exactly the standard library's result (see :func:`encode_item`).
+writes) are read as bytes and split into items line by line: JSON escapes newlines inside
+strings, so a line indented by exactly four spaces that opens or closes an item can only be that.
+Each item is parsed with orjson where that gives exactly the standard library's result (see
+:func:`_loads_item`), and keeps its text when that is exactly how it is written, so a stage can
+pass it on (:func:`encode_extended`) and leave a member it never reads unparsed
+(:class:`UnreadMember`). Any other layout (compact JSON from another tool) is read with ijson, a
+maintained incremental parser (its C backend refuses integers beyond 64 bits).
 
 Writing: :class:`DocumentWriter` appends items to a temporary file beside the target and, once
 ``info`` is known (it holds counts), writes the target atomically: exactly the bytes of
@@ -19,9 +21,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -33,6 +36,12 @@ from ruclevr.io import TMP_SUFFIX, atomic_open
 
 _MEMBER_INDENT = "  "
 _ITEM_INDENT = "    "
+_MEMBER_PREFIX = b"  "
+_ITEM_PREFIX = b"    "
+#: How an item of more than one line ends in an indent-2 document's list (without the item's indent).
+_ITEM_END = b"\n" + _ITEM_PREFIX + b"}"
+_ITEM_OPENINGS = (_ITEM_PREFIX + b"{", _ITEM_PREFIX + b"[")
+_EMPTY_ITEMS = (_ITEM_PREFIX + b"{}", _ITEM_PREFIX + b"[]")
 _COPY_BUFFER = 1 << 20
 
 
@@ -60,8 +69,19 @@ class JsonDocument:
 
     def items(self) -> Iterator[Any]:
         """The list's items in order; DocumentError if the file is not such a document."""
+        for item, _ in self.items_with_text():
+            yield item
+
+    def items_with_text(self, unread: UnreadMember | None = None) -> Iterator[tuple[Any, bytes | None]]:
+        """Each item with its text as :func:`encode_item_bytes` writes it, when the file holds it in
+        exactly that form (else None): such a text can be passed on without encoding the item again.
+
+        With ``unread``, an item whose text holds that member in its exact form is parsed without
+        it (the member is left out of the item, and kept in the text): what a stage never reads
+        costs no parsing. Elsewhere the whole item is parsed, the member with it.
+        """
         found = False
-        for name, value in self._members(stop_at_list=False):
+        for name, value in self._members(stop_at_list=False, unread=unread):
             if name == self.key:
                 found = True
                 try:
@@ -76,30 +96,30 @@ class JsonDocument:
 
     # -- the two readers -----------------------------------------------------------------------------
 
-    def _members(self, *, stop_at_list: bool) -> Iterator[tuple[str, Any]]:
+    def _members(self, *, stop_at_list: bool, unread: UnreadMember | None = None) -> Iterator[tuple[str, Any]]:
         """(name, value) of each top-level member; the list's value is an iterator of its items."""
         with open(self.path, "rb") as probe:
             head = probe.read(64)
         if head.startswith(b'{\n  "'):
-            yield from self._indented_members(stop_at_list)
+            yield from self._indented_members(stop_at_list, unread)
         else:
             yield from self._incremental_members(stop_at_list)
 
-    def _indented_members(self, stop_at_list: bool) -> Iterator[tuple[str, Any]]:
-        with open(self.path, encoding="utf-8", newline="") as handle:
-            reader = _TextReader(handle)
+    def _indented_members(self, stop_at_list: bool, unread: UnreadMember | None) -> Iterator[tuple[str, Any]]:
+        with open(self.path, "rb") as handle:
+            reader = _BytesReader(handle)
             reader.readline()  # "{"
             while (line := reader.readline()) is not None:
-                if line == "}":
+                if line == b"}":
                     return
-                if not line.startswith(_MEMBER_INDENT + '"'):
-                    raise DocumentError(f"unexpected line {line[:60]!r}")
-                name_text, _, rest = line[len(_MEMBER_INDENT):].partition(": ")
+                if not line.startswith(_MEMBER_PREFIX + b'"'):
+                    raise DocumentError(f"unexpected line {_shown(line)!r}")
+                name_text, _, rest = line[len(_MEMBER_PREFIX):].partition(b": ")
                 name = _loads(name_text)
-                if name == self.key and rest == "[":
+                if name == self.key and rest == b"[":
                     if stop_at_list:
                         return
-                    yield name, _indented_items(reader)
+                    yield name, _indented_items(reader, unread)
                     continue
                 yield name, _loads(_member_text(rest, reader))
             raise DocumentError("ends before its closing brace (a truncated file?)")
@@ -120,7 +140,7 @@ class JsonDocument:
                     if name == self.key:
                         if stop_at_list:
                             return
-                        yield name, _incremental_items(events, name)
+                        yield name, ((item, None) for item in _incremental_items(events, name))
                     else:
                         yield name, _incremental_value(events, name)
             except ijson.JSONError as error:
@@ -128,12 +148,13 @@ class JsonDocument:
             raise DocumentError("ends before its closing brace (a truncated file?)")
 
 
-class _TextReader:
-    """Lines of a text file, and stretches up to a marker, from one read-ahead buffer (few Python steps per item)."""
+class _BytesReader:
+    """Lines of a file, and stretches up to a marker, from one read-ahead buffer (few Python steps
+    per item); bytes, as orjson parses them without a detour through ``str``."""
 
-    def __init__(self, handle: IO[str]) -> None:
+    def __init__(self, handle: IO[bytes]) -> None:
         self.handle = handle
-        self.buffer = ""
+        self.buffer = b""
         self.pos = 0
 
     def _fill(self) -> bool:
@@ -144,9 +165,9 @@ class _TextReader:
         self.pos = 0
         return True
 
-    def readline(self) -> str | None:
+    def readline(self) -> bytes | None:
         """The next line without its newline; None at the end."""
-        while (end := self.buffer.find("\n", self.pos)) < 0:
+        while (end := self.buffer.find(b"\n", self.pos)) < 0:
             if not self._fill():
                 if self.pos == len(self.buffer):
                     return None
@@ -155,12 +176,13 @@ class _TextReader:
         line, self.pos = self.buffer[self.pos:end], end + 1
         return line
 
-    def startswith(self, text: str) -> bool:
-        while len(self.buffer) - self.pos < len(text) and self._fill():
+    def peek(self, size: int) -> bytes:
+        """The next ``size`` bytes (fewer at the end), left to be read."""
+        while len(self.buffer) - self.pos < size and self._fill():
             pass
-        return self.buffer.startswith(text, self.pos)
+        return self.buffer[self.pos:self.pos + size]
 
-    def through(self, marker: str) -> str | None:
+    def through(self, marker: bytes) -> bytes | None:
         """The text from here through the next ``marker``; None if the file ends first."""
         searched = 0  # characters after self.pos known to hold no marker start
         while (end := self.buffer.find(marker, self.pos + searched)) < 0:
@@ -174,42 +196,50 @@ class _TextReader:
 _READ_SIZE = 1 << 20
 
 
-def _member_text(rest: str, reader: _TextReader) -> str:
+def _member_text(rest: bytes, reader: _BytesReader) -> bytes:
     """The text of a member value that starts with ``rest`` on the member's line."""
-    if rest not in ("{", "["):
-        return rest.removesuffix(",")
+    if rest not in (b"{", b"["):
+        return rest.removesuffix(b",")
     parts = [rest]
     while (line := reader.readline()) is not None:
-        if line.startswith(_MEMBER_INDENT + "}") or line.startswith(_MEMBER_INDENT + "]"):
-            parts.append(line.removesuffix(","))
-            return "\n".join(parts)
+        if line.startswith(_MEMBER_PREFIX + b"}") or line.startswith(_MEMBER_PREFIX + b"]"):
+            parts.append(line.removesuffix(b","))
+            return b"\n".join(parts)
         parts.append(line)
     raise DocumentError("ends inside a value (a truncated file?)")
 
 
-def _indented_items(reader: _TextReader) -> Iterator[Any]:
-    """Items at indent 4: an object or list item ends at the first line that is its indent and a
-    closing bracket (deeper lines are indented more, and strings hold no raw newline)."""
+def _indented_items(reader: _BytesReader, unread: UnreadMember | None) -> Iterator[tuple[Any, bytes | None]]:
+    """Items at indent 4, each with its text when that is exactly what :func:`encode_item_bytes`
+    writes: an object or list item ends at the first line that is its indent and a closing bracket
+    (deeper lines are indented more, and strings hold no raw newline)."""
     while True:
-        if reader.startswith(_MEMBER_INDENT + "]"):
+        head = reader.peek(len(_ITEM_PREFIX) + 2)
+        if head.startswith(_MEMBER_PREFIX + b"]"):
             reader.readline()
             return
-        opening = reader.startswith(_ITEM_INDENT + "{") or reader.startswith(_ITEM_INDENT + "[")
-        if opening and not (reader.startswith(_ITEM_INDENT + "{}") or reader.startswith(_ITEM_INDENT + "[]")):
-            closer = "\n" + _ITEM_INDENT + ("}" if reader.startswith(_ITEM_INDENT + "{") else "]")
+        opening = head[:len(_ITEM_PREFIX) + 1] in _ITEM_OPENINGS
+        if opening and head not in _EMPTY_ITEMS:
+            closer = b"\n" + _ITEM_PREFIX + (b"}" if head.endswith(b"{", 0, len(_ITEM_PREFIX) + 1) else b"]")
             text = reader.through(closer)
             after = reader.readline()
-            if text is None or after not in ("", ","):
+            if text is None or after not in (b"", b","):
                 raise DocumentError("ends inside an item (a truncated file?)" if text is None or after is None
-                                    else f"unexpected text after an item: {after[:60]!r}")
-            yield _loads_item(text[len(_ITEM_INDENT):])
+                                    else f"unexpected text after an item: {_shown(after)!r}")
+            text = text[len(_ITEM_PREFIX):]
+            yield (unread.loads_item(text) if unread is not None else None) or _loads_item(text)
             continue
         line = reader.readline()
         if line is None:
             raise DocumentError("ends inside its list (a truncated file?)")
-        if not line.startswith(_ITEM_INDENT) or line[len(_ITEM_INDENT):][:1] in (" ", ""):
-            raise DocumentError(f"unexpected line {line[:60]!r}")
-        yield _loads(line.removesuffix(","))
+        if not line.startswith(_ITEM_PREFIX) or line[len(_ITEM_PREFIX):][:1] in (b" ", b""):
+            raise DocumentError(f"unexpected line {_shown(line)!r}")
+        yield _loads(line.removesuffix(b",")), None
+
+
+def _shown(line: bytes) -> str:
+    """The start of a line, for an error message."""
+    return line[:60].decode("utf-8", errors="replace")
 
 
 def _incremental_items(events: Iterator[tuple[str, str, Any]], name: str) -> Iterator[Any]:
@@ -249,8 +279,9 @@ def _first_line(error: Exception) -> str:
     return (str(error).strip().splitlines() or [type(error).__name__])[0].strip()
 
 
-def _loads_item(text: str) -> Any:
-    """An object or list item of an indent-2 list (from its opening bracket), parsed by orjson when that is exactly right.
+def _loads_item(text: bytes) -> tuple[Any, bytes | None]:
+    """An object or list item of an indent-2 list (from its opening bracket), parsed by orjson when
+    that is exactly right, and ``text`` when it is the item's encoding.
 
     orjson reads an integer beyond 64 bits as a float, silently; so its result is kept only when
     it encodes back to the very text it came from (the file was written as this module writes),
@@ -259,11 +290,36 @@ def _loads_item(text: str) -> Any:
     try:
         value = orjson.loads(text)
     except orjson.JSONDecodeError:
-        return _loads(text)
-    return value if encode_item(value) == text else _loads(text)
+        return _loads(text), None
+    return (value, text) if encode_item_bytes(value) == text else (_loads(text), None)
 
 
-def _loads(text: str) -> Any:
+class UnreadMember:
+    """A member of list items that a stage passes on without reading: ``pattern`` matches it in
+    its exact encoding inside an item's text, from the newline before it through its comma (so
+    only ever a member of the item itself: strings hold no raw newline), and nothing else."""
+
+    def __init__(self, name: str, pattern: re.Pattern[bytes]) -> None:
+        self.name = name
+        self.pattern = pattern
+
+    def loads_item(self, text: bytes) -> tuple[Any, bytes] | None:
+        """The item of ``text`` without this member, and ``text``, where the member is there in its
+        exact form and the rest of the item is as :func:`encode_item_bytes` writes it; else None."""
+        found = self.pattern.search(text)
+        if found is None:
+            return None
+        rest = text[:found.start()] + text[found.end():]
+        try:
+            value = orjson.loads(rest)
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(value, dict) or self.name in value or encode_item_bytes(value) != rest:
+            return None
+        return value, text
+
+
+def _loads(text: bytes) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
@@ -308,7 +364,12 @@ def checked_info(document: JsonDocument, label: str, shape: str | None = None) -
 
 
 def encode_item(item: Any) -> str:
-    """One item as it appears inside an indent-2 document's list (without the leading indent).
+    """One item as it appears inside an indent-2 document's list (without the leading indent)."""
+    return encode_item_bytes(item).decode()
+
+
+def encode_item_bytes(item: Any) -> bytes:
+    """:func:`encode_item` in UTF-8.
 
     orjson writes what ``json.dumps(item, ensure_ascii=False, indent=2)`` writes, several times
     faster, except for floats below 1e-4 in size (``0.00002`` or ``2e-9`` against ``2e-05`` and
@@ -316,12 +377,25 @@ def encode_item(item: Any) -> str:
     string that looks like one) is encoded by the standard library instead.
     """
     try:
-        text = orjson.dumps(item, option=orjson.OPT_INDENT_2).decode()
+        text = orjson.dumps(item, option=orjson.OPT_INDENT_2)
     except TypeError:
         text = None
-    if text is None or "e-" in text or "0.0000" in text:
-        text = json.dumps(item, ensure_ascii=False, indent=2)
-    return text.replace("\n", "\n" + _ITEM_INDENT)
+    if text is None or b"e-" in text or b"0.0000" in text:
+        text = json.dumps(item, ensure_ascii=False, indent=2).encode()
+    return text.replace(b"\n", b"\n" + _ITEM_PREFIX)
+
+
+def encode_extended(item: Mapping[str, Any], text: bytes | None, extra: Mapping[str, Any]) -> bytes:
+    """The encoding of ``{**item, **extra}``, from ``text`` (the encoding of ``item``, when known;
+    ``item`` may lack an unread member that ``text`` holds) where ``extra``'s keys are new:
+    ``extra``'s lines spliced in before the closing brace."""
+    if text is None:
+        return encode_item_bytes({**item, **extra})
+    if not text.endswith(_ITEM_END) or any(key in item for key in extra):
+        whole = _loads_item(text)[0]  # the item with any member it was read without
+        return encode_item_bytes({**whole, **extra})
+    added = encode_item_bytes(dict(extra))
+    return text[: -len(_ITEM_END)] + b"," + added[1:]
 
 
 class DocumentWriter:
@@ -336,33 +410,41 @@ class DocumentWriter:
         self.path = Path(path)
         self.key = key
         self.count = 0
-        self._spool: IO[str] | None = None
+        self._spool: IO[bytes] | None = None
         self._spool_name = ""
 
     def __enter__(self) -> DocumentWriter:
         return self
 
-    def _open_spool(self) -> IO[str]:
+    def _open_spool(self) -> IO[bytes]:
         """The temporary file, made at the first item (bad input found before it leaves no trace)."""
         if self._spool is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, self._spool_name = tempfile.mkstemp(prefix=f".{self.path.name}.items.", suffix=TMP_SUFFIX, dir=self.path.parent)
-            self._spool = os.fdopen(fd, "w+", encoding="utf-8")
+            self._spool = os.fdopen(fd, "w+b")
         return self._spool
 
     def write(self, item: Any) -> None:
-        self._open_spool().write(("\n" if self.count == 0 else ",\n") + _ITEM_INDENT + encode_item(item))
-        self.count += 1
+        self.write_encoded([encode_item_bytes(item)])
+
+    def write_encoded(self, texts: Sequence[bytes]) -> None:
+        """Append items given as :func:`encode_item_bytes` (or :func:`encode_extended`) wrote them, in one write."""
+        if not texts:
+            return
+        joined = (b",\n" + _ITEM_PREFIX).join(texts)
+        self._open_spool().write((b"\n" if self.count == 0 else b",\n") + _ITEM_PREFIX + joined)
+        self.count += len(texts)
 
     def finish(self, info: Any) -> None:
         spool = self._open_spool()
         spool.flush()
         spool.seek(0)
-        with atomic_open(self.path) as handle:
-            handle.write("{\n" + _MEMBER_INDENT + '"info": ' + json.dumps(info, ensure_ascii=False, indent=2).replace("\n", "\n" + _MEMBER_INDENT))
-            handle.write(",\n" + _MEMBER_INDENT + json.dumps(self.key) + ": [")
+        head = "{\n" + _MEMBER_INDENT + '"info": ' + json.dumps(info, ensure_ascii=False, indent=2).replace("\n", "\n" + _MEMBER_INDENT)
+        head += ",\n" + _MEMBER_INDENT + json.dumps(self.key) + ": ["
+        with atomic_open(self.path, "wb") as handle:
+            handle.write(head.encode())
             shutil.copyfileobj(spool, handle, _COPY_BUFFER)
-            handle.write(("\n" + _MEMBER_INDENT + "]" if self.count else "]") + "\n}\n")
+            handle.write((("\n" + _MEMBER_INDENT + "]" if self.count else "]") + "\n}\n").encode())
 
     def __exit__(self, *exc_info: object) -> None:
         if self._spool is not None:

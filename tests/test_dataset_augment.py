@@ -22,9 +22,10 @@ from dataset.augment import (
 )
 from questions.executor import execute_program
 from questions.families import load_families
+from questions.plan import Plan, expand_program, parameter_values
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
-from questions.search import Plan, SceneSearch, expand_program, parameter_values
+from questions.search import SceneSearch
 from render import SceneOptions, sample_scene_graph
 from ruclevr.cli import UsageError
 from ruclevr.io import read_json

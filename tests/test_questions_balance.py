@@ -10,8 +10,11 @@ from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from questions.executor import run_program
 from questions.families import load_families
 from questions.functions import format_answer
-from questions.generate import Settings, generate, program_key
+from questions.generate import Settings, generate
+from questions.plan import Plan, choices_of, expand_program_positions, run_plan
+from questions.readings import unsafe_readings
 from questions.scene_index import SceneIndex
+from questions.scene_questions import program_key
 from questions.text import normalise_text
 
 SCENES = 1000
@@ -117,3 +120,23 @@ def test_every_value_is_an_answer_of_each_query_family(run, by_family):
     assert {family.answer_type for family in query_families} == set(ATTRIBUTES)
     for family in query_families:
         assert set(by_family[family.id]) == set(vocabulary.names(family.answer_type)), family.id
+
+
+def test_each_template_node_gives_what_its_release_form_node_gives(run):
+    """The reading check executes template nodes (``run_plan``); on every seventh question they
+    give what the release-form executor gives at the matching nodes, and the check made afresh
+    from the family and values finds the readings the engine wrote."""
+    scenes, families, questions = run
+    checked = 0
+    for question in questions[::7]:
+        family = families[question["family"]]
+        plan = Plan.of(family)
+        choices = choices_of(plan, question["params"])
+        index = SceneIndex.from_scene(scenes[question["image_index"]])
+        program, positions = expand_program_positions(plan, choices)
+        assert program == question["program"]
+        release = run_program(program, index)
+        assert run_plan(plan, choices, index) == [release[position] for position in positions]
+        assert unsafe_readings(family, question["params"], index) == question["unsafe_readings"]
+        checked += bool(question["unsafe_readings"])
+    assert checked > 20  # questions with unsafe readings are among them

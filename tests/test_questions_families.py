@@ -23,9 +23,10 @@ import pytest
 
 from questions.executor import execute_program
 from questions.families import load_families
+from questions.plan import Plan, expand_program, parameter_values
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
-from questions.search import Plan, SceneSearch, expand_program, parameter_values
+from questions.search import SceneSearch
 
 SCENE = json.loads((Path(__file__).parent / "data" / "questions" / "scene_row.json").read_text())
 

@@ -11,7 +11,8 @@ import questions.generate as generation
 from questions.cli import main
 from questions.executor import execute_program
 from questions.families import load_families
-from questions.generate import ResumeMismatch, Settings, generate, program_key
+from questions.generate import ResumeMismatch, Settings, generate
+from questions.scene_questions import program_key
 from render import sample_scene_graph
 
 SCENE_COUNT = 60

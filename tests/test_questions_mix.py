@@ -10,7 +10,8 @@ import pytest
 from helpers import run_stage_process
 
 from questions.families import load_families
-from questions.generate import Settings, generate, mix_class
+from questions.generate import Settings, generate
+from questions.scene_questions import mix_class
 
 TYPE_MIX = (("binary", 0.3), ("count", 0.2), ("colors", 0.2), ("shapes", 0.1), ("materials", 0.1), ("size", 0.1))
 

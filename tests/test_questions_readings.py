@@ -18,10 +18,11 @@ import yaml
 from assets.vocabulary import load_vocabulary
 from questions.executor import execute_program
 from questions.families import FAMILIES_DIR, load_families
-from questions.generate import expand_family, readable_english
+from questions.plan import Plan, choices_of, expand_program
 from questions.random_stream import RandomStream
 from questions.readings import UNSAFE_FIELD, structure_of, unsafe_readings
 from questions.scene_index import SceneIndex
+from questions.scene_questions import readable_english
 from questions.text import english_readings
 from translate.answers import answer_to_russian
 from translate.morphology import analyzer
@@ -53,11 +54,12 @@ def families():
 def question_on(family, scene: dict, values: dict, index: int = 0) -> dict:
     """A question record as the engine writes it (program, answer, unsafe readings)."""
     params = {name: values.get(name, "") for name in family.params}
-    program, _ = expand_family(family, params)
+    plan = Plan.of(family)
+    program = expand_program(plan, choices_of(plan, params))
     return {
         "image_index": 0, "question_index": index, "family": family.id, "params": params, "program": program,
         "answer": execute_program(program, scene),
-        UNSAFE_FIELD: unsafe_readings(family, params, SceneIndex.from_scene(scene), expand_family),
+        UNSAFE_FIELD: unsafe_readings(family, params, SceneIndex.from_scene(scene)),
     }
 
 

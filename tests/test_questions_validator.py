@@ -195,9 +195,10 @@ def test_generation_with_bad_families_exits_2_with_one_line(tmp_path):
 def test_the_documented_worked_example_is_a_valid_family_with_its_hand_answer(tmp_path):
     import re
 
+    from questions.plan import Plan
     from questions.random_stream import RandomStream
     from questions.scene_index import SceneIndex
-    from questions.search import Plan, SceneSearch
+    from questions.search import SceneSearch
 
     guide = (Path(__file__).resolve().parents[1] / "docs" / "questions.md").read_text(encoding="utf-8")
     section = guide[guide.index("## Adding a question family"):]

@@ -8,7 +8,14 @@ import random
 import pytest
 
 import ruclevr.jsonstream as jsonstream
-from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, encode_item
+from ruclevr.jsonstream import (
+    DocumentError,
+    DocumentWriter,
+    JsonDocument,
+    encode_extended,
+    encode_item,
+    encode_item_bytes,
+)
 
 
 def random_value(rng: random.Random, depth: int = 0, big: int = 2**63):
@@ -90,3 +97,38 @@ def test_a_writer_left_without_finish_writes_nothing(tmp_path):
             writer.write({"a": 1})
             raise RuntimeError("stopped")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_item_passed_on_with_new_keys_is_encoded_as_the_whole_item_would_be(tmp_path):
+    rng = random.Random(11)
+    path = tmp_path / "in.json"
+    spliced = 0
+    for trial in range(300):
+        item = {f"k{i}": random_value(rng, big=10**30) for i in range(rng.randrange(5))}
+        extra = {"question_ru": rng.choice(["Сколько кубов?", 'a "b"\n', "", "\u2028ё"]), "answer_ru": "да", "translator": "native"}
+        if trial % 4 == 0:
+            item["answer_ru"] = "old"  # a key the new ones replace: encoded afresh, in its old place
+        layout = json.dumps({"info": {}, "questions": [item]}, ensure_ascii=trial % 3 == 0, indent=2)
+        path.write_text(layout, encoding="utf-8")
+        [(value, text)] = JsonDocument(path, "questions").items_with_text()
+        assert value == item
+        expected = json.dumps({**item, **extra}, ensure_ascii=False, indent=2).replace("\n", "\n    ").encode()
+        assert encode_extended(value, text, extra) == expected
+        assert encode_extended(value, None, extra) == expected
+        spliced += text is not None and "answer_ru" not in item
+    assert spliced > 100  # most items took the spliced path
+
+
+def test_items_are_written_in_batches_as_one_by_one(tmp_path):
+    items = [{"a": i, "b": [i, {"c": "д"}]} for i in range(7)]
+    with DocumentWriter(tmp_path / "one.json", "questions") as writer:
+        for item in items:
+            writer.write(item)
+        writer.finish({"n": 7})
+    with DocumentWriter(tmp_path / "batched.json", "questions") as writer:
+        writer.write_encoded([])
+        writer.write_encoded([encode_item_bytes(item) for item in items[:3]])
+        writer.write_encoded([encode_item_bytes(item) for item in items[3:]])
+        writer.finish({"n": 7})
+    assert (tmp_path / "batched.json").read_bytes() == (tmp_path / "one.json").read_bytes()
+    assert writer.count == 7

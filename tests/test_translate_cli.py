@@ -297,3 +297,32 @@ def test_native_backend_through_the_cli(tmp_path):
     [failure] = document["info"]["translate"]["failed"]
     assert failure["index"] == len(records) - 1 and "no/such_family" in failure["reason"]
     assert document["info"]["translate"]["seed"] == 3
+
+
+def test_programs_are_passed_on_unread_only_in_their_exact_form(tmp_path):
+    from ruclevr.jsonstream import JsonDocument, encode_extended
+
+    def node(function, inputs, values):
+        return {"function": function, "inputs": inputs, "value_inputs": values}
+
+    programs = {
+        "plain": [node("scene", [], []), node("filter_color", [0], ["red"]), node("count", [1], [])],
+        "big input": [node("scene", [], []), node("unique", [2**70], [])],
+        "extra key": [{"function": "scene", "inputs": [], "value_inputs": [], "side_inputs": []}],
+        "keys in another order": [{"inputs": [], "function": "scene", "value_inputs": []}],
+        "a float": [node("scene", [1.5], [])],
+        "a quote": [node("scene", [], ['a"b'])],
+        "not ascii": [node("scene", [], ["красный"])],
+        "empty": [],
+    }
+    unread = {"plain", "big input"}
+    for name, program in programs.items():
+        item = {"split": "new", "image_index": 0, "question": "q?", "program": program, "answer": "2"}
+        layout = json.dumps({"info": {}, "questions": [item]}, ensure_ascii=False, indent=2)
+        (tmp_path / "q.json").write_text(layout, encoding="utf-8")
+        [(value, text)] = JsonDocument(tmp_path / "q.json", "questions").items_with_text(unread=cli.PROGRAM)
+        assert ("program" not in value) == (name in unread), name
+        assert value == ({k: v for k, v in item.items() if k != "program"} if name in unread else item)
+        for extra in ({"question_ru": "в?", "answer_ru": "2", "translator": "native"}, {"answer": "3"}):
+            expected = json.dumps({**item, **extra}, ensure_ascii=False, indent=2).replace("\n", "\n    ").encode()
+            assert encode_extended(value, text, extra) == expected, name

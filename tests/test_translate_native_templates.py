@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from ruclevr.cli import UsageError
-from translate.native import NativeRealiser, TemplateError, validate_template
-from translate.templates import Group, Placeholder, TemplateSyntaxError, Word, parse_template
+from translate.native import NativeRealiser
+from translate.russian_families import TemplateError
+from translate.template_syntax import Group, Placeholder, TemplateSyntaxError, Word, parse_template
+from translate.templates import validate_template
 
 OBJECT = {"<Z>": "size", "<C>": "color", "<M>": "material", "<S>": "shape"}
 ONE_HOP = OBJECT | {"<R>": "relation", "<Z2>": "size", "<C2>": "color", "<M2>": "material", "<S2>": "shape"}

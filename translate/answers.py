@@ -7,13 +7,17 @@ shapes the one noun the vocabulary names as their answer.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from questions.family import question_type_of
 from translate.spelling import DEFAULT_YO_POLICY, apply_yo_policy
 
 
+@lru_cache(maxsize=1024)
 def answer_to_russian(answer: str, yo_policy: str = DEFAULT_YO_POLICY) -> str:
-    """Map one English answer (``yes``, ``3``, ``red``, ``metal`` ...) to MERA's Russian answer."""
+    """Map one English answer (``yes``, ``3``, ``red``, ``metal`` ...) to MERA's Russian answer
+    (remembered: a run asks the same few answers again and again)."""
     vocabulary = load_vocabulary()
     if answer in vocabulary.answers:
         return apply_yo_policy(vocabulary.answers[answer]["ru"], yo_policy)

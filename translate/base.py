@@ -5,6 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+#: The google backend's defaults: seconds to wait for one answer, retries of one text, seconds
+#: before the first retry. Here, so that the command line shows them without importing
+#: translate.google and its HTTP libraries.
+DEFAULT_TIMEOUT_S = 10.0
+DEFAULT_RETRIES = 3
+DEFAULT_BACKOFF_S = 2.0
 #: Every backend ``python -m translate --backend`` (and ``dataset build --backend``) accepts.
 BACKENDS = ("native", "google", "marian")
 

@@ -11,10 +11,8 @@ the run exits with status 1 and a rerun retries only them.
 from __future__ import annotations
 
 import argparse
-import heapq
-import json
 import os
-import shutil
+import re
 import sys
 from array import array
 from collections import Counter
@@ -51,20 +49,52 @@ from ruclevr.cli import (
     stage_logger,
 )
 from ruclevr.io import file_sha256, remove_temporaries_of
-from ruclevr.jsonstream import DocumentWriter, JsonDocument, checked_info, checked_items
-from ruclevr.names import beside
+from ruclevr.jsonstream import (
+    DocumentError,
+    DocumentWriter,
+    JsonDocument,
+    UnreadMember,
+    checked_info,
+    checked_items,
+    encode_extended,
+    input_error,
+)
 from ruclevr.paths import check_output_location
 from translate.answers import answer_to_russian
-from translate.base import BACKENDS, Backend
-from translate.records import russian_record
+from translate.backends import (
+    CACHE_FILENAME,
+    check_backend_options,
+    make_backend,
+    realise_chunk,
+    translator_name,
+)
+from translate.base import BACKENDS, DEFAULT_BACKOFF_S, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S, Backend
+from translate.progress import Progress, next_saved
+from translate.records import russian_fields
 from translate.spelling import DEFAULT_YO_POLICY, YO_POLICIES, apply_yo_policy
 
 log = stage_logger("translate")
 PROG = "translate"
 DEFAULT_BATCH_SIZE = 32
-CACHE_FILENAME = "translate_cache.sqlite"
 FAILURES_SHOWN = 20
 EXIT_FAILURES = 1
+
+
+def _program_member() -> UnreadMember:
+    """Each question's program, which translation never reads, in the exact form every questions.json
+    of this project holds it (nodes of function, inputs, value_inputs): passed on without parsing."""
+    string = rb'"[ !#-\[\]-~]*"'  # printable ASCII but quote and backslash: written as it is
+    integer = rb"(?:0|[1-9][0-9]*)"
+
+    def listed(item: bytes) -> bytes:
+        return rb"(?:\[\]|\[\n            " + item + rb"(?:,\n            " + item + rb")*\n          \])"
+
+    node = (rb'\{\n          "function": ' + string + rb',\n          "inputs": ' + listed(integer)
+            + rb',\n          "value_inputs": ' + listed(string) + rb"\n        \}")
+    return UnreadMember("program", re.compile(rb'\n      "program": \[\n        ' + node + rb"(?:,\n        " + node + rb")*\n      \],"))
+
+
+PROGRAM = _program_member()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -75,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def build_parser() -> ArgumentParser:
-    from translate import google, marian
+    from translate import marian
 
     parser = ArgumentParser(
         prog=f"python -m {PROG}",
@@ -118,21 +148,21 @@ def build_parser() -> ArgumentParser:
     parser.add_argument(
         "--timeout",
         type=positive_float,
-        default=google.DEFAULT_TIMEOUT_S,
-        help=f"google: seconds to wait for one answer from the server (default {google.DEFAULT_TIMEOUT_S:g})",
+        default=DEFAULT_TIMEOUT_S,
+        help=f"google: seconds to wait for one answer from the server (default {DEFAULT_TIMEOUT_S:g})",
     )
     parser.add_argument(
         "--retries",
         type=non_negative_int,
-        default=google.DEFAULT_RETRIES,
+        default=DEFAULT_RETRIES,
         help="google: retries of one text after 429, 5xx, a timeout or a dropped connection "
-        f"(default {google.DEFAULT_RETRIES})",
+        f"(default {DEFAULT_RETRIES})",
     )
     parser.add_argument(
         "--backoff",
         type=non_negative_float,
-        default=google.DEFAULT_BACKOFF_S,
-        help=f"google: seconds before the first retry, doubling each time (default {google.DEFAULT_BACKOFF_S:g})",
+        default=DEFAULT_BACKOFF_S,
+        help=f"google: seconds before the first retry, doubling each time (default {DEFAULT_BACKOFF_S:g})",
     )
     parser.add_argument("--seed", type=non_negative_int, default=0, help="native: seed for synonym choices (default 0)")
     parser.add_argument("--families", type=Path, help="native: folder of family files (default: the packaged ones)")
@@ -177,8 +207,8 @@ def translate_questions(argv: Sequence[str] | None) -> int:
     info = questions_info(document)
     try:
         with DocumentWriter(out, "questions") as writer:
-            for item in run.items(document, selected, expected_count(info, selected)):
-                writer.write(item)
+            for texts in run.encoded_windows(document, selected, expected_count(info, selected)):
+                writer.write_encoded(texts)
             settings = run_settings(args, translator, fingerprint, sha256, run.backend, run.failed)
             if shard:
                 settings["shard"] = {"index": shard.index, "count": shard.count, "first": selected.start, "stop": selected.stop}
@@ -210,32 +240,35 @@ class TranslationRun:
         self.failed: dict[int, str] = {}
         self.seen = 0
 
-    def items(self, document: JsonDocument, selected: range, total: int | None) -> Iterator[dict[str, Any]]:
-        """The output items of ``selected`` (``total`` of them, when known: for the progress bar's ETA)."""
+    def encoded_windows(self, document: JsonDocument, selected: range, total: int | None) -> Iterator[list[bytes]]:
+        """The output items of ``selected``, encoded, a window at a time (``total`` of them, when
+        known: for the progress bar's ETA)."""
         args = self.args
         path = args.questions
-        window: list[tuple[int, dict[str, Any]]] = []
+        window: list[tuple[int, dict[str, Any], bytes | None]] = []
         # The bar shows after a second: bad input is reported alone on stderr.
         with tqdm(total=total, desc=f"{PROG} ({args.backend})", unit="q", disable=progress_disabled(), delay=1) as bar:
-            for index, question in enumerate(checked_questions(document, path)):
+            for index, (question, text) in enumerate(checked_questions(document, path)):
                 if index < selected.start:
                     continue
                 if index >= selected.stop:
                     break
                 check_question(path, index, question, needs_english=args.backend != "native")
-                window.append((index, question))
+                window.append((index, question, text))
                 if len(window) == args.batch_size:
-                    yield from self.finish_window(window)
+                    yield self.finish_window(window)
                     bar.update(len(window))
                     window = []
-            yield from self.finish_window(window)
+            yield self.finish_window(window)
             bar.update(len(window))
 
-    def finish_window(self, window: Sequence[tuple[int, dict[str, Any]]]) -> Iterator[dict[str, Any]]:
-        """Realise a window's unsaved questions (saving them at once), then yield its output items."""
+    def finish_window(self, window: Sequence[tuple[int, dict[str, Any], bytes | None]]) -> list[bytes]:
+        """Realise a window's unsaved questions (saving them at once), then its output items,
+        encoded: each input item's own text (when the file holds it as it is written) with the
+        three new keys added, so an item is parsed once and never encoded again."""
         args = self.args
-        answers = [russian_answer(index, question, args.yo) for index, question in window]
-        pending = [(index, question) for index, question in window if not self.is_done(index)]
+        answers = [russian_answer(index, question, args.yo) for index, question, _ in window]
+        pending = [(index, question) for index, question, _ in window if not self.is_done(index)]
         texts: dict[int, str] = {}
         if pending:
             realised, reasons = realise_chunk(self.started_backend(), [question for _, question in pending])
@@ -244,12 +277,14 @@ class TranslationRun:
             if texts:
                 self.progress_log.save(texts)
         self.seen += len(window)
-        for (index, question), answer in zip(window, answers, strict=True):
+        items = []
+        for (index, question, encoded), answer in zip(window, answers, strict=True):
             text = texts.get(index)
             if text is None and self.is_done(index):
                 text = next_saved(self.saved, index)
             if text is not None:
-                yield russian_record(question, text, answer, self.translator)
+                items.append(encode_extended(question, encoded, russian_fields(text, answer, self.translator)))
+        return items
 
     def is_done(self, index: int) -> bool:
         return index < len(self.done) and bool(self.done[index])
@@ -287,9 +322,13 @@ def input_sha256(path: Path) -> str:
         raise UsageError(f"--in {path}: cannot read it ({error.strerror})") from None
 
 
-def checked_questions(document: JsonDocument, path: Path) -> Iterator[Any]:
-    """The items of questions.json; a file that is not one is a UsageError."""
-    return checked_items(document, f"--in {path}:", questions_shape(path))
+def checked_questions(document: JsonDocument, path: Path) -> Iterator[tuple[Any, bytes | None]]:
+    """The items of questions.json with their texts (:meth:`JsonDocument.items_with_text`); a file
+    that is not one is a UsageError."""
+    try:
+        yield from document.items_with_text(unread=PROGRAM)
+    except (DocumentError, UnicodeDecodeError) as error:
+        raise input_error(error, f"--in {path}:", questions_shape(path)) from None
 
 
 def questions_info(document: JsonDocument) -> dict[str, Any]:
@@ -298,25 +337,6 @@ def questions_info(document: JsonDocument) -> dict[str, Any]:
 
 def questions_shape(path: Path) -> str:
     return f"--in {path}: expected an object with a \"questions\" list"
-
-
-def next_saved(saved: Iterator[tuple[int, str]], index: int) -> str:
-    """The saved text of ``index`` from the index-ordered stream of saved texts."""
-    for saved_index, text in saved:
-        if saved_index == index:
-            return text
-    raise RuntimeError(f"the saved progress lost question {index}")
-
-
-def check_backend_options(args: argparse.Namespace) -> None:
-    if args.model is not None and args.backend != "marian":
-        raise UsageError(f"--model applies only to --backend marian, not {args.backend}")
-    if args.cache is not None and args.backend == "native":
-        raise UsageError("--cache applies only to --backend google or marian; native needs no cache")
-    if args.families is not None and args.backend != "native":
-        raise UsageError(f"--families applies only to --backend native, not {args.backend}")
-    if args.families is not None and not args.families.is_dir():
-        raise UsageError(f"--families {args.families}: no such folder")
 
 
 @dataclass(frozen=True)
@@ -334,7 +354,7 @@ def check_questions(path: Path, *, needs_english: bool, yo_policy: str) -> Sourc
     scene_starts = array("q")
     scene = None
     count = 0
-    for index, question in enumerate(checked_questions(document, path)):
+    for index, (question, _) in enumerate(checked_questions(document, path)):
         check_question(path, index, question, needs_english=needs_english)
         russian_answer(index, question, yo_policy)
         here = (question.get("split"), question.get("image_index"))
@@ -352,14 +372,6 @@ def check_question(path: Path, index: int, question: object, *, needs_english: b
     for key in required:
         if not isinstance(question.get(key), str):
             raise UsageError(f"--in {path}: question {index} has no {key!r} string")
-
-
-def translator_name(args: argparse.Namespace) -> str:
-    if args.backend == "marian":
-        from translate import marian
-
-        return marian.backend_name(args.model or marian.DEFAULT_MODEL)
-    return str(args.backend)
 
 
 def run_fingerprint(source_sha256: str, translator: str, args: argparse.Namespace) -> str:
@@ -382,79 +394,6 @@ def output_is_up_to_date(out: Path, fingerprint: str, *, overwrite: bool) -> boo
     if not same_run:
         raise UsageError(f"--out {out} exists and was made from other input or settings; pass --overwrite to replace it")
     return bool(recorded.get("complete"))
-
-
-def make_backend(args: argparse.Namespace) -> Backend:
-    """Build the chosen backend; a backend that cannot start is a usage error (exit 2)."""
-    if args.backend == "native":
-        return make_native_backend(args)
-    from translate.cache import TranslationCache
-
-    cache_path = args.cache or (args.out.parent / CACHE_FILENAME if args.backend == "google" else None)
-    try:
-        cache = TranslationCache(cache_path) if cache_path else None
-    except ValueError as error:
-        raise UsageError(f"--cache: {error}") from None
-    if args.backend == "google":
-        from translate.google import GoogleBackend
-
-        return GoogleBackend(cache=cache, timeout_s=args.timeout, retries=args.retries, backoff_s=args.backoff)
-    from translate.marian import DEFAULT_MODEL, MarianBackend, ModelNotAvailable
-
-    model = args.model or DEFAULT_MODEL
-    try:
-        return MarianBackend(model, batch_size=args.batch_size, cache=cache)
-    except ModelNotAvailable as error:
-        raise UsageError(
-            f"cannot load Marian model {model!r}: {error}; use --backend native, "
-            "or --model with a local folder holding a Marian model"
-        ) from None
-
-
-def make_native_backend(args: argparse.Namespace) -> Backend:
-    from translate.native import NativeRealiser
-
-    try:
-        return NativeRealiser(families_dir=args.families, seed=args.seed)
-    except ValueError as error:  # bad family files: every problem, one per line, joined into one
-        raise UsageError("; ".join(str(error).splitlines())) from None
-
-
-def realise_chunk(
-    backend: Backend | None, questions: Sequence[Mapping[str, Any]]
-) -> tuple[list[str | None], dict[int, str]]:
-    """Realise one chunk; return texts and failure reasons by position in the chunk.
-
-    If the backend raises on the chunk, each question is tried alone so that one bad question
-    does not take the rest of its chunk with it.
-    """
-    assert backend is not None
-    try:
-        return collect_reasons(backend, backend.realise(questions), len(questions))
-    except Exception:  # any backend error: isolate it by retrying one question at a time
-        texts: list[str | None] = []
-        reasons: dict[int, str] = {}
-        for position, question in enumerate(questions):
-            try:
-                [text], one_reason = collect_reasons(backend, backend.realise([question]), 1)
-            except Exception as error:
-                text, one_reason = None, {0: f"{type(error).__name__}: {error}"}
-            texts.append(text)
-            if 0 in one_reason:
-                reasons[position] = one_reason[0]
-        return texts, reasons
-
-
-def collect_reasons(backend: Backend, texts: list[str | None], expected: int) -> tuple[list[str | None], dict[int, str]]:
-    if len(texts) != expected:
-        raise RuntimeError(f"backend {backend.name} returned {len(texts)} texts for {expected} questions")
-    known = getattr(backend, "last_failures", {})
-    reasons = {
-        position: known.get(position, "the backend produced no text")
-        for position, text in enumerate(texts)
-        if text is None
-    }
-    return texts, reasons
 
 
 def run_settings(
@@ -492,75 +431,6 @@ def report_failures(failed: Mapping[int, str], total: int, out: Path) -> None:
     log.error(f"{PROG}: {len(failed)} of {total} questions failed; "
         f"{out} holds the {total - len(failed)} that succeeded "
         "(info.translate.failed lists all); rerun the same command to retry the failed ones")
-
-
-class Progress:
-    """Finished chunks of a run, appended to ``OUT.parts/pass_NNNNNN.jsonl``: one line per chunk.
-
-    Each run that has work appends to a new pass file, whose first line records the run's
-    fingerprint: a pass of another run is refused, not mixed in. Within a pass the indices only
-    grow and passes never share one, so the saved texts are read back in index order by merging
-    the passes. A killed run may leave half a line at the end of its pass: that chunk is simply
-    done again. Saving a chunk costs the same however many were saved before it.
-    """
-
-    def __init__(self, out: Path, fingerprint: str) -> None:
-        self.folder = beside(out, ".parts")
-        self.fingerprint = fingerprint
-        self._handle: Any = None
-
-    def load(self) -> bytearray:
-        """Which questions have a saved text (1 at their index) and which not (0, or beyond the end)."""
-        done = bytearray()
-        for path in self._passes():
-            for index, _ in self._entries(path):
-                if index >= len(done):
-                    done.extend(bytes(index + 1 - len(done)))
-                done[index] = 1
-        return done
-
-    def saved_texts(self) -> Iterator[tuple[int, str]]:
-        """(index, text) of every saved question, in index order."""
-        return heapq.merge(*(self._entries(path) for path in self._passes()), key=lambda entry: entry[0])
-
-    def save(self, finished: Mapping[int, str]) -> None:
-        if self._handle is None:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            number = len(self._passes())
-            self._handle = open(self.folder / f"pass_{number:06d}.jsonl", "a", encoding="utf-8")
-            self._handle.write(json.dumps({"fingerprint": self.fingerprint}) + "\n")
-        line = json.dumps({str(index): text for index, text in finished.items()}, ensure_ascii=False)
-        self._handle.write(line + "\n")
-        self._handle.flush()
-
-    def remove(self) -> None:
-        self.close()
-        shutil.rmtree(self.folder, ignore_errors=True)
-
-    def close(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
-
-    def _entries(self, path: Path) -> Iterator[tuple[int, str]]:
-        with open(path, encoding="utf-8") as handle:
-            header = handle.readline()
-            try:
-                fingerprint = json.loads(header).get("fingerprint")
-            except ValueError:
-                return  # a pass killed while writing its first line
-            if fingerprint != self.fingerprint:
-                raise UsageError(
-                    f"{self.folder} holds progress of a run with other input or settings; pass --overwrite to start afresh"
-                )
-            for line in handle:
-                if not line.endswith("\n"):
-                    return  # the chunk a killed run was writing: done again
-                for index, text in json.loads(line).items():
-                    yield int(index), text
-
-    def _passes(self) -> list[Path]:
-        return sorted(self.folder.glob("pass_[0-9][0-9][0-9][0-9][0-9][0-9].jsonl")) if self.folder.is_dir() else []
 
 
 #: What each shard's info.translate has of its own; merge drops the first and sums the others.

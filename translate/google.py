@@ -36,13 +36,10 @@ from deep_translator.exceptions import (
     TranslationNotFound,
 )
 
-from translate.base import is_echo
+from translate.base import DEFAULT_BACKOFF_S, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S, is_echo
 from translate.cache import TranslationCache
 
 BACKEND_NAME = "google"
-DEFAULT_TIMEOUT_S = 10.0
-DEFAULT_RETRIES = 3
-DEFAULT_BACKOFF_S = 2.0
 MAX_BACKOFF_S = 120.0
 
 # Only one call at a time may have the module-level name swapped (see _requests_with_timeout).

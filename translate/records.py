@@ -12,9 +12,15 @@ if TYPE_CHECKING:  # the realiser loads the family files; the translate CLI impo
     from translate.native import NativeRealiser
 
 
+def russian_fields(question_ru: str, answer_ru: str, translator: str) -> dict[str, str]:
+    """The keys the translate stage adds to a question: its Russian question and answer and the
+    translator that made them."""
+    return {"question_ru": question_ru, "answer_ru": answer_ru, "translator": translator}
+
+
 def russian_record(question: Mapping[str, Any], question_ru: str, answer_ru: str, translator: str) -> dict[str, Any]:
-    """``question`` with its Russian question and answer and the translator that made them."""
-    return {**question, "question_ru": question_ru, "answer_ru": answer_ru, "translator": translator}
+    """``question`` with its :func:`russian_fields`."""
+    return {**question, **russian_fields(question_ru, answer_ru, translator)}
 
 
 def realised_record(realiser: NativeRealiser, question: Mapping[str, Any], yo_policy: str) -> dict[str, Any] | None:

@@ -13,11 +13,12 @@ from assets.vocabulary import Vocabulary, load_vocabulary
 from questions.executor import execute_program
 from questions.family import Family
 from questions.functions import ExecutionError
-from questions.generate import expand_family, readable_english
+from questions.plan import Plan, expand_program
 from questions.random_stream import RandomStream
 from questions.readings import UNSAFE_FIELD, unsafe_readings
 from questions.scene_index import SceneIndex
-from questions.search import Plan, SceneSearch, expand_program
+from questions.scene_questions import readable_english
+from questions.search import SceneSearch
 from ruclevr import streams
 from translate.native import NativeRealiser, RealisationError
 from translate.records import realised_record
@@ -85,7 +86,7 @@ class QuestionRecolourer:
         if answer != candidate.answer:  # two independent computations of one answer
             raise RuntimeError(f"{question['family']}: the search and the executor disagree on {program}")
         # The other readings of the text are executed on the recoloured scene, as the engine does.
-        unsafe = unsafe_readings(family, params, search.scene, expand_family)
+        unsafe = unsafe_readings(family, params, search.scene)
         english = self.english_text(family, question, params, scene, unsafe)
         if english is None:
             return None, f"{AMBIGUOUS}: no English template says it with one reading on the recoloured scene"

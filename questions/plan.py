@@ -1,0 +1,189 @@
+"""A family compiled for the search (:class:`Plan`), and what a plan and its per-node choices give:
+the release-form program, the parameter values, each node's output on a scene.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from assets.vocabulary import load_vocabulary
+from questions.family import Family
+from questions.functions import OBJECTS, ExecutionError, function_registry, unique_object
+from questions.scene_index import SceneError, SceneIndex
+
+# Slot modes of a filter node: may stay empty or take a value / must stay empty /
+# must take a value / is a literal written in the family file.
+FREE, EMPTY, SET, FIXED = "free", "empty", "set", "fixed"
+
+
+
+class Slot(NamedTuple):
+    attribute: str
+    param: str | None  # the parameter filled here, None for a literal
+    mode: str
+    literal: str = ""
+
+
+@dataclass(frozen=True)
+class PlanNode:
+    kind: str  # "filter", "valued" (a function with a value input: relate, exclude_color, most...), "unique" or "call"
+    function: str
+    inputs: tuple[int, ...]
+    slots: tuple[Slot, ...] = ()  # filter
+    value_param: str | None = None  # valued: the parameter it takes
+    value_literal: str = ""  # valued: the literal value written in the family file
+    value_type: str = ""  # valued: relation or an attribute
+    need_single: bool = False  # filter: its output feeds a unique
+    need_some: bool = False  # filter: at least one of its slots takes a value (the some_set constraint)
+    option_kind: tuple[Any, ...] = ()  # filter: what its options depend on besides the input (the slots' kinds, the two needs)
+    handler: Any = None  # valued, call
+    gives_set: bool = False  # valued, call: its output is a set of objects
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A family compiled for the search: each template node with what the search needs to know."""
+
+    family: Family
+    nodes: tuple[PlanNode, ...]
+    checks_at: tuple[tuple[int, ...], ...]  # per node: earlier nodes whose output must differ from it
+    question_type: str
+
+    @classmethod
+    def of(cls, family: Family) -> Plan:
+        consumers: dict[int, list[str]] = {}
+        for node in family.program:
+            for source in node.inputs:
+                consumers.setdefault(source, []).append(node.function)
+        nodes = tuple(_plan_node(family, node, consumers.get(position, [])) for position, node in enumerate(family.program))
+        checks: list[list[int]] = [[] for _ in nodes]
+        for i, j in family.different_outputs:
+            checks[max(i, j)].append(min(i, j))
+        return cls(family, nodes, tuple(tuple(c) for c in checks), family.question_type)
+
+
+def _plan_node(family: Family, node: Any, consumers: list[str]) -> PlanNode:
+    registry = function_registry()
+    if node.is_filter_macro or node.function.startswith("filter_"):
+        slots = []
+        for value in node.value_inputs:
+            if value in family.params:
+                mode = EMPTY if value in family.empty else SET if (value in family.not_empty or not node.is_filter_macro) else FREE
+                slots.append(Slot(family.params[value], value, mode))
+            else:
+                slots.append(Slot(load_vocabulary().attribute_of(value), None, FIXED, value))
+        need_some = any(value in family.some_set for value in node.value_inputs)
+        need_single = "unique" in consumers
+        # Families name their parameters differently (<Z2>, <Z3>); the options depend only on the slots' kinds.
+        kinds = tuple((slot.attribute, slot.mode, slot.literal) for slot in slots)
+        return PlanNode(
+            "filter", node.function, node.inputs, slots=tuple(slots), need_single=need_single, need_some=need_some,
+            option_kind=(kinds, need_single, need_some),
+        )
+    if node.function == "unique":
+        return PlanNode("unique", "unique", node.inputs)
+    function = registry[node.function]
+    gives_set = function.output == OBJECTS
+    if function.value_type is not None:  # relate, exclude_<attribute>, most, second: one value to choose
+        value = node.value_inputs[0]
+        param, literal = (value, "") if value in family.params else (None, value)
+        return PlanNode(
+            "valued", node.function, node.inputs, value_param=param, value_literal=literal,
+            value_type=function.value_type, handler=function.handler, gives_set=gives_set,
+        )
+    return PlanNode("call", node.function, node.inputs, handler=function.handler, gives_set=gives_set)
+
+
+def run_plan(
+    plan: Plan,
+    choices: tuple[Any, ...],
+    scene: SceneIndex,
+    replace: tuple[int, Callable[[Any, tuple[Any, ...]], Any]] | None = None,
+    known: Sequence[Any] = (),
+) -> list[Any]:
+    """Every template node's output with ``choices`` on ``scene``: what the release-form program
+    of :func:`expand_program` gives at each template node's position, without writing it out.
+
+    ``replace`` is (node, function of its output and its inputs' values) whose result is used
+    instead; the outputs of the nodes before it may be passed as ``known`` and are reused.
+    ExecutionError where a node cannot be answered (the search's well-posedness rules are not
+    checked here).
+    """
+    start = replace[0] if replace is not None and known else 0
+    outputs = list(known[:start])
+    for t in range(start, len(plan.nodes)):
+        node, choice = plan.nodes[t], choices[t]
+        args = tuple(outputs[i] for i in node.inputs)
+        try:
+            output = _node_output(node, choice, scene, args)
+        except (SceneError, KeyError) as error:
+            raise ExecutionError(f"node {t} ({node.function}): {error}") from None
+        if replace is not None and replace[0] == t:
+            output = replace[1](output, args)
+        outputs.append(output)
+    return outputs
+
+
+def _node_output(node: PlanNode, choice: Any, scene: SceneIndex, args: tuple[Any, ...]) -> Any:
+    if node.kind == "filter":
+        mask = args[0]
+        for slot, value in zip(node.slots, choice, strict=True):
+            if value:
+                mask &= scene.mask(slot.attribute, value)
+        return mask
+    if node.kind == "unique":
+        return unique_object(args[0])
+    return node.handler(scene, args, choice if node.kind == "valued" else None)
+
+
+def expand_program(plan: Plan, choices: tuple[Any, ...]) -> list[dict[str, Any]]:
+    """The release-form program of a candidate: one ``filter_<attribute>`` per non-empty slot."""
+    return expand_program_positions(plan, choices)[0]
+
+
+def expand_program_positions(plan: Plan, choices: tuple[Any, ...]) -> tuple[list[dict[str, Any]], list[int]]:
+    """The release-form program and, per template node, the release-form node giving its output."""
+    program: list[dict[str, Any]] = []
+    position: list[int] = []
+    for node, choice in zip(plan.nodes, choices, strict=True):
+        inputs = [position[i] for i in node.inputs]
+        if node.kind == "filter":
+            current = inputs[0]
+            for slot, value in zip(node.slots, choice, strict=True):
+                if value:
+                    program.append({"function": f"filter_{slot.attribute}", "inputs": [current], "value_inputs": [value]})
+                    current = len(program) - 1
+            position.append(current)
+            continue
+        values = [choice] if node.kind == "valued" else []
+        program.append({"function": node.function, "inputs": inputs, "value_inputs": values})
+        position.append(len(program) - 1)
+    return program, position
+
+
+def choices_of(plan: Plan, params: Mapping[str, str]) -> tuple[Any, ...]:
+    """The per-node choices that give ``params``: the inverse of :func:`parameter_values`."""
+    choices: list[Any] = []
+    for node in plan.nodes:
+        if node.kind == "filter":
+            choices.append(tuple(params.get(slot.param, "") if slot.param is not None else slot.literal for slot in node.slots))
+        elif node.kind == "valued":
+            choices.append(params[node.value_param] if node.value_param is not None else node.value_literal)
+        else:
+            choices.append(None)
+    return tuple(choices)
+
+
+def parameter_values(plan: Plan, choices: tuple[Any, ...]) -> dict[str, str]:
+    """The value of every family parameter ("" when left empty), in the family's order."""
+    chosen: dict[str, str] = {}
+    for node, choice in zip(plan.nodes, choices, strict=True):
+        if node.kind == "filter":
+            for slot, value in zip(node.slots, choice, strict=True):
+                if slot.param is not None:
+                    chosen[slot.param] = value
+        elif node.kind == "valued" and node.value_param is not None:
+            chosen[node.value_param] = choice
+    return {name: chosen.get(name, "") for name in plan.family.params}

@@ -1,0 +1,209 @@
+"""Families compiled for the native realiser: Russian templates, and where each admits other readings.
+
+The question engine's loader (:mod:`questions.families`) reads and validates the family files;
+each family's Russian texts are compiled here (:mod:`translate.templates`) into a
+:class:`RussianFamily`, with the sites of each template where the reading check
+(:mod:`questions.readings`) has something to look at. :mod:`translate.native` realises them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+from questions.families import load_families as load_engine_families
+from questions.family import Family
+from questions.readings import Structure, structure_of
+from questions.validator import FamilyError
+from ruclevr.cli import UsageError
+from translate.morphology import Lexicon
+from translate.templates import Agreement, CompiledTemplate, NounPhrase, compile_template, parameter_kinds
+
+
+class TemplateError(UsageError, ValueError):
+    """Bad family files or Russian templates; ``problems`` lists each with file, family, template index.
+
+    A usage error, so ``python -m translate`` reports it in one line with exit status 2.
+    """
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        super().__init__(f"{problems[0]}{more}")
+
+
+@dataclass(frozen=True)
+class Site:
+    """A noun phrase or an agreeing group of a template, as the reading check sees it."""
+
+    part: int  # index into the template's parts
+    phrase: str  # the phrase it names or stands for (its shape parameter)
+    relation: str | None  # the relation parameter before it
+    role: str  # "phrase", "pronoun" (он), "which" (который) or "other" (сделан, расположенный)
+    chained: bool  # only spaces since the previous phrase: a relation here could describe that one too
+
+
+@dataclass(frozen=True)
+class Sites:
+    """Where one template's text could admit another reading (see questions.readings)."""
+
+    sites: tuple[Site, ...]
+    phrase_parts: Mapping[str, NounPhrase]  # phrase name -> its noun phrase part
+    heads: tuple[tuple[str, int | None, str | None, str, int | None], ...]  # per phrase: name, head slot, noun, number, count slot
+    needs_agreement: bool  # pronouns, «который» or chained relations: readings depend on the words' gender and number
+    fixed_readings: tuple[str, ...]  # readings admitted whatever the words («либо»; a same-attribute phrase without «другой»)
+    droppable: tuple[str, ...]  # same-attribute phrases said with «другой»/«ещё», dropped where the anchor cannot be them
+    agreement_cache: dict = field(default_factory=dict, compare=False, repr=False)  # phrases' (gender, number) -> readings
+
+
+@dataclass(frozen=True)
+class RussianFamily:
+    family: str
+    source: str
+    kinds: Mapping[str, str]
+    slots: tuple[str, ...]  # parameter names in declared order: the order of the random draws
+    templates: tuple[CompiledTemplate, ...]  # empty when the family has no Russian text
+    structure: Structure | None = None  # the program's phrases and other readings
+    sites: tuple[Sites, ...] = ()  # per template
+    answer_kind: str = ""  # the attribute the answer names, if any (its words are then the gold lemmas)
+    lemma_only: tuple[bool, ...] = ()  # per slot: named by its lemma only (the answer's attribute)
+    special: dict = field(default_factory=dict, compare=False, repr=False)  # templates with pronouns repeated or «другой» dropped
+
+    same_kind: tuple[tuple[int, ...], ...] = ()  # slots of one attribute or relation kind, where a value may repeat
+
+    def __post_init__(self) -> None:
+        if not self.lemma_only:
+            object.__setattr__(self, "lemma_only", tuple(kind == self.answer_kind for kind in self.kinds.values()))
+        if not self.same_kind:
+            kinds = list(self.kinds.values())
+            groups = [tuple(i for i, k in enumerate(kinds) if k == kind) for kind in dict.fromkeys(kinds) if kind != "integer"]
+            object.__setattr__(self, "same_kind", tuple(group for group in groups if len(group) > 1))
+
+
+def compile_family(family: Family, lexicon: Lexicon) -> tuple[RussianFamily, list[str]]:
+    """Compile one engine family's Russian texts; problems are prefixed with file, family and template index."""
+    kinds, declaration = parameter_kinds(family.params)
+    problems = [f"{family.source}: family {family.id}: {p}" for p in declaration]
+    templates = []
+    for index, text in enumerate(family.text.get("ru", ())):
+        compiled, template_problems = compile_template(text, kinds, lexicon)
+        problems += [f"{family.source}: family {family.id}: ru template {index}: {p}" for p in template_problems]
+        if compiled is not None:
+            templates.append(compiled)
+    structure = structure_of(family)
+    slots = tuple(kinds)
+    sites = tuple(template_sites(template, slots, structure) for template in templates)
+    answer = family.answer_type if family.answer_type in kinds.values() else ""
+    return RussianFamily(family.id, family.source, MappingProxyType(kinds), slots, tuple(templates), structure, sites, answer), problems
+
+
+def load_families(directory: Path, lexicon: Lexicon) -> tuple[dict[str, RussianFamily], dict[tuple[str, int], str]]:
+    """Every family under ``directory`` by id, and CLEVR's (template_filename, question_family_index) -> id.
+
+    The files are read and validated by the question engine's loader, which checks Russian
+    templates by the rules this module compiles them with; any problem raises TemplateError
+    listing each one with its file and line.
+    """
+    try:
+        engine_families = load_engine_families(directory)
+    except FamilyError as error:
+        raise TemplateError([str(problem) for problem in error.problems]) from None
+    return compile_families(engine_families.values(), lexicon)
+
+
+def compile_families(
+    engine_families: Iterable[Family], lexicon: Lexicon
+) -> tuple[dict[str, RussianFamily], dict[tuple[str, int], str]]:
+    """Compile families the engine has built (read by :func:`load_families`, or made by a test)."""
+    families: dict[str, RussianFamily] = {}
+    by_position: dict[tuple[str, int], str] = {}
+    problems: list[str] = []
+    for family in engine_families:
+        compiled, family_problems = compile_family(family, lexicon)
+        problems += family_problems
+        families[family.id] = compiled
+        by_position[(family.source, family.position)] = family.id
+    if problems:
+        raise TemplateError(problems)
+    return families, by_position
+
+
+OTHER_WORDS = frozenset({"другой", "ещё", "еще"})
+
+
+def template_sites(template: CompiledTemplate, slots: tuple[str, ...], structure: Structure | None) -> Sites:
+    """The phrases and agreeing groups of ``template`` in text order, for the reading check."""
+    sites: list[Site] = []
+    marked: set[str] = set()
+    gap = ""
+    for index, part in enumerate(template.parts):
+        if type(part) is str:
+            gap += part
+            continue
+        if type(part) is NounPhrase:
+            phrase = slots[part.head_slot] if part.head_slot is not None else f"#{index}"
+            relation = slots[part.relation] if part.relation is not None else None
+            sites.append(Site(index, phrase, relation, "phrase", bool(sites) and not gap.strip()))
+            if any(value in OTHER_WORDS for _, value in part.modifiers) or "кроме" in gap:
+                marked.add(phrase)
+        elif type(part) is Agreement:
+            head = part.phrase
+            phrase = slots[head.head_slot] if head.head_slot is not None else "#"
+            relation = slots[part.relation] if part.relation is not None else None
+            kinds = {kind for kind, _ in part.words}
+            role = "pronoun" if "pronoun" in kinds else "which" if any(word == "который" for _, word in part.words) else "other"
+            sites.append(Site(index, phrase, relation, role, bool(sites) and not gap.strip()))
+        gap = ""
+    phrase_parts = {site.phrase: template.parts[site.part] for site in sites if site.role == "phrase"}
+    heads = tuple(
+        (name, part.head_slot, part.head_noun, part.number, next((v for k, v in part.modifiers if k == "count"), None))  # type: ignore[union-attr]  # a "phrase" site always points at a NounPhrase part
+        for name, part in phrase_parts.items()
+    )
+    needs_agreement = any(site.role in ("pronoun", "which") or (site.relation is not None and site.chained) for site in sites)
+    fixed: list[str] = []
+    droppable: list[str] = []
+    if structure is not None:
+        if "либо" in template.text:
+            fixed += [f"exclusive:{node}" for node in structure.unions]
+        for phrase in structure.same_anchor:
+            (droppable if phrase in marked else fixed).append(phrase if phrase in marked else f"self:{phrase}")
+    return Sites(tuple(sites), MappingProxyType(phrase_parts), heads, needs_agreement, tuple(fixed), tuple(droppable))  # type: ignore[arg-type]  # phrase sites hold NounPhrase parts
+
+
+def agreeing_readings(
+    sites: Sites, structure: Structure, features: tuple[tuple[str, str], ...]
+) -> tuple[list[str], tuple[int, ...], list[tuple[Site, list[str]]]]:
+    """For phrases of these (gender, number): the readings «который» and chained relation phrases
+    admit, the pronouns to repeat as their phrase, and for each of those the phrases said before it."""
+    by_name = {head[0]: feature for head, feature in zip(sites.heads, features, strict=True)}
+    readings: list[str] = []
+    repeat: list[int] = []
+    repeated: list[tuple[Site, list[str]]] = []
+    said: list[tuple[str, tuple[str, str]]] = []  # earlier phrases: (name, (gender, number))
+    chain: list[str] = []
+    for site in sites.sites:
+        agreement = by_name.get(site.phrase)
+        if agreement is None:
+            continue
+        if not site.chained:
+            chain = []
+        if site.relation is not None and site.chained:
+            target = structure.relation_target.get(site.relation)
+            readings += [f"attach:{site.relation}:{name}" for name in chain if name != target]
+        if site.role == "pronoun":
+            if [name for name, other in said if other == agreement] != [site.phrase]:
+                repeat.append(site.part)
+                repeated.append((site, [name for name, _ in said]))
+        elif site.role == "which":
+            others = [name for name, other in said if other == agreement and name != site.phrase]
+            if site.relation is not None:
+                readings += [f"anchor:{site.relation}:{name}" for name in others]
+            else:
+                relations = [r for r, target in structure.relation_target.items() if target == site.phrase]
+                readings += [f"attach:{r}:{name}" for r in relations for name in others]
+        if site.role == "phrase":
+            said.append((site.phrase, agreement))
+        chain.append(site.phrase)
+    return readings, tuple(repeat), repeated
