@@ -234,12 +234,19 @@ def _edit(family: Family, structure: Structure, kind: str, relation: str, name: 
         nodes.append(TemplateNode("intersect", (nodes[phrase.filter].inputs[0], relate), (), "objects"))
         nodes[target.filter] = replace(nodes[target.filter], inputs=(scene,))
         nodes[phrase.filter] = replace(nodes[phrase.filter], inputs=(both,))
-    ordered = _topological(nodes, len(family.program) - 1)
-    return None if ordered is None else replace(family, program=ordered)
+    order = _topological(nodes, len(family.program) - 1)
+    if order is None:
+        return None
+    new_index = {old: new for new, old in enumerate(order)}
+    program = tuple(replace(nodes[old], inputs=tuple(new_index[i] for i in nodes[old].inputs)) for old in order)
+    # The family's constraints name template nodes: renumber them, dropping any whose node the edit left out.
+    different = tuple((new_index[i], new_index[j]) for i, j in family.different_outputs if i in new_index and j in new_index)
+    return replace(family, program=program, different_outputs=different)
 
 
-def _topological(nodes: list[TemplateNode], answer: int) -> tuple[TemplateNode, ...] | None:
-    """The nodes reordered so that every input comes first (answer node last), or None on a cycle."""
+def _topological(nodes: list[TemplateNode], answer: int) -> list[int] | None:
+    """The positions of the nodes the answer needs, ordered so that every input comes first (answer
+    node last), or None on a cycle."""
     order: list[int] = []
     state: dict[int, int] = {}
 
@@ -255,10 +262,7 @@ def _topological(nodes: list[TemplateNode], answer: int) -> tuple[TemplateNode, 
         order.append(index)
         return True
 
-    if not visit(answer):
-        return None
-    new_index = {old: new for new, old in enumerate(order)}
-    return tuple(replace(nodes[old], inputs=tuple(new_index[i] for i in nodes[old].inputs)) for old in order)
+    return order if visit(answer) else None
 
 
 def admitted(readings: Iterable[str], unsafe: Iterable[str] | None) -> list[str]:

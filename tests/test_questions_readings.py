@@ -244,3 +244,25 @@ def test_no_russian_pronoun_has_two_agreeing_antecedents(families):
                     assert len(agreeing) == 1, (family_id, index, text)
                     checked += 1
     assert checked > 20
+
+
+def test_an_edited_reading_keeps_its_constraints_on_the_same_nodes(families):
+    """Another reading's program is renumbered; the family's ``different_outputs`` pairs must follow
+    their nodes (same function and values), or go where the edit left a node out."""
+    from questions.readings import ReadingCheck
+
+    followed = 0
+    for family in families.values():
+        if not family.different_outputs:
+            continue
+        for plan in ReadingCheck(family).edited.values():
+            if plan is None:
+                continue
+            edited = plan.family
+            assert len(edited.different_outputs) <= len(family.different_outputs)
+            originals = {tuple((family.program[k].function, family.program[k].value_inputs) for k in pair)
+                         for pair in family.different_outputs}
+            for pair in edited.different_outputs:
+                assert tuple((edited.program[k].function, edited.program[k].value_inputs) for k in pair) in originals, family.id
+                followed += 1
+    assert followed > 50
