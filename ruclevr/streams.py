@@ -7,10 +7,9 @@ for each stream, who draws from it and how its entropy is laid out: ``seed``, th
 numbers and the stream's tag in a fixed order. The layouts are the ones the datasets already
 published were made with; they are kept as they are, so the same command gives the same numbers.
 
-Streams whose entropy is the same list draw the same numbers. Two such pairs exist and are kept
-for the published datasets: ``augment.recolour`` and ``augment.search`` (one scene's recolouring
-and its question search), and the ``annotate.*`` draws with ``render.scene`` of scenes 0-2
-(different stages' choices, which nothing compares).
+Streams whose entropy is the same list draw the same numbers, so no two streams may share one:
+a stream added later carries a tag of its own, ``tag(name)`` (the CRC-32 of its name), and
+``tests/test_ruclevr_streams.py`` checks that no two streams' lists meet over a range of identities.
 """
 
 from __future__ import annotations
@@ -37,19 +36,24 @@ class Stream:
         return tuple(part for part in self.layout if isinstance(part, str) and part != SEED)
 
 
+def tag(name: str) -> int:
+    """A stream's own constant: the CRC-32 of its name."""
+    return zlib.crc32(name.encode())
+
+
 STREAMS: dict[str, Stream] = {stream.name: stream for stream in (
     Stream("render.scene", (SEED, "index"), "render.model.sampler: every candidate of scene ``index``"),
     Stream("questions.search", (SEED, "image_index", 3), "questions.generate: the question search of one scene"),
     Stream("augment.recolour", (SEED, "image_index", 7), "dataset.augment: the colour map of one scene"),
-    Stream("augment.search", (SEED, "image_index", 7), "dataset.augment: the question search on a recoloured scene"),
+    Stream("augment.search", (SEED, "image_index", 7, tag("augment.search")), "dataset.augment: the question search on a recoloured scene"),
     Stream("augment.question", (SEED, "image_index", "question_index", 7),
            "dataset.augment: the carried-over question's new colour words"),
     Stream("translate.native", (SEED, 0x72755F6E6174), "translate.native: the key of the realiser's word choices"),
-    Stream("dataset.shots", (SEED, zlib.crc32(b"dataset.shots")), "dataset.splits: which questions become shots"),
-    Stream("dataset.prompt", (SEED, 7, "type_number"), "dataset.prompt: one question type's template rotation"),
-    Stream("annotate.control", (SEED, 0), "dataset.annotate: the control items"),
-    Stream("annotate.task_order", (SEED, 1), "dataset.annotate: the order of the tasks"),
-    Stream("annotate.annotator_order", (SEED, 2, "annotator"), "dataset.annotate: one annotator's order"),
+    Stream("dataset.shots", (SEED, tag("dataset.shots")), "dataset.splits: which questions become shots"),
+    Stream("dataset.prompt", (SEED, tag("dataset.prompt"), "type_number"), "dataset.prompt: one question type's template rotation"),
+    Stream("annotate.control", (SEED, tag("annotate.control")), "dataset.annotate: the control items"),
+    Stream("annotate.task_order", (SEED, tag("annotate.task_order")), "dataset.annotate: the order of the tasks"),
+    Stream("annotate.annotator_order", (SEED, tag("annotate.annotator_order"), "annotator"), "dataset.annotate: one annotator's order"),
 )}
 
 

@@ -1,5 +1,5 @@
-"""``ruclevr.streams``: the one registry of seeded random streams. The layouts are pinned to the
-ones published datasets were made with, and no product module seeds a generator of its own."""
+"""``ruclevr.streams``: the one registry of seeded random streams. The layouts are pinned, so the
+same command keeps giving the same numbers, and no product module seeds a generator of its own."""
 
 from __future__ import annotations
 
@@ -21,14 +21,14 @@ PUBLISHED_LAYOUTS = [
     ("render.scene", 5, {"index": 12}, [5, 12]),
     ("questions.search", 5, {"image_index": 12}, [5, 12, 3]),
     ("augment.recolour", 5, {"image_index": 12}, [5, 12, 7]),
-    ("augment.search", 5, {"image_index": 12}, [5, 12, 7]),
+    ("augment.search", 5, {"image_index": 12}, [5, 12, 7, zlib.crc32(b"augment.search")]),
     ("augment.question", 5, {"image_index": 12, "question_index": 4}, [5, 12, 4, 7]),
     ("translate.native", 5, {}, [5, 0x72755F6E6174]),
     ("dataset.shots", 5, {}, [5, zlib.crc32(b"dataset.shots")]),
-    ("dataset.prompt", 5, {"type_number": 2}, [5, 7, 2]),
-    ("annotate.control", 5, {}, [5, 0]),
-    ("annotate.task_order", 5, {}, [5, 1]),
-    ("annotate.annotator_order", 5, {"annotator": 3}, [5, 2, 3]),
+    ("dataset.prompt", 5, {"type_number": 2}, [5, zlib.crc32(b"dataset.prompt"), 2]),
+    ("annotate.control", 5, {}, [5, zlib.crc32(b"annotate.control")]),
+    ("annotate.task_order", 5, {}, [5, zlib.crc32(b"annotate.task_order")]),
+    ("annotate.annotator_order", 5, {"annotator": 3}, [5, zlib.crc32(b"annotate.annotator_order"), 3]),
 ]
 
 
@@ -81,3 +81,20 @@ def test_every_registered_stream_is_drawn_by_the_product() -> None:
     text = "\n".join(path.read_text(encoding="utf-8") for path in product_files() if path.name != "streams.py")
     used = set(re.findall(r"""["']((?:render|questions|augment|translate|dataset|annotate)\.[a-z_]+)["']""", text))
     assert set(streams.STREAMS) <= used
+
+
+def test_no_two_streams_draw_the_same_numbers() -> None:
+    """Every stream's entropy list differs from every other stream's, over the identities a run
+    can give (scene and question indices, type numbers, annotators); the constant tags lie above
+    the largest scene index, so no identity can reach them."""
+    from itertools import product
+
+    from render import MAX_SCENES
+
+    lists: dict[tuple[int, ...], str] = {}
+    for name, stream in streams.STREAMS.items():
+        for values in product(range(24), repeat=len(stream.identity)):
+            entropy = tuple(streams.entropy(name, 5, **dict(zip(stream.identity, values, strict=True))))
+            assert lists.setdefault(entropy, name) == name, f"{name} and {lists[entropy]} share {entropy}"
+        tags = [part for part in stream.layout if isinstance(part, int) and part > 7]
+        assert all(part > MAX_SCENES for part in tags), name
