@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import subprocess
 import sys
@@ -208,6 +210,47 @@ def test_later_candidates_are_reproducible():
     scenes_b = [next(second) for _ in range(3)]
     assert [s.objects for s in scenes_a] == [s.objects for s in scenes_b]
     assert scenes_a[0].objects != scenes_a[1].objects and scenes_a[2].attempt == 2
+
+
+# Scenes (and the errors of scenes that cannot be placed) of four option sets, as the sampler that
+# drew and checked each placement attempt alone (before attempts were screened in batches) made them.
+SAMPLED_BEFORE_BATCHING = "002f5d69bd48af21a598b8df54dd35ddb12f5ca4edc46edd1d10ded74018affb"
+
+
+def _sampling_digest() -> str:
+    """SHA-256 over the first two candidates of 40 indices under four option sets (an error ends an index)."""
+    from render.conditions import load_condition
+    from render.scene_graph import scene_graph
+
+    variants = [SceneOptions(), SceneOptions(min_objects=11, max_objects=12, max_scene_attempts=2),
+                SceneOptions(min_gap=0.6, margin=0.2, condition=load_condition("cogent-b")),
+                SceneOptions(frame_margin_px=60.0, width=200, height=120, max_object_attempts=9)]
+    digest = hashlib.sha256()
+    for seed, options in enumerate(variants):
+        for index in range(40):
+            candidates = candidate_scenes(seed, index, options)
+            for _ in range(2):
+                try:
+                    record = json.dumps(scene_graph(next(candidates), options), sort_keys=True)
+                except SceneSamplingError as error:
+                    digest.update(str(error).encode())
+                    break
+                digest.update(record.encode())
+    return digest.hexdigest()
+
+
+def test_scenes_are_those_the_attempt_by_attempt_sampler_drew():
+    assert _sampling_digest() == SAMPLED_BEFORE_BATCHING
+
+
+def test_batch_sizes_and_the_inscribed_circle_shortcut_never_change_a_scene(monkeypatch):
+    import render.sampler as sampler
+
+    monkeypatch.setattr(sampler, "_FIRST_BATCH", 1)
+    assert _sampling_digest() == SAMPLED_BEFORE_BATCHING
+    monkeypatch.setattr(sampler, "_FIRST_BATCH", 1000)  # every attempt in the first batch
+    monkeypatch.setattr(sampler, "_SURE", math.inf)  # the shortcut never decides: every close pair gets the exact test
+    assert _sampling_digest() == SAMPLED_BEFORE_BATCHING
 
 
 def test_impossible_constraints_fail_with_a_clear_bounded_error():
