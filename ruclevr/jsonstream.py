@@ -22,7 +22,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any, Iterable, Iterator
 
 import ijson
 import orjson
@@ -189,8 +189,9 @@ def _indented_items(reader: _TextReader) -> Iterator[Any]:
         if reader.startswith(_MEMBER_INDENT + "]"):
             reader.readline()
             return
-        opening = reader.startswith(_ITEM_INDENT + "{") or reader.startswith(_ITEM_INDENT + "[")
-        if opening and not (reader.startswith(_ITEM_INDENT + "{}") or reader.startswith(_ITEM_INDENT + "[]")):
+        # An object or list spread over lines opens with its bracket alone on the line (as json.dumps
+        # indents it); one written on a single line is read as a line.
+        if reader.startswith(_ITEM_INDENT + "{\n") or reader.startswith(_ITEM_INDENT + "[\n"):
             closer = "\n" + _ITEM_INDENT + ("}" if reader.startswith(_ITEM_INDENT + "{") else "]")
             text = reader.through(closer)
             after = reader.readline()
@@ -354,3 +355,51 @@ class DocumentWriter:
             self._spool.close()
             os.unlink(self._spool_name)
             self._spool = None
+
+
+class LazyList:
+    """A list inside a JSON value that :func:`write_json` writes one item at a time (subclasses give ``__iter__``)."""
+
+    def __iter__(self) -> Iterator[Any]:
+        raise NotImplementedError
+
+
+def write_json(path: str | os.PathLike[str], value: Any) -> None:
+    """Atomically write exactly what :func:`ruclevr.io.atomic_write_json` writes
+    (``json.dumps(value, ensure_ascii=False, indent=2) + "\\n"``), with every :class:`LazyList`
+    inside ``value`` written one item at a time, never held as a whole."""
+    lazy: list[LazyList] = []
+    text = json.dumps(_with_placeholders(value, lazy), ensure_ascii=False, indent=2) + "\n"
+    with atomic_open(path) as handle:
+        for index, lazy_list in enumerate(lazy):
+            before, text = text.split(_placeholder(index), 1)
+            handle.write(before)
+            line = before[before.rfind("\n") + 1:]
+            _write_list(handle, lazy_list, "\n" + " " * (len(line) - len(line.lstrip(" "))))
+        handle.write(text)
+
+
+def _placeholder(index: int) -> str:
+    return f'"\\u0000lazy list {index}\\u0000"'
+
+
+def _with_placeholders(value: Any, lazy: list[LazyList]) -> Any:
+    """``value`` with each LazyList replaced by a string no JSON text of other values can hold."""
+    if isinstance(value, LazyList):
+        lazy.append(value)
+        return f"\0lazy list {len(lazy) - 1}\0"
+    if isinstance(value, dict):
+        return {key: _with_placeholders(item, lazy) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_with_placeholders(item, lazy) for item in value]
+    return value
+
+
+def _write_list(handle: IO[str], items: Iterable[Any], indent: str) -> None:
+    """A list as json.dumps(indent=2) writes it at the indent of the line it starts on."""
+    inner = indent + "  "
+    first = True
+    for item in items:
+        handle.write(("[" if first else ",") + inner + json.dumps(item, ensure_ascii=False, indent=2).replace("\n", inner))
+        first = False
+    handle.write("[]" if first else indent + "]")

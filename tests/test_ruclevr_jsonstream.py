@@ -90,3 +90,11 @@ def test_a_writer_left_without_finish_writes_nothing(tmp_path):
             writer.write({"a": 1})
             raise RuntimeError("stopped")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_items_written_one_to_a_line_in_an_indented_file_are_read_one_by_one(tmp_path):
+    items = [{"a": "}", "b": [1, {"c": "\n    }"}]}, [], {}, [1, [2]], "text", 3]
+    path = tmp_path / "lines.json"
+    path.write_text('{\n  "info": {},\n  "data": [\n' + ",\n".join("    " + json.dumps(item) for item in items) + "\n  ]\n}\n",
+                    encoding="utf-8")
+    assert list(JsonDocument(path, "data").items()) == items
