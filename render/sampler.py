@@ -225,6 +225,7 @@ class _ShapeGeometry:
     outline: np.ndarray  # ground outline in size units, unrotated (shape_footprint)
     half_height: float  # in size units
     inradius: float  # distance from the centre to the outline's nearest edge, in size units
+    outradius: float  # distance from the centre to the outline's farthest corner, in size units
 
 
 class _Catalogue:
@@ -236,7 +237,8 @@ class _Catalogue:
         self.scales = {size: float(vocabulary.value("size", size).extra["scale"]) for size in self.sizes}
         self.geometry = {
             shape: _ShapeGeometry(
-                outline := shape_footprint(shape, vocabulary), shape_mesh(shape, vocabulary).half_height, _inradius(outline)
+                outline := shape_footprint(shape, vocabulary), shape_mesh(shape, vocabulary).half_height, _inradius(outline),
+                float(np.hypot(outline[:, 0], outline[:, 1]).max()),
             )
             for shape in self.shapes
         }
@@ -269,6 +271,7 @@ class _Placement:
         self.radii: list[float] = []
         self.inradii: list[float] = []
         self.centres = np.empty((0, 2))
+        self.frame = _FrameTest(camera, options.frame_margin_px)
 
     def add(self, placed: PlacedObject, radius: float, inradius: float) -> None:
         self.objects.append(placed)
@@ -288,7 +291,9 @@ class _Placement:
         margin = self.options.margin
         return (np.abs(offsets @ self.left) < margin).any(axis=1) | (np.abs(offsets @ self.behind) < margin).any(axis=1)
 
-    def footprint_rejection(self, outline: np.ndarray, radius: float, inradius: float, centre: np.ndarray, height: float) -> str | None:
+    def footprint_rejection(
+        self, outline: np.ndarray, radius: float, inradius: float, outradius: float, centre: np.ndarray, height: float
+    ) -> str | None:
         """Why a pose clear of the margin is not allowed ('gap', 'frame'), or None when it is.
 
         Objects whose bounding circles stay the gap apart pass; objects whose inscribed circles
@@ -302,11 +307,44 @@ class _Placement:
             for k in np.flatnonzero(~(clearance >= min_gap)).tolist():
                 if min_gap > _SURE and distances[k] - inradius - self.inradii[k] < min_gap - _SURE:
                     return "gap"  # inscribed circles (inside the outlines) already too close
-                if footprint_gap(outline, self.objects[k].footprint) < min_gap:
+                other = self.objects[k].footprint
+                if _separation(outline, other, offsets[k] / distances[k]) >= min_gap + _SURE:
+                    continue  # apart by the gap along the line between the centres already
+                if footprint_gap(outline, other) < min_gap:
                     return "gap"
-        if not _inside_frame(outline, height, self.camera, self.options):
+        if not self.frame.surely_inside(centre, outradius, 2 * height) and not _inside_frame(outline, height, self.camera, self.options):
             return "frame"
         return None
+
+
+class _FrameTest:
+    """Whether a box around an object surely projects inside the frame, in plain floats (a few
+    microseconds); only an object near the frame's edge then needs its outline projected."""
+
+    def __init__(self, camera: Camera, margin_px: float) -> None:
+        matrix = camera.matrix_world
+        self.rotation, self.origin = matrix[:3, :3].tolist(), matrix[:3, 3].tolist()
+        self.focal, self.width, self.height = camera.focal_length_px, camera.width, camera.height
+        self.low, self.high_x, self.high_y = margin_px + _SURE, camera.width - margin_px - _SURE, camera.height - margin_px - _SURE
+
+    def surely_inside(self, centre: np.ndarray, radius: float, top: float) -> bool:
+        """The box [x ± r] x [y ± r] x [0, top] is in front of the camera and projects inside the frame's
+        margin (with room to spare), so every point inside it does (a projected box is the hull of its corners)."""
+        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = self.rotation
+        x, y = float(centre[0]), float(centre[1])
+        reach = radius * (1 + _SURE) + _SURE
+        for corner_x in (x - reach, x + reach):
+            for corner_y in (y - reach, y + reach):
+                for corner_z in (0.0, top):
+                    dx, dy, dz = corner_x - self.origin[0], corner_y - self.origin[1], corner_z - self.origin[2]
+                    depth = -(dx * r02 + dy * r12 + dz * r22)
+                    if depth <= _SURE:
+                        return False
+                    u = self.width / 2.0 + self.focal * (dx * r00 + dy * r10 + dz * r20) / depth
+                    v = self.height / 2.0 - self.focal * (dx * r01 + dy * r11 + dz * r21) / depth
+                    if not (self.low < u < self.high_x and self.low < v < self.high_y):
+                        return False
+        return True
 
 
 def _place_objects(rng, count, camera, left, behind, options, vocabulary, failures) -> list[PlacedObject] | None:
@@ -331,7 +369,7 @@ def _place_one(rng, placement: _Placement, catalogue: _Catalogue, failures: dict
     material = _choice(rng, catalogue.materials)
     color = _choice(rng, options.condition.colors_for(shape, catalogue.colors) if options.condition else catalogue.colors)
     scale, geometry = catalogue.scales[size], catalogue.geometry[shape]
-    height, inradius = geometry.half_height * scale, geometry.inradius * scale
+    height, inradius, outradius = geometry.half_height * scale, geometry.inradius * scale, geometry.outradius * scale
     start = rng.bit_generator.state
     scaled_outline = geometry.outline * scale
     examined = 0
@@ -342,7 +380,7 @@ def _place_one(rng, placement: _Placement, catalogue: _Catalogue, failures: dict
             rotation = float(rotations[attempt])
             outline = _posed_outline(scaled_outline, rotation, centre)
             radius = _bounding_radius(outline, centre)
-            reason = placement.footprint_rejection(outline, radius, inradius, centre, height)
+            reason = placement.footprint_rejection(outline, radius, inradius, outradius, centre, height)
             if reason is None:
                 rng.bit_generator.state = start
                 rng.random(_DRAWS_PER_ATTEMPT * (first + attempt + 1))  # only the attempts made so far
@@ -400,6 +438,11 @@ def _ground_axes(camera: Camera) -> tuple[np.ndarray, np.ndarray]:
 
 def _choice(rng: np.random.Generator, names: tuple[str, ...]) -> str:
     return names[int(rng.integers(len(names)))]
+
+
+def _separation(a: np.ndarray, b: np.ndarray, direction: np.ndarray) -> float:
+    """How far apart ``a`` and ``b`` are along the unit ``direction`` (from ``b`` towards ``a``): at most their distance."""
+    return float((a @ direction).min() - (b @ direction).max())
 
 
 def _polygons_overlap(a: np.ndarray, b: np.ndarray) -> bool:

@@ -243,13 +243,15 @@ def test_scenes_are_those_the_attempt_by_attempt_sampler_drew():
     assert _sampling_digest() == SAMPLED_BEFORE_BATCHING
 
 
-def test_batch_sizes_and_the_inscribed_circle_shortcut_never_change_a_scene(monkeypatch):
+def test_batch_sizes_and_the_shortcuts_never_change_a_scene(monkeypatch):
     import render.sampler as sampler
 
     monkeypatch.setattr(sampler, "_FIRST_BATCH", 1)
     assert _sampling_digest() == SAMPLED_BEFORE_BATCHING
     monkeypatch.setattr(sampler, "_FIRST_BATCH", 1000)  # every attempt in the first batch
-    monkeypatch.setattr(sampler, "_SURE", math.inf)  # the shortcut never decides: every close pair gets the exact test
+    # No shortcut decides (inscribed circles, separation along the centre line, the box in the frame):
+    # every close pair gets the exact outline test, every pose the exact frame test.
+    monkeypatch.setattr(sampler, "_SURE", math.inf)
     assert _sampling_digest() == SAMPLED_BEFORE_BATCHING
 
 
