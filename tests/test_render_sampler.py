@@ -310,3 +310,14 @@ def test_a_render_record_gives_back_its_settings_and_older_records_their_samplin
     older = {key: value for key, value in made.to_dict().items() if key != "sampling_pattern"}
     assert settings_from_record(older).sampling_pattern == "TABULATED_SOBOL"  # what renders used before it was recorded
     assert settings_from_record(RenderSettings.clevr().to_dict(), threads=2) == RenderSettings.clevr(threads=2)
+
+
+def test_graphs_only_run_with_a_scene_that_cannot_be_placed_is_one_line_and_writes_nothing(tmp_path, capsys):
+    from render.cli import main
+
+    # Under seed 0 the first scene of 12 or 13 objects can be placed, the second cannot.
+    argv = ["--graphs-only", "--n", "3", "--seed", "0", "--min-objects", "12", "--max-objects", "13", "--out", str(tmp_path), "--quiet"]
+    assert main(argv) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "could not place" in error and "index 1" in error
+    assert not any(tmp_path.iterdir())
