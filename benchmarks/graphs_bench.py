@@ -59,7 +59,8 @@ def main() -> int:
             for index, (name, tree) in enumerate(trees.items()):
                 outputs[name] = Path(scratch) / f"run-{index}"
                 cpu[name].append(sample(tree, args.n, args.seed, outputs[name]))
-            identical.append(filecmp.cmp(*(folder / "scenes.json" for folder in outputs.values()), shallow=False))
+            baseline_file, this_file = (folder / "scenes.json" for folder in outputs.values())
+            identical.append(filecmp.cmp(baseline_file, this_file, shallow=False))
     per_scene = {name: 1000 * (statistics.median(times) - startup[name]) / (args.n - 1) for name, times in cpu.items()}
     report = {
         "scenes": args.n, "rounds": args.rounds, "seed": args.seed, "baseline": args.baseline,

@@ -110,10 +110,10 @@ class StreamedDocument:
             inputs = item.get("inputs") if isinstance(item, dict) else None
             image = inputs.get("image") if isinstance(inputs, dict) else None
             if not isinstance(image, str) or image not in checked:
-                image_path(self.folder, self.path.name, item)
+                image_path(self.folder, self.path.name, item)  # a UsageError unless image is a path inside the folder
                 if len(checked) == _CHECKED_IMAGES:
                     checked.clear()
-                checked.add(image)
+                checked.add(str(image))
             yield item
 
 
