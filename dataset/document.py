@@ -17,9 +17,10 @@ MERA's own ``shots.json``/``test.json`` without provenance.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 from ruclevr.cli import UsageError
 from ruclevr.io import read_json_input
@@ -120,7 +121,7 @@ class StreamedDocument:
 _CHECKED_IMAGES = 10_000  # at most this many checked paths remembered at once
 
 
-def stream_document(path: str | Path) -> "MeraDocument | StreamedDocument":
+def stream_document(path: str | Path) -> MeraDocument | StreamedDocument:
     """The export at ``path`` to go through item by item: streamed in MERA's layout; an earlier
     single-file export (``ruclevr.json``) is read whole, as :func:`load_document` reads it."""
     located = locate_document(path)

@@ -20,9 +20,10 @@ import json
 import string
 from array import array
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 from dataset.document import SPLITS, MeraDocument, StreamedDocument, family_in
 from ruclevr.cli import UsageError
@@ -89,7 +90,7 @@ class ItemScores(LazyList):
         return len(self.ids)
 
     def __iter__(self) -> Iterator[dict[str, int]]:
-        for item_id, match in zip(self.ids, self.matches):
+        for item_id, match in zip(self.ids, self.matches, strict=True):
             yield {"id": item_id, "exact_match": match}
 
 

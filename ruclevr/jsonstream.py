@@ -21,8 +21,9 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Any
 
 import ijson
 import orjson
@@ -325,7 +326,7 @@ class DocumentWriter:
         self._spool: IO[str] | None = None
         self._spool_name = ""
 
-    def __enter__(self) -> "DocumentWriter":
+    def __enter__(self) -> DocumentWriter:
         return self
 
     def _open_spool(self) -> IO[str]:

@@ -10,13 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
+from sample_outputs import write_sample_export
 
 from dataset.cli import main
 from dataset.document import PROVENANCE_NAME, SPLIT_FILES, load_document
-from dataset.testing import write_sample_export
 from ruclevr.jsonstream import LazyList, write_json
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def write_large_export(source: Path, folder: Path, copies: int) -> int:
@@ -34,7 +33,7 @@ def write_large_export(source: Path, folder: Path, copies: int) -> int:
             open(folder / "records.tmp", "w", encoding="utf-8") as records_file:
         items_file.write('{\n  "data": [')
         records_file.write("".join(",\n    " + json.dumps(record, ensure_ascii=False) for record in records))
-        for copy in range(copies):
+        for _ in range(copies):
             for item in test:
                 copied = dict(item, meta=dict(item["meta"], id=next_id))
                 record = dict(document.provenance[item["meta"]["id"]], id=next_id)
