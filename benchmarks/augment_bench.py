@@ -5,7 +5,7 @@
    questions afresh on the recoloured graphs with the question engine (``questions.generate``).
    Scene graphs come from the pure-Python sampler; nothing is rendered.
 2. Rendering (``--render N``, needs bpy): augment's per-scene work (re-render a recoloured record
-   with ``render.rerender.Rerenderer``, visibility, mask check, files) against the render stage's
+   with ``render.Rerenderer``, visibility, mask check, files) against the render stage's
    (sample, render, visibility, files), same settings, in one process.
 3. Gallery: ``write_gallery`` on an export of N images against the bare baseline of making the same
    thumbnails with PIL alone (the page, the plots and the checks are the difference).

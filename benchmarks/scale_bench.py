@@ -7,8 +7,9 @@ each text stage runs through its command line, as a user runs it, in its own pro
 - translate: ``python -m translate`` (native realiser);
 - filter: ``python -m filter --backend morph``.
 
-The largest size's graphs are sampled once; each smaller size takes its first scenes (scene i
-depends on (seed, i) only, so that is what ``--n`` would sample). Each process's CPU time (user + system) and peak resident memory come from ``os.wait4``; wall
+The largest size's graphs are sampled once (or taken from ``--graphs``, a ``scenes.json`` an earlier
+run sampled); each smaller size takes its first scenes (scene i depends on (seed, i) only, so that
+is what ``--n`` would sample). Each process's CPU time (user + system) and peak resident memory come from ``os.wait4``; wall
 time is measured around it. Per stage: CPU and wall ms per question (questions: per scene too),
 questions/s, peak RSS; the last size's time per question is compared with the first's.
 
@@ -39,11 +40,11 @@ TRANSLATE_TARGET_PER_S = 20_000
 QUESTIONS_TARGET_MS_PER_SCENE = 5.0
 
 
-def run_stage(argv: list[str]) -> dict[str, float]:
-    """Run ``python -m ...`` from the repository; its wall and CPU seconds and peak RSS (bytes)."""
-    environment = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+def run_stage(argv: list[str], root: Path = ROOT) -> dict[str, float]:
+    """Run ``python -m ...`` from the repository (or another tree of it); its wall and CPU seconds and peak RSS (bytes)."""
+    environment = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", *argv], cwd=ROOT, env=environment, stdout=subprocess.DEVNULL)
+    process = subprocess.Popen([sys.executable, "-m", *argv], cwd=root, env=environment, stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -81,6 +82,17 @@ def sample_graphs(scenes: int, folder: Path, workers: int) -> dict[str, float]:
         writer.finish({key: value for key, value in parts[0].info().items() if key != "shard"})
     return {"wall_s": time.perf_counter() - started, "cpu_s": sum(shard["cpu_s"] for shard in shards),
             "peak_rss_bytes": max(shard["peak_rss_bytes"] for shard in shards)}
+
+
+def reuse_graphs(path: Path, scenes: int) -> tuple[Path, dict[str, object]]:
+    """An earlier run's scene graphs, checked to hold enough scenes (nothing sampled: no time to report)."""
+    sys.path.insert(0, str(ROOT))
+    from ruclevr.jsonstream import JsonDocument
+
+    held = JsonDocument(path, "scenes").count()
+    if held < scenes:
+        raise SystemExit(f"scale_bench: --graphs {path} holds {held} scenes, fewer than the {scenes} asked for")
+    return path, {"reused": str(path), "wall_s": 0.0, "cpu_s": 0.0, "peak_rss_bytes": 0}
 
 
 def first_scenes(source: Path, scenes: int, target: Path) -> None:
@@ -161,13 +173,16 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True, help="scratch folder (several GB at 100,000 scenes)")
     parser.add_argument("--keep", action="store_true", help="keep each size's files (default: removed after measuring)")
     parser.add_argument("--graph-workers", type=int, default=1, help="processes sampling the scene graphs (not measured per question)")
+    parser.add_argument("--graphs", type=Path, help="scenes.json to take the scenes from (at least the largest size; e.g. "
+                        "OUT/graphs/scenes.json of an earlier run) instead of sampling them again")
     args = parser.parse_args()
-    graphs = sample_graphs(max(args.sizes), args.out / "graphs", args.graph_workers)
+    graphs_file, graphs = reuse_graphs(args.graphs, max(args.sizes)) if args.graphs else (
+        args.out / "graphs" / "scenes.json", sample_graphs(max(args.sizes), args.out / "graphs", args.graph_workers))
     print(f"  {max(args.sizes)} scene graphs: {graphs['wall_s']:.1f} s wall, {graphs['cpu_s']:.1f} s CPU", file=sys.stderr)
     results = []
     for scenes in sorted(args.sizes):
         folder = args.out / f"n{scenes}"
-        results.append(measure_size(scenes, args.out / "graphs" / "scenes.json", folder))
+        results.append(measure_size(scenes, graphs_file, folder))
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
         report = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load_average": os.getloadavg()},

@@ -321,11 +321,11 @@ def command_hf(args: argparse.Namespace) -> int:
 
 
 def command_stats(args: argparse.Namespace) -> int:
-    from dataset.document import load_document
+    from dataset.document import stream_document
     from dataset.stats import compute_statistics, format_statistics
     from ruclevr.io import atomic_write_json
 
-    document = load_document(args.data)
+    document = stream_document(args.data)
     statistics = compute_statistics(document)
     print(format_statistics(statistics))
     if args.out is not None:
@@ -335,14 +335,13 @@ def command_stats(args: argparse.Namespace) -> int:
 
 
 def command_evaluate(args: argparse.Namespace) -> int:
-    from dataset.document import SPLITS, load_document
+    from dataset.document import stream_document
     from dataset.evaluate import evaluate, format_results, read_predictions
-    from ruclevr.io import atomic_write_json
+    from ruclevr.jsonstream import write_json
 
-    document = load_document(args.data)
+    document = stream_document(args.data)
     predictions = read_predictions(args.predictions) if args.predictions is not None else None
-    known_ids = {item["meta"]["id"] for split in SPLITS for item in document.items(split)}
-    result = evaluate(document.items(args.split), document.family_of, predictions, known_ids)
+    result = evaluate(document, args.split, predictions)
     print(format_results(result, args.split))
     if args.out is not None:
         info = {
@@ -353,7 +352,7 @@ def command_evaluate(args: argparse.Namespace) -> int:
             "split": args.split,
             "metric": "exact_match (lm-eval, ignore_case, ignore_punctuation)",
         }
-        atomic_write_json(args.out, {"info": info, "results": result})
+        write_json(args.out, {"info": info, "results": result})
     return 0
 
 

@@ -17,13 +17,14 @@ MERA's own ``shots.json``/``test.json`` without provenance.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ruclevr.cli import UsageError
 from ruclevr.io import read_json_input
+from ruclevr.jsonstream import checked_items, input_document
 from ruclevr.paths import confined_path
 
 SPLITS = ("shots", "test")
@@ -47,23 +48,116 @@ class MeraDocument:
 
     def image_path(self, item: Mapping[str, Any]) -> Path:
         """Where an item's image lies: ``inputs.image`` inside this document's folder, never outside."""
-        inputs = item.get("inputs") if isinstance(item, Mapping) else None
-        relative = inputs.get("image") if isinstance(inputs, Mapping) else None
-        meta = item.get("meta") if isinstance(item, Mapping) else None
-        label = meta.get("id") if isinstance(meta, Mapping) else "?"
-        return confined_path(self.folder, relative, f"{self.path.name} item {label}: inputs.image")
+        return image_path(self.folder, self.path.name, item)
 
     def items(self, split: str) -> list[dict[str, Any]]:
         return self.splits[split]
 
     def family_of(self, item: Mapping[str, Any]) -> str:
         """The item's question family (``unknown`` for MERA's own files, which record none)."""
-        return str(self.provenance.get(item["meta"]["id"], {}).get("family", UNKNOWN_FAMILY))
+        return family_in(self.provenance.get(item["meta"]["id"], {}))
+
+    def records(self, split: str) -> Iterator[tuple[dict[str, Any], Mapping[str, Any]]]:
+        """Each item of ``split`` with its provenance record (``{}`` where there is none)."""
+        for item in self.items(split):
+            yield item, self.provenance.get(item["meta"]["id"], {})
 
     def as_legacy_dict(self) -> dict[str, Any]:
         """The export as one object, ``{"info", "data": {"shots", "test"}, "provenance"}``."""
         return {"info": dict(self.info), "data": {split: self.items(split) for split in SPLITS},
                 "provenance": list(self.provenance.values())}
+
+
+def image_path(folder: Path, file_name: str, item: Mapping[str, Any]) -> Path:
+    """Where an item's image lies: its ``inputs.image`` inside ``folder``, never outside."""
+    inputs = item.get("inputs") if isinstance(item, Mapping) else None
+    relative = inputs.get("image") if isinstance(inputs, Mapping) else None
+    meta = item.get("meta") if isinstance(item, Mapping) else None
+    label = meta.get("id") if isinstance(meta, Mapping) else "?"
+    return confined_path(folder, relative, f"{file_name} item {label}: inputs.image")
+
+
+def family_in(record: Mapping[str, Any]) -> str:
+    """The question family a provenance record names (``unknown`` for none)."""
+    return str(record.get("family", UNKNOWN_FAMILY))
+
+
+@dataclass(frozen=True)
+class StreamedDocument:
+    """An export in MERA's layout read one item at a time, for commands that only go through it
+    (stats, evaluate): memory stays flat however many items the files hold.
+
+    ``path`` is what :class:`MeraDocument` records: ``provenance.json``, or ``test.json`` without it.
+    Each item's image path is checked as the item is read.
+    """
+
+    folder: Path
+    path: Path
+
+    def records(self, split: str) -> Iterator[tuple[dict[str, Any], Mapping[str, Any]]]:
+        """Each item of ``split`` with its provenance record (``{}`` where there is none)."""
+        items = self._items(split)
+        provenance_file = self.folder / PROVENANCE_NAME
+        if not provenance_file.is_file():
+            return ((item, {}) for item in items)
+        return _joined(items, lambda: _provenance_records(provenance_file))
+
+    def _items(self, split: str) -> Iterator[dict[str, Any]]:
+        file = split_path(self.folder, split)
+        if not file.is_file() and split == "shots":
+            return
+        checked: set[str] = set()  # images whose path was checked: most are asked about several times
+        for item in checked_items(input_document(file, "data", str(file)), str(file)):
+            inputs = item.get("inputs") if isinstance(item, dict) else None
+            image = inputs.get("image") if isinstance(inputs, dict) else None
+            if not isinstance(image, str) or image not in checked:
+                image_path(self.folder, self.path.name, item)  # a UsageError unless image is a path inside the folder
+                if len(checked) == _CHECKED_IMAGES:
+                    checked.clear()
+                checked.add(str(image))
+            yield item
+
+
+_CHECKED_IMAGES = 10_000  # at most this many checked paths remembered at once
+
+
+def stream_document(path: str | Path) -> MeraDocument | StreamedDocument:
+    """The export at ``path`` to go through item by item: streamed in MERA's layout; an earlier
+    single-file export (``ruclevr.json``) is read whole, as :func:`load_document` reads it."""
+    located = locate_document(path)
+    if not located.is_dir():
+        return load_document(located)
+    provenance_file = located / PROVENANCE_NAME
+    return StreamedDocument(located, provenance_file if provenance_file.is_file() else split_path(located, "test"))
+
+
+def _provenance_records(path: Path) -> Iterator[Mapping[str, Any]]:
+    for record in checked_items(input_document(path, "provenance", str(path)), str(path)):
+        if not isinstance(record, dict) or not isinstance(record.get("id"), int):
+            raise UsageError(f"{path}: 'provenance' must be a list of records with an integer 'id'")
+        yield record
+
+
+def _joined(items: Iterable[dict[str, Any]], records: Any) -> Iterator[tuple[dict[str, Any], Mapping[str, Any]]]:
+    """Items with their provenance records, read side by side.
+
+    The export writes both in id order (shots, then test), so an item's record lies at or after
+    the cursor; an item whose record is not there (files put together by hand) is looked up in an
+    index of the whole provenance, made the first time it is needed.
+    """
+    cursor = iter(records())
+    pending = next(cursor, None)
+    index: dict[int, Mapping[str, Any]] | None = None
+    for item in items:
+        item_id = item["meta"]["id"]
+        while pending is not None and pending["id"] < item_id:
+            pending = next(cursor, None)
+        if pending is not None and pending["id"] == item_id:
+            yield item, pending
+            continue
+        if index is None:
+            index = {record["id"]: record for record in records()}
+        yield item, index.get(item_id, {})
 
 
 def split_path(folder: Path, split: str) -> Path:

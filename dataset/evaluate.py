@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import json
 import string
+from array import array
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dataset.document import SPLITS, MeraDocument, StreamedDocument, family_in
 from ruclevr.cli import UsageError
+from ruclevr.jsonstream import LazyList
 from translate.answers import russian_answer_words
 
 _DELETE_ASCII_PUNCTUATION = str.maketrans("", "", string.punctuation)
@@ -72,60 +75,118 @@ def is_synonym(prediction: str | None, reference: str, synonyms: Mapping[str, fr
     return prediction is not None and normalise_answer(prediction) in synonyms.get(normalise_answer(reference), ())
 
 
-def score_predictions(items: Sequence[Item], predictions: Mapping[int, str], per_item: bool = False) -> dict[str, Any]:
+class ItemScores(LazyList):
+    """Each scored item's ``{"id", "exact_match"}``, in order, kept as 9 bytes an item; iterating gives the dicts."""
+
+    def __init__(self) -> None:
+        self.ids = array("q")
+        self.matches = bytearray()
+
+    def add(self, item_id: int, is_correct: bool) -> None:
+        self.ids.append(item_id)
+        self.matches.append(int(is_correct))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __iter__(self) -> Iterator[dict[str, int]]:
+        for item_id, match in zip(self.ids, self.matches, strict=True):
+            yield {"id": item_id, "exact_match": match}
+
+
+class _Scorer:
+    """Exact match of one predictor, tallied one item at a time (see :func:`score_predictions`)."""
+
+    def __init__(self, per_item: bool = False) -> None:
+        self.synonyms = synonyms_of_answers()
+        self.overall = Tally()
+        self.per_type: dict[str, Tally] = {}
+        self.missing = 0
+        self.items = ItemScores() if per_item else None
+
+    def add(self, item: Item, prediction: str | None) -> None:
+        self.missing += prediction is None
+        is_correct = prediction is not None and exact_match(prediction, item["outputs"])
+        synonym = not is_correct and is_synonym(prediction, item["outputs"], self.synonyms)
+        self.overall.add(is_correct, synonym)
+        self.per_type.setdefault(item["meta"]["question_type"], Tally()).add(is_correct, synonym)
+        if self.items is not None:
+            self.items.add(item["meta"]["id"], is_correct)
+
+    def result(self) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "overall": self.overall.as_dict(),
+            "question_types": {name: self.per_type[name].as_dict() for name in sorted(self.per_type)},
+            "missing": self.missing,
+        }
+        if self.items is not None:
+            result["items"] = self.items
+        return result
+
+
+def score_predictions(items: Iterable[Item], predictions: Mapping[int, str], per_item: bool = False) -> dict[str, Any]:
     """Exact match overall and per ``meta.question_type``; an item without a prediction counts as wrong.
 
     Each tally also counts the wrong predictions that are synonyms of the gold word
     (``wrong_synonyms``, e.g. «шар» for «сфера»); they stay wrong, as in MERA's exact match.
-    ``per_item`` adds ``items``: ``{"id", "exact_match": 0 or 1}`` for every scored item, in order.
+    ``per_item`` adds ``items``: ``{"id", "exact_match": 0 or 1}`` for every scored item, in order
+    (an :class:`ItemScores`: iterate it, or :func:`ruclevr.jsonstream.write_json` it).
     """
-    synonyms = synonyms_of_answers()
-    overall = Tally()
-    per_type: dict[str, Tally] = {}
-    scores = []
-    missing = 0
+    scorer = _Scorer(per_item)
     for item in items:
-        prediction = predictions.get(item["meta"]["id"])
-        missing += prediction is None
-        is_correct = prediction is not None and exact_match(prediction, item["outputs"])
-        synonym = not is_correct and is_synonym(prediction, item["outputs"], synonyms)
-        overall.add(is_correct, synonym)
-        per_type.setdefault(item["meta"]["question_type"], Tally()).add(is_correct, synonym)
-        scores.append({"id": item["meta"]["id"], "exact_match": int(is_correct)})
-    result: dict[str, Any] = {
-        "overall": overall.as_dict(),
-        "question_types": {name: per_type[name].as_dict() for name in sorted(per_type)},
-        "missing": missing,
-    }
-    if per_item:
-        result["items"] = scores
-    return result
+        scorer.add(item, predictions.get(item["meta"]["id"]))
+    return scorer.result()
 
 
-def majority_predictions(items: Sequence[Item], group_of: Callable[[Item], str]) -> dict[int, str]:
-    """Predict for every item the most frequent answer of its group, never looking at the image.
-
-    Ties go to the alphabetically first answer so the baseline is deterministic.
-    """
-    answers: dict[str, Counter[str]] = {}
-    for item in items:
-        answers.setdefault(group_of(item), Counter())[item["outputs"]] += 1
-    majority = {group: min(counts, key=lambda answer: (-counts[answer], answer)) for group, counts in answers.items()}
-    return {item["meta"]["id"]: majority[group_of(item)] for item in items}
-
-
-def blind_baselines(items: Sequence[Item], family_of: Callable[[Item], str]) -> dict[str, dict[str, Any]]:
+def blind_baselines(items: Iterable[Item], family_of: Callable[[Item], str]) -> dict[str, dict[str, Any]]:
     """Majority answer per question type and per family, fitted on the scored items themselves.
 
     Fitting on the same items makes these an upper bound on what answer priors alone can reach:
-    the gap between a model and them is what the image contributes.
+    the gap between a model and them is what the image contributes. ``items`` is gone through twice.
     """
-    per_type = majority_predictions(items, lambda item: item["meta"]["question_type"])
-    per_family = majority_predictions(items, family_of)
-    return {
-        "majority_per_question_type": score_predictions(items, per_type),
-        "majority_per_family": score_predictions(items, per_family),
-    }
+    return _scored(((item, {"family": family_of(item)}) for item in items),
+                   ((item, {"family": family_of(item)}) for item in items), None)["baselines"]
+
+
+def _scored(
+    fitting: Iterable[tuple[Item, Mapping[str, Any]]], scoring: Iterable[tuple[Item, Mapping[str, Any]]],
+    predictions: Mapping[int, str] | None,
+) -> dict[str, Any]:
+    """The blind baselines, fitted on one pass over the (item, provenance record) pairs, and the
+    predictions' scores, all tallied on a second pass over the same pairs."""
+    by_type, by_family = _majorities(fitting)
+    scorers = {"majority_per_question_type": _Scorer(), "majority_per_family": _Scorer()}
+    predicted = _Scorer(per_item=True) if predictions is not None else None
+    scored_ids: set[int] = set()
+    count = 0
+    for item, record in scoring:
+        count += 1
+        scorers["majority_per_question_type"].add(item, by_type[item["meta"]["question_type"]])
+        scorers["majority_per_family"].add(item, by_family[family_in(record)])
+        if predicted is not None and predictions is not None:
+            item_id = item["meta"]["id"]
+            predicted.add(item, predictions.get(item_id))
+            if item_id in predictions:
+                scored_ids.add(item_id)
+    result: dict[str, Any] = {"items": count, "baselines": {name: scorer.result() for name, scorer in scorers.items()}}
+    if predicted is not None and predictions is not None:
+        result["predictions"] = predicted.result()
+        result["predictions"]["ignored_other_split"] = len(predictions) - len(scored_ids)
+    return result
+
+
+def _majorities(records: Iterable[tuple[Item, Mapping[str, Any]]]) -> tuple[dict[str, str], dict[str, str]]:
+    """Majority answers per question type and per family, in one pass."""
+    per_type: dict[str, Counter[str]] = {}
+    per_family: dict[str, Counter[str]] = {}
+    for item, record in records:
+        per_type.setdefault(item["meta"]["question_type"], Counter())[item["outputs"]] += 1
+        per_family.setdefault(family_in(record), Counter())[item["outputs"]] += 1
+    return _majority(per_type), _majority(per_family)
+
+
+def _majority(answers: Mapping[str, Counter[str]]) -> dict[str, str]:
+    return {group: min(counts, key=lambda answer: (-counts[answer], answer)) for group, counts in answers.items()}
 
 
 def read_predictions(path: str | Path) -> dict[int, str]:
@@ -213,27 +274,23 @@ def _checked(item_id: Any, prediction: Any, where: str, keys: tuple[str, str]) -
     return item_id, prediction
 
 
-def evaluate(
-    items: Sequence[Item],
-    family_of: Callable[[Item], str],
-    predictions: Mapping[int, str] | None,
-    known_ids: set[int],
-) -> dict[str, Any]:
-    """Score ``predictions`` (if any) and the blind baselines on ``items``.
+def evaluate(document: MeraDocument | StreamedDocument, split: str, predictions: Mapping[int, str] | None) -> dict[str, Any]:
+    """Score ``predictions`` (if any) and the blind baselines on the items of ``split``, going
+    through the document item by item (twice, and once more over every split with predictions).
 
-    ``known_ids`` are the ids of every split: a prediction for another split is ignored and
-    counted, one for an id that does not exist is a usage error (the file is for another dataset).
+    A prediction for another split is ignored and counted; one for an id that no split has is a
+    usage error (the file is for another dataset).
     """
-    result: dict[str, Any] = {"items": len(items), "baselines": blind_baselines(items, family_of)}
     if predictions is not None:
-        unknown = sorted(set(predictions) - known_ids)
+        unknown = set(predictions)
+        for any_split in SPLITS:
+            for item, _ in document.records(any_split):
+                unknown.discard(item["meta"]["id"])
         if unknown:
-            shown = ", ".join(str(i) for i in unknown[:5])
-            raise UsageError(f"predictions name ids that are not in the dataset: {shown}{' ...' if len(unknown) > 5 else ''}")
-        scored_ids = {item["meta"]["id"] for item in items}
-        result["predictions"] = score_predictions(items, predictions, per_item=True)
-        result["predictions"]["ignored_other_split"] = len(set(predictions) - scored_ids)
-    return result
+            ordered = sorted(unknown)
+            shown = ", ".join(str(i) for i in ordered[:5])
+            raise UsageError(f"predictions name ids that are not in the dataset: {shown}{' ...' if len(ordered) > 5 else ''}")
+    return _scored(document.records(split), document.records(split), predictions)
 
 
 def format_results(result: Mapping[str, Any], split: str) -> str:

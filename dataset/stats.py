@@ -7,10 +7,10 @@ the counts; objects per scene tells how crowded (and how hard to count) the scen
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dataset.document import SPLITS, MeraDocument
+from dataset.document import SPLITS, MeraDocument, StreamedDocument, family_in
 
 
 def _sorted_counts(counter: Counter[Any]) -> dict[str, int]:
@@ -18,24 +18,42 @@ def _sorted_counts(counter: Counter[Any]) -> dict[str, int]:
     return {str(key): count for key, count in sorted(counter.items(), key=lambda kv: (-kv[1], str(kv[0])))}
 
 
-def answer_distribution(items: Sequence[Mapping[str, Any]], group_of: Callable[[Mapping[str, Any]], str]) -> dict[str, dict[str, Any]]:
+class _Tally:
+    """What the statistics of a set of items need, added one item at a time: answers per question type
+    and per family, and the object count of each image (memory grows with the groups and images, not the items)."""
+
+    def __init__(self) -> None:
+        self.items = 0
+        self.question_types: dict[str, Counter[str]] = {}
+        self.families: dict[str, Counter[str]] = {}
+        self.objects_per_image: dict[str, int] = {}
+
+    def add(self, item: Mapping[str, Any], record: Mapping[str, Any]) -> None:
+        self.items += 1
+        self.question_types.setdefault(item["meta"]["question_type"], Counter())[item["outputs"]] += 1
+        self.families.setdefault(family_in(record), Counter())[item["outputs"]] += 1
+        if "num_objects" in record:
+            self.objects_per_image[item["inputs"]["image"]] = int(record["num_objects"])
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "items": self.items,
+            "question_types": answer_distribution(self.question_types),
+            "families": answer_distribution(self.families),
+            "objects_per_scene": objects_per_scene(list(self.objects_per_image.values())),
+        }
+
+
+def answer_distribution(answers: Mapping[str, Counter[str]]) -> dict[str, dict[str, Any]]:
     """Per group: how many items and how often each answer occurs."""
-    answers: dict[str, Counter[str]] = {}
-    for item in items:
-        answers.setdefault(group_of(item), Counter())[item["outputs"]] += 1
     return {
         group: {"items": sum(answers[group].values()), "answers": _sorted_counts(answers[group])}
         for group in sorted(answers)
     }
 
 
-def objects_per_scene(document: MeraDocument, items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def objects_per_scene(counts: Sequence[int]) -> dict[str, Any]:
     """Histogram of object counts over the distinct images the items use."""
-    per_image: dict[str, int] = {}
-    for item in items:
-        record = document.provenance[item["meta"]["id"]]
-        per_image[item["inputs"]["image"]] = int(record["num_objects"])
-    counts = list(per_image.values())
     if not counts:
         return {"scenes": 0, "histogram": {}}
     histogram = {str(k): v for k, v in sorted(Counter(counts).items())}
@@ -48,24 +66,17 @@ def objects_per_scene(document: MeraDocument, items: Sequence[Mapping[str, Any]]
     }
 
 
-def compute_statistics(document: MeraDocument) -> dict[str, Any]:
-    """Statistics per split and for the whole dataset."""
+def compute_statistics(document: MeraDocument | StreamedDocument) -> dict[str, Any]:
+    """Statistics per split and for the whole dataset, in one pass over the items."""
+    everything = _Tally()
     statistics: dict[str, Any] = {"splits": {}}
     for split in SPLITS:
-        items = document.items(split)
-        statistics["splits"][split] = {
-            "items": len(items),
-            "question_types": answer_distribution(items, lambda item: item["meta"]["question_type"]),
-            "families": answer_distribution(items, document.family_of),
-            "objects_per_scene": objects_per_scene(document, items),
-        }
-    everything = [item for split in SPLITS for item in document.items(split)]
-    statistics["all"] = {
-        "items": len(everything),
-        "question_types": answer_distribution(everything, lambda item: item["meta"]["question_type"]),
-        "families": answer_distribution(everything, document.family_of),
-        "objects_per_scene": objects_per_scene(document, everything),
-    }
+        tally = _Tally()
+        for item, record in document.records(split):
+            tally.add(item, record)
+            everything.add(item, record)
+        statistics["splits"][split] = tally.as_dict()
+    statistics["all"] = everything.as_dict()
     return statistics
 
 

@@ -133,7 +133,10 @@ def write_graphs_only(args, options: SceneOptions, shard, indices: range) -> int
         info["shard"] = shard.to_dict(args.start_index, args.n)
     with DocumentWriter(layout.scenes_json, "scenes") as writer:
         for index in tqdm(indices, desc="scene graphs", unit="scene", file=sys.stderr, disable=progress_disabled()):
-            writer.write(sample_scene_graph(args.seed, index, options))
+            try:
+                writer.write(sample_scene_graph(args.seed, index, options))
+            except SceneSamplingError as error:  # a later scene than the first checked: nothing is written
+                raise UsageError(str(error)) from None
         writer.finish(info)
     print(f"{PROG}: {writer.count} scene graphs (not rendered) in {layout.scenes_json}", file=sys.stderr)
     return 0

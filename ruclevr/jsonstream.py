@@ -24,7 +24,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -35,13 +35,11 @@ from ruclevr.cli import UsageError
 from ruclevr.io import TMP_SUFFIX, atomic_open
 
 _MEMBER_INDENT = "  "
-_ITEM_INDENT = "    "
 _MEMBER_PREFIX = b"  "
 _ITEM_PREFIX = b"    "
 #: How an item of more than one line ends in an indent-2 document's list (without the item's indent).
 _ITEM_END = b"\n" + _ITEM_PREFIX + b"}"
-_ITEM_OPENINGS = (_ITEM_PREFIX + b"{", _ITEM_PREFIX + b"[")
-_EMPTY_ITEMS = (_ITEM_PREFIX + b"{}", _ITEM_PREFIX + b"[]")
+_MULTILINE_OPENINGS = (_ITEM_PREFIX + b"{\n", _ITEM_PREFIX + b"[\n")
 _COPY_BUFFER = 1 << 20
 
 
@@ -218,9 +216,10 @@ def _indented_items(reader: _BytesReader, unread: UnreadMember | None) -> Iterat
         if head.startswith(_MEMBER_PREFIX + b"]"):
             reader.readline()
             return
-        opening = head[:len(_ITEM_PREFIX) + 1] in _ITEM_OPENINGS
-        if opening and head not in _EMPTY_ITEMS:
-            closer = b"\n" + _ITEM_PREFIX + (b"}" if head.endswith(b"{", 0, len(_ITEM_PREFIX) + 1) else b"]")
+        # An object or list spread over lines opens with its bracket alone on the line (as json.dumps
+        # indents it); one written on a single line is read as a line.
+        if head in _MULTILINE_OPENINGS:
+            closer = b"\n" + _ITEM_PREFIX + (b"}" if head.endswith(b"{\n") else b"]")
             text = reader.through(closer)
             after = reader.readline()
             if text is None or after not in (b"", b","):
@@ -451,3 +450,51 @@ class DocumentWriter:
             self._spool.close()
             os.unlink(self._spool_name)
             self._spool = None
+
+
+class LazyList:
+    """A list inside a JSON value that :func:`write_json` writes one item at a time (subclasses give ``__iter__``)."""
+
+    def __iter__(self) -> Iterator[Any]:
+        raise NotImplementedError
+
+
+def write_json(path: str | os.PathLike[str], value: Any) -> None:
+    """Atomically write exactly what :func:`ruclevr.io.atomic_write_json` writes
+    (``json.dumps(value, ensure_ascii=False, indent=2) + "\\n"``), with every :class:`LazyList`
+    inside ``value`` written one item at a time, never held as a whole."""
+    lazy: list[LazyList] = []
+    text = json.dumps(_with_placeholders(value, lazy), ensure_ascii=False, indent=2) + "\n"
+    with atomic_open(path) as handle:
+        for index, lazy_list in enumerate(lazy):
+            before, text = text.split(_placeholder(index), 1)
+            handle.write(before)
+            line = before[before.rfind("\n") + 1:]
+            _write_list(handle, lazy_list, "\n" + " " * (len(line) - len(line.lstrip(" "))))
+        handle.write(text)
+
+
+def _placeholder(index: int) -> str:
+    return f'"\\u0000lazy list {index}\\u0000"'
+
+
+def _with_placeholders(value: Any, lazy: list[LazyList]) -> Any:
+    """``value`` with each LazyList replaced by a string no JSON text of other values can hold."""
+    if isinstance(value, LazyList):
+        lazy.append(value)
+        return f"\0lazy list {len(lazy) - 1}\0"
+    if isinstance(value, dict):
+        return {key: _with_placeholders(item, lazy) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_with_placeholders(item, lazy) for item in value]
+    return value
+
+
+def _write_list(handle: IO[str], items: Iterable[Any], indent: str) -> None:
+    """A list as json.dumps(indent=2) writes it at the indent of the line it starts on."""
+    inner = indent + "  "
+    first = True
+    for item in items:
+        handle.write(("[" if first else ",") + inner + json.dumps(item, ensure_ascii=False, indent=2).replace("\n", inner))
+        first = False
+    handle.write("[]" if first else indent + "]")

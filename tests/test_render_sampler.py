@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import subprocess
 import sys
@@ -208,6 +210,49 @@ def test_later_candidates_are_reproducible():
     assert scenes_a[0].objects != scenes_a[1].objects and scenes_a[2].attempt == 2
 
 
+# Scenes (and the errors of scenes that cannot be placed) of four option sets, as the sampler that
+# drew and checked each placement attempt alone (before attempts were screened in batches) made them.
+SAMPLED_BEFORE_BATCHING = "002f5d69bd48af21a598b8df54dd35ddb12f5ca4edc46edd1d10ded74018affb"
+
+
+def _sampling_digest() -> str:
+    """SHA-256 over the first two candidates of 40 indices under four option sets (an error ends an index)."""
+    from render.model.conditions import load_condition
+    from render.model.scene_graph import scene_graph
+
+    variants = [SceneOptions(), SceneOptions(min_objects=11, max_objects=12, max_scene_attempts=2),
+                SceneOptions(min_gap=0.6, margin=0.2, condition=load_condition("cogent-b")),
+                SceneOptions(frame_margin_px=60.0, width=200, height=120, max_object_attempts=9)]
+    digest = hashlib.sha256()
+    for seed, options in enumerate(variants):
+        for index in range(40):
+            candidates = candidate_scenes(seed, index, options)
+            for _ in range(2):
+                try:
+                    record = json.dumps(scene_graph(next(candidates), options), sort_keys=True)
+                except SceneSamplingError as error:
+                    digest.update(str(error).encode())
+                    break
+                digest.update(record.encode())
+    return digest.hexdigest()
+
+
+def test_scenes_are_those_the_attempt_by_attempt_sampler_drew():
+    assert _sampling_digest() == SAMPLED_BEFORE_BATCHING
+
+
+def test_batch_sizes_and_the_shortcuts_never_change_a_scene(monkeypatch):
+    import render.model.sampler as sampler
+
+    monkeypatch.setattr(sampler, "_FIRST_BATCH", 1)
+    assert _sampling_digest() == SAMPLED_BEFORE_BATCHING
+    monkeypatch.setattr(sampler, "_FIRST_BATCH", 1000)  # every attempt in the first batch
+    # No shortcut decides (inscribed circles, separation along the centre line, the box in the frame):
+    # every close pair gets the exact outline test, every pose the exact frame test.
+    monkeypatch.setattr(sampler, "_SURE", math.inf)
+    assert _sampling_digest() == SAMPLED_BEFORE_BATCHING
+
+
 def test_impossible_constraints_fail_with_a_clear_bounded_error():
     with pytest.raises(SceneSamplingError, match="could not place 40 objects.*fewer objects"):
         sample_scene_graph(0, 0, SceneOptions(min_objects=40, max_objects=40))
@@ -260,3 +305,14 @@ def test_a_render_record_gives_back_its_settings_and_older_records_their_samplin
     older = {key: value for key, value in made.to_dict().items() if key != "sampling_pattern"}
     assert settings_from_record(older).sampling_pattern == "TABULATED_SOBOL"  # what renders used before it was recorded
     assert settings_from_record(RenderSettings.clevr().to_dict(), threads=2) == RenderSettings.clevr(threads=2)
+
+
+def test_graphs_only_run_with_a_scene_that_cannot_be_placed_is_one_line_and_writes_nothing(tmp_path, capsys):
+    from render.cli import main
+
+    # Under seed 0 the first scene of 12 or 13 objects can be placed, the second cannot.
+    argv = ["--graphs-only", "--n", "3", "--seed", "0", "--min-objects", "12", "--max-objects", "13", "--out", str(tmp_path), "--quiet"]
+    assert main(argv) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "could not place" in error and "index 1" in error
+    assert not any(tmp_path.iterdir())

@@ -132,3 +132,11 @@ def test_items_are_written_in_batches_as_one_by_one(tmp_path):
         writer.finish({"n": 7})
     assert (tmp_path / "batched.json").read_bytes() == (tmp_path / "one.json").read_bytes()
     assert writer.count == 7
+
+
+def test_items_written_one_to_a_line_in_an_indented_file_are_read_one_by_one(tmp_path):
+    items = [{"a": "}", "b": [1, {"c": "\n    }"}]}, [], {}, [1, [2]], "text", 3]
+    path = tmp_path / "lines.json"
+    path.write_text('{\n  "info": {},\n  "data": [\n' + ",\n".join("    " + json.dumps(item) for item in items) + "\n  ]\n}\n",
+                    encoding="utf-8")
+    assert list(JsonDocument(path, "data").items()) == items
