@@ -390,6 +390,8 @@ def read_sources(sources: AugmentSources, families: Mapping[str, Any]) -> tuple[
         raise UsageError(f"--masks {str(sources.masks_dir)!r} is not a folder")
     scenes_info, scenes = read_stage_file(sources.scenes_path, "scenes", "scenes")
     questions_info, questions = read_stage_file(sources.questions_path, "questions", "questions")
+    from render.rerender import settings_from_record
+
     colours = set(load_vocabulary().names("color"))
     filenames = set()
     for position, scene in enumerate(scenes):
@@ -399,6 +401,10 @@ def read_sources(sources: AugmentSources, families: Mapping[str, Any]) -> tuple[
         for required in ("render", "camera", "lights", "relationships"):
             if required not in scene:
                 raise UsageError(f"{where} has no {required!r}: only scenes written by python -m render can be re-rendered")
+        try:
+            settings_from_record(scene["render"])
+        except ValueError as error:
+            raise UsageError(f"{where}: {error}") from None
         for k, obj in enumerate(scene["objects"]):
             if obj.get("color") not in colours:
                 raise UsageError(f"{where} object {k}: unknown colour {obj.get('color')!r}; allowed: {', '.join(sorted(colours))}")

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 from render.devices import DeviceChoice
 from render.engines import engine_factory
 from render.scene_graph import scene_from_graph
-from render.settings import RenderSettings
+from render.settings import LOOK_BEFORE_RECORDS_HAD_IT, RenderSettings
 
 #: Settings keys of ``RenderSettings`` that a scene's ``render`` record carries under the same name.
 _RECORDED = ("width", "height", "samples", "view_transform", "cycles_seed")
@@ -29,7 +29,11 @@ def settings_from_record(record: Mapping[str, Any], device: str = "cpu", threads
     """The render settings a scene was made with (its ``render`` record), for another render of it.
 
     The device and thread count are this run's choice: they change how fast, not what is drawn.
+    A record of another look than the renderer's is refused (ValueError): its pixels cannot be
+    reproduced, and a re-render would change more than what the caller edited.
     """
+    if not isinstance(record, Mapping):
+        raise ValueError("the scene's render record is not an object; it cannot be rendered again")
     try:
         recorded = {key: record[key] for key in _RECORDED}
     except KeyError as missing:
@@ -40,6 +44,7 @@ def settings_from_record(record: Mapping[str, Any], device: str = "cpu", threads
     return RenderSettings(
         **recorded,
         engine=ENGINES_BEFORE_NAMED.get(engine, engine),
+        look=record.get("look", LOOK_BEFORE_RECORDS_HAD_IT),
         denoise=denoise,
         denoising_quality=record.get("denoising_quality") or defaults.denoising_quality,
         denoising_prefilter=record.get("denoising_prefilter") or defaults.denoising_prefilter,

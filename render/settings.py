@@ -23,6 +23,11 @@ import dataclasses
 from dataclasses import dataclass
 
 DEFAULT_SAMPLES = 8
+#: The renderer's look: the world, floor, lights and materials that render/ draws every scene
+#: with. Raised whenever a change to them changes the pixels of the same drawn scene. 1 was the
+#: first look (small area lights, a dark sky, charcoal metal); a record without the field is look 1.
+LOOK = 2
+LOOK_BEFORE_RECORDS_HAD_IT = 1
 CLEVR_SAMPLES = 512
 
 #: Upper limits checked before any work (README, "Limits"): far beyond any planned dataset, and
@@ -52,6 +57,7 @@ RUN_FIELDS = ("device", "threads", "png_compression")
 @dataclass(frozen=True)
 class RenderSettings:
     engine: str = "cycles"  # a name in render.engines' registry
+    look: int = LOOK  # the renderer's look this setting draws (only LOOK can be rendered)
     width: int = 480
     height: int = 320
     samples: int = DEFAULT_SAMPLES
@@ -72,6 +78,9 @@ class RenderSettings:
             raise ValueError(f"image size must be positive, got {self.width}x{self.height}")
         if self.samples < 1:
             raise ValueError(f"samples must be at least 1, got {self.samples}")
+        if self.look != LOOK:
+            raise ValueError(f"look {self.look} cannot be drawn: this renderer draws look {LOOK} only (its lights, sky, floor "
+                             "and materials changed since); render the scenes anew with python -m render")
 
     def replace(self, **changes) -> "RenderSettings":
         return dataclasses.replace(self, **changes)
@@ -80,6 +89,7 @@ class RenderSettings:
         """The record of a scene or run: what is drawn, and the device it ran on (logged only)."""
         return {
             "engine": self.engine,
+            "look": self.look,
             "width": self.width,
             "height": self.height,
             "samples": self.samples,
