@@ -2,9 +2,11 @@
 
 Arms, all on the same scenes (seed 0, first candidates, 480x320 unless told otherwise):
 
-* defaults: one reused Blender session, 8 samples + OpenImageDenoise (BALANCED quality, FAST prefilter);
+* defaults: one reused Blender session, ``RenderSettings()`` (9 samples + OpenImageDenoise, BALANCED quality,
+  ACCURATE prefilter, no light tree);
 * CLEVR:    512 samples, no denoiser, the whole Blender scene rebuilt for every image;
-* reference: --reference-samples undenoised, on the PSNR scenes only (its cost is not reported).
+* reference: --reference-samples undenoised, on the PSNR scenes only (its cost is not reported); with
+  --reference-cache DIR each reference is kept there and reused by later runs.
 
 Cost is CPU core-seconds per image (process CPU time, all threads), so it does not depend on how
 many cores the machine lends us. Quality is PSNR of the 8-bit images against the reference over

@@ -21,6 +21,8 @@ from render.settings import LOOK_BEFORE_RECORDS_HAD_IT, RenderSettings
 _RECORDED = ("width", "height", "samples", "view_transform", "cycles_seed")
 #: The sampling pattern of records made before it was recorded (ruclevr 0.1.0's first renders).
 PATTERN_BEFORE_RECORDED = "TABULATED_SOBOL"
+#: Cycles' light tree, on in the renders made before it was recorded (Blender's factory setting).
+LIGHT_TREE_BEFORE_RECORDED = True
 #: Engine names of records made before engines were registered by name.
 ENGINES_BEFORE_NAMED = {"CYCLES": "cycles"}
 
@@ -49,6 +51,7 @@ def settings_from_record(record: Mapping[str, Any], device: str = "cpu", threads
         denoising_quality=record.get("denoising_quality") or defaults.denoising_quality,
         denoising_prefilter=record.get("denoising_prefilter") or defaults.denoising_prefilter,
         sampling_pattern=record.get("sampling_pattern", PATTERN_BEFORE_RECORDED),
+        light_tree=record.get("light_tree", LIGHT_TREE_BEFORE_RECORDED),
         device=device,
         threads=threads,
     )
