@@ -3,7 +3,8 @@
 #                           render, ask, realise in Russian, filter and export a dataset
 #                           (SHOTS defaults to 10, or N-1 for N <= 10: each shot needs its own image;
 #                           installs only the core dependencies: no torch, transformers or Ray)
-#   make test               run the test suite (what CI runs; installs every extra)
+#   make test               lint, then run the test suite (what CI runs; installs every extra)
+#   make lint               ruff and mypy alone, as configured in pyproject.toml
 PYTHON ?= python3.11
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -11,7 +12,7 @@ N ?= 1000
 OUT ?= DATA
 SHOTS ?= $(shell n=$(N); if [ "$$n" -gt 10 ] 2>/dev/null; then echo 10; elif [ "$$n" -gt 1 ] 2>/dev/null; then echo $$((n - 1)); else echo 1; fi)
 
-.PHONY: install install-core dataset render test browser
+.PHONY: install install-core dataset render test lint browser
 
 # The default offline pipeline: the core dependencies only.
 $(VENV)/.core: pyproject.toml
@@ -41,5 +42,11 @@ dataset: install-core
 browser:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "chromium not installed: the gallery browser test will be skipped"
 
+# Any finding fails the build.
+lint: install
+	$(PY) -m ruff check .
+	$(PY) -m mypy
+
 test: install browser
+	$(MAKE) --no-print-directory lint
 	$(PY) -m pytest -q

@@ -14,9 +14,10 @@ smooth without any auto-smooth heuristics.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Mapping
+from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +32,7 @@ class Mesh:
     faces: tuple[tuple[int, ...], ...]
     normals: np.ndarray  # (V, 3) float64, unit length
 
-    def scaled(self, factor: float) -> "Mesh":
+    def scaled(self, factor: float) -> Mesh:
         return Mesh(self.vertices * factor, self.faces, self.normals)
 
     @property
@@ -79,8 +80,8 @@ def smooth_cylinder(segments: int = 48) -> Mesh:
         faces.append((bottom_side[k], bottom_side[nxt], top_side[nxt], top_side[k]))
     top_cap = [add((x, y, 1.0), (0.0, 0.0, 1.0)) for x, y in ring]
     bottom_cap = [add((x, y, -1.0), (0.0, 0.0, -1.0)) for x, y in ring]
-    faces.append(tuple(top_cap))
-    faces.append(tuple(reversed(bottom_cap)))
+    faces.append(tuple(top_cap))  # type: ignore[arg-type]  # a cap is one polygon of many corners
+    faces.append(tuple(reversed(bottom_cap)))  # type: ignore[arg-type]  # a cap is one polygon of many corners
     return Mesh(np.asarray(vertices, float), tuple(faces), np.asarray(normals, float))
 
 
@@ -109,7 +110,7 @@ def uv_sphere(segments: int = 48, rings: int = 24) -> Mesh:
     return Mesh(points, tuple(faces), points.copy())
 
 
-BUILDERS = {"cube": bevelled_cube, "cylinder": smooth_cylinder, "sphere": uv_sphere}
+BUILDERS: dict[str, Callable[..., Mesh]] = {"cube": bevelled_cube, "cylinder": smooth_cylinder, "sphere": uv_sphere}
 
 
 def shape_mesh(shape: str, vocabulary: Vocabulary | None = None) -> Mesh:
@@ -157,16 +158,16 @@ def _geometry_key(shape: str, vocabulary: Vocabulary | None) -> tuple:
     return tuple(sorted((k, _hashable(v)) for k, v in dict(geometry).items()))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cached_footprint(geometry_items: tuple) -> np.ndarray:
     hull = footprint_hull(_cached_shape_mesh(geometry_items))
     hull.setflags(write=False)  # shared between callers
     return hull
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cached_shape_mesh(geometry_items: tuple) -> Mesh:
-    geometry: Mapping[str, object] = dict(geometry_items)
+    geometry: Mapping[str, Any] = dict(geometry_items)
     kind = str(geometry["kind"])
     if kind not in BUILDERS:
         raise ValueError(f"unknown geometry kind {kind!r}; allowed: {', '.join(BUILDERS)}")
@@ -184,7 +185,8 @@ def _cube_grid(axis: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int, int, 
     n = len(axis)
     u, v = np.meshgrid(axis, axis, indexing="ij")
     u, v = u.ravel(), v.ravel()
-    points, faces = [], []
+    points: list[np.ndarray] = []
+    faces: list[tuple[int, int, int, int]] = []
     for normal_axis in range(3):
         a, b = [k for k in range(3) if k != normal_axis]
         for sign in (-1.0, 1.0):

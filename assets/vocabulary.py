@@ -8,11 +8,12 @@ of its own. Adding a colour is adding one entry to the JSON file.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
+from typing import Any
 
 VOCABULARY_PATH = Path(__file__).with_name("vocabulary.json")
 
@@ -28,9 +29,9 @@ class Value:
 
     attribute: str
     name: str
-    en: Mapping[str, object]
-    ru: Mapping[str, object]
-    extra: Mapping[str, object] = field(default_factory=dict)
+    en: Mapping[str, Any]
+    ru: Mapping[str, Any]
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def en_synonyms(self) -> tuple[str, ...]:
@@ -47,10 +48,10 @@ class Vocabulary:
     """All attribute values, in file order, plus the generic object noun and yes/no words."""
 
     values: Mapping[str, tuple[Value, ...]]
-    object_noun: Mapping[str, Mapping[str, object]]
+    object_noun: Mapping[str, Mapping[str, Any]]
     answers: Mapping[str, Mapping[str, str]]
     #: Spatial relations (left, right, front, behind) with their words per language.
-    relations: Mapping[str, Mapping[str, Mapping[str, object]]] = field(default_factory=dict)
+    relations: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
 
     def names(self, attribute: str) -> tuple[str, ...]:
         """The value names of one attribute, for example ``names("color")``."""
@@ -64,9 +65,10 @@ class Vocabulary:
         raise KeyError(f"unknown {attribute} {name!r}; allowed: {allowed}")
 
     def srgb(self, color: str) -> tuple[int, int, int]:
-        return tuple(self.value("color", color).extra["srgb"])  # type: ignore[return-value]
+        red, green, blue = self.value("color", color).extra["srgb"]
+        return (red, green, blue)
 
-    def relation(self, name: str) -> Mapping[str, Mapping[str, object]]:
+    def relation(self, name: str) -> Mapping[str, Mapping[str, Any]]:
         """One spatial relation's entry (``{"en": {...}, "ru": {...}}``), for example ``relation("left")``."""
         if name not in self.relations:
             raise KeyError(f"unknown relation {name!r}; allowed: {', '.join(self.relations)}")
@@ -86,7 +88,7 @@ def _check_attribute(attribute: str) -> str:
     return attribute
 
 
-def _parse(raw: Mapping[str, object]) -> Vocabulary:
+def _parse(raw: Mapping[str, Any]) -> Vocabulary:
     values: dict[str, tuple[Value, ...]] = {}
     for attribute, section in ATTRIBUTES.items():
         entries = raw[section]
@@ -103,13 +105,13 @@ def _parse(raw: Mapping[str, object]) -> Vocabulary:
         )
     return Vocabulary(
         values=MappingProxyType(values),
-        object_noun=MappingProxyType(dict(raw["object_nouns"])),  # type: ignore[arg-type]
-        answers=MappingProxyType(dict(raw["answers"])),  # type: ignore[arg-type]
-        relations=MappingProxyType(dict(raw.get("relations", {}))),  # type: ignore[arg-type]
+        object_noun=MappingProxyType(dict(raw["object_nouns"])),
+        answers=MappingProxyType(dict(raw["answers"])),
+        relations=MappingProxyType(dict(raw.get("relations", {}))),
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_vocabulary(path: Path = VOCABULARY_PATH) -> Vocabulary:
     """Read and cache the vocabulary file."""
     with open(path, encoding="utf-8") as handle:

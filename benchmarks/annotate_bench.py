@@ -31,14 +31,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from dataset_export import render_sized_png  # noqa: E402
+from sample_outputs import write_sample_stage_outputs  # noqa: E402
 
 from dataset.annotate.answers import read_answers  # noqa: E402
 from dataset.annotate.report import ImportSettings, import_answers  # noqa: E402
-from dataset.annotate.tasks import ExportSettings as TaskSettings, export_tasks  # noqa: E402
+from dataset.annotate.tasks import ExportSettings as TaskSettings  # noqa: E402
+from dataset.annotate.tasks import export_tasks  # noqa: E402
 from dataset.document import load_document  # noqa: E402
 from dataset.export import ExportSettings, export_dataset  # noqa: E402
-from dataset.testing import write_sample_stage_outputs  # noqa: E402
-from dataset_export import render_sized_png  # noqa: E402
 
 
 def measured(function, *args, **kwargs) -> tuple[float, float, object]:

@@ -18,9 +18,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # sample_outputs, the tests' sample stage outputs
 
 
 def time_questions(n_scenes: int, seed: int) -> dict:
@@ -118,11 +121,11 @@ def time_gallery(n_images: int, seed: int, workdir: Path) -> dict:
 
     import numpy as np
     from PIL import Image
+    from sample_outputs import write_sample_stage_outputs
 
     from dataset.export import ExportSettings, export_dataset
     from dataset.gallery import GallerySettings, write_gallery
     from dataset.prompt import PromptSet
-    from dataset.testing import write_sample_stage_outputs
     from ruclevr.io import atomic_write_bytes, read_json
 
     paths = write_sample_stage_outputs(workdir / "src", n_scenes=n_images, seed=seed)

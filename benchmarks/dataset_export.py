@@ -2,7 +2,7 @@
 
     python benchmarks/dataset_export.py --scenes 200
 
-Inputs are written in the documented formats (dataset.testing) with render-sized PNGs
+Inputs are written in the documented formats (tests/sample_outputs.py) with render-sized PNGs
 (480x320, gradient plus noise, about the size of a real render). Steps and their baselines:
 
 - export (checks, shot draw, JSON Schema validation, images linked, MERA's shots.json, test.json, provenance.json) vs copying
@@ -31,12 +31,14 @@ import numpy as np
 from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from sample_outputs import write_sample_stage_outputs  # noqa: E402
 
 from dataset.document import load_document  # noqa: E402
 from dataset.evaluate import evaluate  # noqa: E402
 from dataset.export import ExportSettings, export_dataset  # noqa: E402
 from dataset.hf import write_hf_copy  # noqa: E402
-from dataset.testing import write_sample_stage_outputs  # noqa: E402
 from ruclevr.io import read_json  # noqa: E402
 
 

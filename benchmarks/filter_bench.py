@@ -100,7 +100,7 @@ def time_scoring(scorer: RucolaScorer, texts: list[str], batch_size: int) -> tup
     scores: dict[str, float] = {}
     start = time.perf_counter()
     for batch in batches_to_score(texts, batch_size):
-        scores.update(zip(batch, (v.score for v in scorer.score(batch))))
+        scores.update(zip(batch, (v.score for v in scorer.score(batch)), strict=True))
     return time.perf_counter() - start, [scores[t] for t in texts]
 
 
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         "batch_1_sentences_per_s": round(single_rate, 2),
         f"batch_{args.batch_size}_sentences_per_s": round(batched_rate, 2),
         "speedup": round(batched_rate / single_rate, 2),
-        "max_score_difference": max(abs(a - b) for a, b in zip(single, batched)),
+        "max_score_difference": max(abs(a - b) for a, b in zip(single, batched, strict=True)),
     }
     print(json.dumps(figures, indent=2))
     if args.json:

@@ -17,12 +17,11 @@ import statistics
 import time
 from collections import Counter
 
-from render.sampler import SceneOptions
-from render.scene_graph import sample_scene_graph
-
 from questions.executor import execute_program
 from questions.families import load_families
 from questions.generate import Settings, generate
+from render.sampler import SceneOptions
+from render.scene_graph import sample_scene_graph
 
 
 def percentile(sorted_values: list[float], fraction: float) -> float:

@@ -20,14 +20,13 @@ import re
 import time
 from collections import Counter
 
-from render.sampler import SceneOptions
-from render.scene_graph import sample_scene_graph
-
+from filter.morph import MorphChecker
 from questions.families import load_families
 from questions.generate import Settings, generate
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, structure_of
 from questions.text import english_readings, without_other
-from filter.morph import MorphChecker
+from render.sampler import SceneOptions
+from render.scene_graph import sample_scene_graph
 from translate.native import NativeRealiser, RealisationError
 
 
@@ -69,7 +68,7 @@ def main() -> None:
 
     rows = []
     unsayable: Counter[str] = Counter()
-    for language, used, refused in (("en", english_used, english_refusals), ("ru", russian_used, realiser.refusals)):
+    for _language, used, refused in (("en", english_used, english_refusals), ("ru", russian_used, realiser.refusals)):
         for key in sorted(set(used) | set(refused)):
             if key.endswith(f" {NO_TEMPLATE}"):
                 unsayable[key] = refused[key]

@@ -280,7 +280,7 @@ def main() -> None:
             return {"psnr_frame_db": math.nan, "psnr_objects_db": math.nan, "psnr_objects_db_min": math.nan,
                     "psnr_object_interiors_db": math.nan}
         frame_db, object_db, interior_db = [], [], []
-        for frame, ref in zip(frames, reference_frames):
+        for frame, ref in zip(frames, reference_frames, strict=True):
             frame_db.append(psnr(frame.image, ref.image))
             object_db.append(psnr(frame.image, ref.image, ref.mask > 0))
             interior_db.append(psnr(frame.image, ref.image, eroded(ref.mask > 0)))

@@ -36,9 +36,10 @@ import copy
 import json
 import sys
 from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -304,9 +305,8 @@ def russian_questions(
     """Add ``question_ru``, ``answer_ru`` and ``translator`` as the translate stage does; a family
     without Russian text drops its question (reported, never silently)."""
     from translate.answers import answer_to_russian
-    from translate.spelling import apply_yo_policy
-
     from translate.native import RealisationError
+    from translate.spelling import apply_yo_policy
 
     done, dropped = [], []
     for question in questions:
@@ -466,7 +466,7 @@ def render_scene(rerenderer: Any, recoloured: dict[str, Any], source_filename: s
 
     frame = rerenderer.render(recoloured)
     visibility = object_visibility(frame.mask, len(recoloured["objects"]))
-    for obj, seen in zip(recoloured["objects"], visibility):
+    for obj, seen in zip(recoloured["objects"], visibility, strict=True):
         obj["visible_pixels"] = seen["visible_pixels"]
         obj["bbox_2d"] = seen["bbox_2d"]
     recoloured["render"] = {**recoloured["render"], "blender_version": blender_version}
@@ -711,7 +711,7 @@ def carry_questions_over(
     carried: list[dict[str, Any]] = []
     dropped: list[Dropped] = []
     asked = 0
-    for (source, _), scene in zip(planned, rendered):
+    for (source, _), scene in zip(planned, rendered, strict=True):
         on_source = by_image.get(source["image_filename"], [])
         asked += len(on_source)
         kept_here, dropped_here = recolourer.questions_for_scene(on_source, scene)

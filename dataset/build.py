@@ -36,9 +36,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import psutil
 import yaml
@@ -52,7 +53,7 @@ from dataset.plots import CARD_PLOTS_DIR, PLOT_FILES, write_card_plots
 from dataset.prompt import PromptSet
 from dataset.stats import compute_statistics
 from ruclevr import __version__
-from ruclevr.cli import LOGGER_ROOT, UsageError, progress_disabled
+from ruclevr.cli import LOGGER_ROOT, UsageError, exit_status, progress_disabled
 from ruclevr.io import TMP_SUFFIX, atomic_write_json, file_sha256, read_json
 from ruclevr.jsonstream import JsonDocument
 
@@ -295,12 +296,9 @@ def run_stage_in_process(module: str, argv: Sequence[str]) -> int:
     level = logger.level
     loudness = {logging.WARNING: ["--quiet"], logging.DEBUG: ["--verbose"]}.get(logger.getEffectiveLevel(), [])
     try:
-        status = main([*loudness, *argv])
-    except SystemExit as stop:
-        status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        return exit_status(main, [*loudness, *argv])
     finally:
         logger.setLevel(level)
-    return int(status or 0)
 
 
 def run_render_process(module: str, argv: Sequence[str], scenes_dir: Path, on_progress: Callable[[int], None]) -> int:
@@ -393,7 +391,7 @@ class MemoryWatch:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
 
-    def __enter__(self) -> "MemoryWatch":
+    def __enter__(self) -> MemoryWatch:
         self._sample()
         self._thread.start()
         return self

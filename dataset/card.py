@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
@@ -62,7 +63,7 @@ def front_matter(dataset_info: Mapping[str, Any], license_id: str, n_items: int)
                   "data_files": [{"split": split, "path": f"data/{split}-*"} for split in SPLITS]}],
     )
     DatasetInfosDict({"default": info}).to_dataset_card_data(card_data)
-    card_data.dataset_info = card_dataset_info(card_data.dataset_info)
+    card_data.dataset_info = card_dataset_info(card_data.dataset_info)  # type: ignore[attr-defined]  # set just above
     return card_data.to_yaml() + "\n"
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import argparse
 import signal
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from dataset.annotate.cli import add_annotate_parser, command_annotate
 from ruclevr import __version__
@@ -237,8 +237,17 @@ def parse_provenance(values: Sequence[str]) -> dict[str, Path]:
 
 
 def command_build(args: argparse.Namespace) -> int:
-    from dataset.build import (Build, BuildPaths, BuildSettings, StageFailed, StageModules, Terminated, format_summary,
-                               split_extra_args, terminate_on_sigterm)
+    from dataset.build import (
+        Build,
+        BuildPaths,
+        BuildSettings,
+        StageFailed,
+        StageModules,
+        Terminated,
+        format_summary,
+        split_extra_args,
+        terminate_on_sigterm,
+    )
     from dataset.export import check_prompts
     from dataset.hf import check_license
     from dataset.prompt import PromptSet

@@ -17,9 +17,10 @@ MERA's own ``shots.json``/``test.json`` without provenance.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ruclevr.cli import UsageError
 from ruclevr.io import read_json_input

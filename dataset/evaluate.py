@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 import string
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from ruclevr.cli import UsageError
 from translate.answers import russian_answer_words

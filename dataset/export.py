@@ -17,10 +17,11 @@ import contextlib
 import filecmp
 import os
 import shutil
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import jsonschema
 
@@ -30,8 +31,8 @@ from dataset.prompt import PromptSet, instruction_format_problem
 from dataset.splits import Split, split_shots_and_test
 from ruclevr import __version__
 from ruclevr.cli import UsageError
-from ruclevr.paths import confined_path, relative_paths
 from ruclevr.io import TMP_SUFFIX, atomic_write_json, read_json, read_json_input, remove_stale_temporaries
+from ruclevr.paths import confined_path, relative_paths
 from translate.answers import answer_to_russian
 from translate.spelling import YO_POLICIES
 
@@ -204,11 +205,11 @@ def build_document(
     assigned = assign_templates(split, prompts, seed)
     item_id = 1
     for split_name, questions in (("shots", split.shots), ("test", split.test)):
-        for question, template_index in zip(questions, assigned[split_name]):
+        for question, template_index in zip(questions, assigned[split_name], strict=True):
             template = prompts.templates[template_index]
             instruction = template.render(question_type=str(question["question_type"]), split=split_name)
             data[split_name].append(make_item(question, item_id, instruction))
-            scene = scenes_by_image[question["image_filename"]]
+            scene = scenes_by_image[question["image_filename"]]  # type: ignore[index]  # a file name
             provenance.append(make_provenance(question, item_id, split_name, scene, template.name))
             item_id += 1
     validate_items(data["shots"] + data["test"])

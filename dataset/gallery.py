@@ -20,9 +20,10 @@ import io
 import json
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
@@ -153,7 +154,8 @@ def objects_per_image(folder: Path) -> dict[str, int]:
 
 def gallery_question(label: str, split: str, question_type: str, question_ru: str, answer_ru: str,
                      record: Mapping[str, Any]) -> GalleryQuestion:
-    acceptability = record.get("acceptability") if isinstance(record.get("acceptability"), Mapping) else {}
+    given = record.get("acceptability")
+    acceptability: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     augmentation = record.get("augmentation")
     return GalleryQuestion(
         label=label, split=split, question_type=question_type, family=str(record.get("family") or "unknown"),
@@ -200,7 +202,7 @@ def write_thumbnails(images: Sequence[GalleryImage], folder: Path, width: int) -
     """Write each image's thumbnail (skipping identical files) and drop thumbnails no image uses."""
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(folder)
-    thumbs = {}
+    thumbs: dict[str, dict[str, Any]] = {}
     for image in tqdm(images, desc="gallery: thumbnails", unit="image", file=sys.stderr, dynamic_ncols=True,
                       disable=progress_disabled()):
         data, size = thumbnail_bytes(image.path, width)

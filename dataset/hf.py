@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from tqdm import tqdm
 
@@ -121,7 +122,7 @@ def write_split(
     for old in (out_dir / DATA_DIR).glob(f"{split}-*.parquet"):
         if old not in files:
             old.unlink()
-    for piece, target in zip(pieces, files):
+    for piece, target in zip(pieces, files, strict=True):
         os.replace(piece, target)
     return {"name": split, "num_bytes": num_bytes, "num_examples": len(items)}, files
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 import io
 import json
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from dataset.document import SPLITS, MeraDocument
 from ruclevr.io import atomic_write_bytes

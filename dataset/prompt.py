@@ -22,8 +22,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import string
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import jinja2
 import numpy as np
@@ -131,7 +132,7 @@ class InstructionTemplate:
         self._template = environment.from_string(tree)
 
     @classmethod
-    def from_file(cls, path: str | Path | None = None) -> "InstructionTemplate":
+    def from_file(cls, path: str | Path | None = None) -> InstructionTemplate:
         """Read a template file (the ruCLEVR card's Russian prompt when ``path`` is None)."""
         template_path = Path(path) if path is not None else CARD_PROMPT_PATH
         try:
@@ -203,7 +204,7 @@ class PromptSet:
         self.templates = list(templates)
 
     @classmethod
-    def from_paths(cls, paths: Sequence[str | Path] | None = None) -> "PromptSet":
+    def from_paths(cls, paths: Sequence[str | Path] | None = None) -> PromptSet:
         """Templates from files and folders (each folder's ``*.j2`` in name order); the shipped set by default."""
         files: list[Path] = []
         for given in [Path(p) for p in paths] if paths else [DEFAULT_PROMPTS_DIR]:

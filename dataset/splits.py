@@ -9,8 +9,8 @@ over question types in a seeded order so that every type is represented when the
 from __future__ import annotations
 
 import zlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 

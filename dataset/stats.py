@@ -7,7 +7,8 @@ the counts; objects per scene tells how crowded (and how hard to count) the scen
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from dataset.document import SPLITS, MeraDocument
 

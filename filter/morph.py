@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from filter.base import Verdict
 from translate.morphology import CASE_NAMES, CASES, analyzer, default_lexicon, numeral_government
@@ -214,11 +214,11 @@ class MorphChecker:
 
 
 def _form(parse: object) -> Form:
-    tag = parse.tag  # type: ignore[attr-defined]
+    tag = parse.tag  # type: ignore[attr-defined]  # pymorphy3 has no stubs
     case = _grammeme(tag.case)
     return Form(
         pos=str(tag.POS),
-        lemma=parse.normal_form,  # type: ignore[attr-defined]
+        lemma=parse.normal_form,  # type: ignore[attr-defined]  # pymorphy3 has no stubs
         case=_CASE_ALIASES.get(case, case) if case else None,
         number=_grammeme(tag.number),
         gender=_grammeme(tag.gender),
@@ -307,7 +307,7 @@ def agreement_problems(phrase: NounPhrase, nouns: Iterable[Form] | None = None) 
         return []
     # Judge against the noun reading most modifiers agree with, so the report names the odd one out.
     best = max((modifiers_agreeing(phrase.modifiers, noun) for noun in candidates), key=sum)
-    wrong = [m.text for m, ok in zip(phrase.modifiers, best) if not ok]
+    wrong = [m.text for m, ok in zip(phrase.modifiers, best, strict=True) if not ok]
     if not wrong:
         return []
     return [f"{AGREEMENT}: «{' '.join(wrong)}» does not agree with «{phrase.head.text}»"]

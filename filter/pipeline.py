@@ -18,9 +18,10 @@ from __future__ import annotations
 import json
 import sys
 from array import array
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from tqdm import tqdm
 
@@ -47,7 +48,7 @@ class OutputPaths:
     scores: Path
 
     @classmethod
-    def beside(cls, out: str | Path) -> "OutputPaths":
+    def beside(cls, out: str | Path) -> OutputPaths:
         kept = Path(out)
         stem = kept.with_suffix("") if kept.suffix else kept
         return cls(
@@ -179,7 +180,7 @@ def score_batch(scorer: Scorer, texts: Sequence[str], attempts: int = MAX_ATTEMP
             continue
         if len(verdicts) != len(texts):
             raise RuntimeError(f"{scorer.name} returned {len(verdicts)} verdicts for {len(texts)} texts")
-        return dict(zip(texts, verdicts))
+        return dict(zip(texts, verdicts, strict=True))
     raise ValueError(f"attempts must be at least 1, got {attempts}")
 
 
@@ -239,7 +240,7 @@ def run_filter(job: FilterJob, make_scorer: Callable[[], Scorer]) -> FilterResul
                 if failures:
                     continue  # keep scoring (and saving) the rest; no result file is written
                 for item in window:
-                    judged = {**item, "acceptability": judge(_verdict(item, verdicts), scorer.name, job.threshold)}
+                    judged = {**item, "acceptability": judge(_verdict(item, verdicts), scorer.name, job.threshold)}  # type: ignore[arg-type]  # set above
                     summary.add(judged)
                     if is_kept(judged["acceptability"]):
                         kept.write(judged)

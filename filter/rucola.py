@@ -13,9 +13,10 @@ and ``--acceptable-label`` overrides both.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from filter.base import Verdict
 from ruclevr.cli import UsageError

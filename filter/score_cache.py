@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping
 
 from filter.base import Verdict
 
@@ -76,7 +76,7 @@ class ScoreCache:
     def close(self) -> None:
         self._connection.close()
 
-    def __enter__(self) -> "ScoreCache":
+    def __enter__(self) -> ScoreCache:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

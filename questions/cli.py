@@ -3,14 +3,29 @@
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 import os
 import shutil
 import sys
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
+from questions.families import families_digest, family_files, load_families
+from questions.generate import (
+    CHUNK_SCENES,
+    MIX_AXES,
+    ResumeMismatch,
+    SceneFailed,
+    Settings,
+    SplitWideUnique,
+    generate_chunks,
+    mix_class,
+)
+from questions.validator import FAMILY_SUFFIXES, FamilyError, validate_files
+from render.farm import add_text_farm_arguments, run_text_stage
+from render.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path
 from ruclevr import __version__
 from ruclevr.cli import (
     ArgumentParser,
@@ -25,15 +40,7 @@ from ruclevr.cli import (
 )
 from ruclevr.io import remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items
-from render.farm import add_text_farm_arguments, run_text_stage
-from render.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path
 from ruclevr.paths import check_output_location
-
-from questions.families import families_digest, family_files, load_families
-from questions.generate import (
-    CHUNK_SCENES, MIX_AXES, ResumeMismatch, SceneFailed, Settings, SplitWideUnique, generate_chunks, mix_class,
-)
-from questions.validator import FAMILY_SUFFIXES, FamilyError, validate_files
 
 log = stage_logger("questions")
 PROG = "questions"

@@ -8,7 +8,8 @@ after generation); the question engine checks every answer it writes the same wa
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from questions.functions import (
     ExecutionError,
@@ -46,7 +47,7 @@ def run_program(
     types: list[str] = []
     for position, node in enumerate(program):
         name = node.get("function")
-        function = registry.get(name)  # type: ignore[arg-type]
+        function = registry.get(name)  # type: ignore[arg-type]  # a missing name gives None, reported below
         if function is None:
             raise ExecutionError(f"node {position}: unknown function {name!r}")
         inputs = list(node.get("inputs", []))
@@ -71,7 +72,7 @@ def run_program(
 def _check_node(position: int, function: Any, inputs: list[Any], values: list[Any], types: list[str]) -> None:
     if len(inputs) != len(function.inputs):
         raise ExecutionError(f"node {position} ({function.name}): takes {len(function.inputs)} inputs, got {len(inputs)}")
-    for slot, (source, expected) in enumerate(zip(inputs, function.inputs)):
+    for slot, (source, expected) in enumerate(zip(inputs, function.inputs, strict=True)):
         if not isinstance(source, int) or not 0 <= source < position:
             raise ExecutionError(f"node {position} ({function.name}): input {slot} must be an earlier node, got {source!r}")
         if types[source] != expected:

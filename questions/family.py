@@ -1,17 +1,16 @@
 """A question family as the engine holds it after validation.
 
 A family is a program template with typed parameters, constraints on them, and text templates
-per language. The file format is described in README.md ("Family file format"); the validator
+per language. The file format is described in docs/questions.md ("Family file format"); the validator
 (:mod:`questions.validator`) is the only code that builds these objects.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from assets.vocabulary import ATTRIBUTES
-
 from questions.functions import BOOL, FILTER_MACRO, INTEGER
 
 #: MERA's name for the question type of each attribute answer; "size" is not "sizes" there.

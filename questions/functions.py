@@ -11,12 +11,12 @@ vocabulary lists, so a new attribute needs no code here.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, Callable, Mapping
+from functools import cache
+from typing import Any
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
-
 from questions.scene_index import SceneIndex
 
 #: Value types flowing between nodes (attribute values are typed by their attribute's name).
@@ -179,7 +179,7 @@ def _general_functions() -> list[Function]:
     ]
 
 
-@lru_cache(maxsize=None)
+@cache
 def function_registry() -> Mapping[str, Function]:
     """Every release-form function by name (built on first use, not at import)."""
     functions = _general_functions()
@@ -193,7 +193,7 @@ def answer_types() -> tuple[str, ...]:
     return (BOOL, INTEGER, *ATTRIBUTES)
 
 
-@lru_cache(maxsize=None)
+@cache
 def allowed_values(value_type: str) -> tuple[str, ...]:
     """The values a value input of ``value_type`` may take: an attribute's names or the relation names."""
     vocabulary = load_vocabulary()

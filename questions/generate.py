@@ -15,24 +15,32 @@ import gc
 import hashlib
 import json
 from collections import Counter, defaultdict
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from tqdm import tqdm
 
 from assets.vocabulary import load_vocabulary
-from ruclevr.cli import progress_disabled
-from ruclevr.io import atomic_write_json, read_json
-
 from questions.executor import execute_program
 from questions.family import Family
 from questions.functions import BOOL, INTEGER
 from questions.random_stream import RandomStream
-from questions.scene_index import SceneIndex
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, admitted, structure_of, unsafe_readings
-from questions.search import Candidate, Plan, SceneSearch, choices_of, expand_program, expand_program_positions, parameter_values
+from questions.scene_index import SceneIndex
+from questions.search import (
+    Candidate,
+    Plan,
+    SceneSearch,
+    choices_of,
+    expand_program,
+    expand_program_positions,
+    parameter_values,
+)
 from questions.text import english_readings, normalise_text, realise_english, without_other
+from ruclevr.cli import progress_disabled
+from ruclevr.io import atomic_write_json, read_json
 
 #: Mixed into each scene's seed so the question stage never shares random numbers with rendering.
 STAGE = 3

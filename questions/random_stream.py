@@ -7,7 +7,8 @@ one. Every draw still comes from ``numpy.random.default_rng`` seeded with (seed,
 
 from __future__ import annotations
 
-from typing import Sequence, TypeVar
+from collections.abc import Sequence
+from typing import TypeVar
 
 import numpy as np
 
@@ -27,7 +28,7 @@ class RandomStream:
         self._next = 0
 
     @classmethod
-    def for_unit(cls, seed: int, index: int, stage: int) -> "RandomStream":
+    def for_unit(cls, seed: int, index: int, stage: int) -> RandomStream:
         """The stream of one unit of work (a scene) in one stage, independent of every other unit."""
         return cls(np.random.default_rng([seed, index, stage]))
 

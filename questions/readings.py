@@ -21,9 +21,10 @@ unsafe reading and takes the next template.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from functools import lru_cache
-from typing import Any, Callable, Iterable, Mapping
+from functools import cache
+from typing import Any
 
 from questions.executor import run_program
 from questions.family import Family, TemplateNode
@@ -63,7 +64,7 @@ def phrase_name(family: Family, node: TemplateNode, index: int) -> str:
     return (shapes or params or [f"#{index}"])[0]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _structure_cached(family_id: str, program: tuple[TemplateNode, ...], params: tuple[tuple[str, str], ...]) -> Structure:
     return _structure(Family(family_id, "", dict(params), program, frozenset(), frozenset(), (), {}, "", 0))
 
@@ -203,7 +204,7 @@ def _edit(family: Family, structure: Structure, kind: str, relation: str, name: 
     relate = next(i for i, node in enumerate(nodes) if node.function == "relate" and node.value_inputs[:1] == (relation,))
     phrase = structure.phrases[name]
     if kind == "anchor":
-        nodes[relate] = replace(nodes[relate], inputs=(phrase.unique,))
+        nodes[relate] = replace(nodes[relate], inputs=(phrase.unique,))  # type: ignore[arg-type]  # an anchor has a unique node
     else:
         target = structure.phrases[structure.relation_target[relation]]
         scene, both = len(nodes), len(nodes) + 1

@@ -6,7 +6,8 @@ contract; nothing else of the scene is read.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from assets.vocabulary import ATTRIBUTES
 
@@ -37,7 +38,7 @@ class SceneIndex:
             self._masks[attribute] = masks
 
     @classmethod
-    def from_scene(cls, scene: Mapping[str, Any]) -> "SceneIndex":
+    def from_scene(cls, scene: Mapping[str, Any]) -> SceneIndex:
         objects = scene.get("objects")
         if not isinstance(objects, list):
             raise SceneError("scene has no 'objects' list")

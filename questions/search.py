@@ -21,17 +21,17 @@ built from that object's own attribute values. Each search has a step budget, so
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
-
 from questions.family import Family
 from questions.functions import OBJECTS, RELATION, ExecutionError, format_answer, function_registry
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
 
-_SCENE_SET = ("set", ("scene",), frozenset())
+_SCENE_SET: tuple[str, tuple[str, ...], frozenset[object]] = ("set", ("scene",), frozenset())
 
 # Slot modes of a filter node: may stay empty or take a value / must stay empty /
 # must take a value / is a literal written in the family file.
@@ -70,7 +70,7 @@ class Plan:
     question_type: str
 
     @classmethod
-    def of(cls, family: Family) -> "Plan":
+    def of(cls, family: Family) -> Plan:
         consumers: dict[int, list[str]] = {}
         for node in family.program:
             for source in node.inputs:
@@ -173,9 +173,9 @@ class SceneSearch:
         for index in self.scene.indices(base):
             target = 1 << index
             own = [self.scene.values[slot.attribute][index] for slot in slots]
-            if any(slot.mode == FIXED and value != slot.literal for slot, value in zip(slots, own)):
+            if any(slot.mode == FIXED and value != slot.literal for slot, value in zip(slots, own, strict=True)):
                 continue
-            masks = [self.scene.mask(slot.attribute, value) for slot, value in zip(slots, own)]
+            masks = [self.scene.mask(slot.attribute, value) for slot, value in zip(slots, own, strict=True)]
             and_of = [base] * (1 << size)
             for subset in range(1, 1 << size):
                 lowest = subset & -subset
@@ -359,7 +359,7 @@ class _Walk:
 
 def _filtered(source: Any, slots: tuple[_Slot, ...], values: tuple[str, ...]) -> Any:
     """The canonical description after a filter: the same base with more (attribute, value) pairs."""
-    pairs = frozenset((slot.attribute, value) for slot, value in zip(slots, values) if value)
+    pairs = frozenset((slot.attribute, value) for slot, value in zip(slots, values, strict=True) if value)
     return ("set", source[1], source[2] | pairs)
 
 
@@ -398,11 +398,11 @@ def expand_program_positions(plan: Plan, choices: tuple[Any, ...]) -> tuple[list
     """The release-form program and, per template node, the release-form node giving its output."""
     program: list[dict[str, Any]] = []
     position: list[int] = []
-    for node, choice in zip(plan.nodes, choices):
+    for node, choice in zip(plan.nodes, choices, strict=True):
         inputs = [position[i] for i in node.inputs]
         if node.kind == "filter":
             current = inputs[0]
-            for slot, value in zip(node.slots, choice):
+            for slot, value in zip(node.slots, choice, strict=True):
                 if value:
                     program.append({"function": f"filter_{slot.attribute}", "inputs": [current], "value_inputs": [value]})
                     current = len(program) - 1
@@ -430,9 +430,9 @@ def choices_of(plan: Plan, params: Mapping[str, str]) -> tuple[Any, ...]:
 def parameter_values(plan: Plan, choices: tuple[Any, ...]) -> dict[str, str]:
     """The value of every family parameter ("" when left empty), in the family's order."""
     chosen: dict[str, str] = {}
-    for node, choice in zip(plan.nodes, choices):
+    for node, choice in zip(plan.nodes, choices, strict=True):
         if node.kind == "filter":
-            for slot, value in zip(node.slots, choice):
+            for slot, value in zip(node.slots, choice, strict=True):
                 if slot.param is not None:
                     chosen[slot.param] = value
         elif node.kind == "valued" and node.value_param is not None:

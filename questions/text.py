@@ -14,11 +14,11 @@ Spacing, "a"/"an" and the capital letter are fixed after substitution.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from functools import cache
+from typing import Any
 
 from assets.vocabulary import Vocabulary
-
 from questions.functions import RELATION
 from questions.random_stream import RandomStream
 
@@ -86,7 +86,7 @@ def _bracket_problems(text: str) -> list[str]:
     return ["'[' without a matching ']'"] if depth else []
 
 
-@lru_cache(maxsize=None)
+@cache
 def compile_english(text: str) -> tuple[tuple[str, str, bool], ...]:
     """Split a template into parts: ("text", words, _), ("optional", words, _), ("param", name, plural)."""
     parts: list[tuple[str, str, bool]] = []
@@ -185,10 +185,10 @@ def _phrase(param_type: str, value: str, vocabulary: Vocabulary, stream: RandomS
     return stream.choice(_synonyms(vocabulary.value(param_type, value).en, "word"))
 
 
-def _synonyms(english: Mapping[str, object], main_key: str) -> Sequence[str]:
+def _synonyms(english: Mapping[str, Any], main_key: str) -> Sequence[str]:
     synonyms = english.get("synonyms")
     if synonyms:
-        return list(synonyms)  # type: ignore[arg-type]
+        return list(synonyms)
     return [str(english[main_key])]
 
 

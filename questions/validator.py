@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 import yaml
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
-
 from questions.family import Family, TemplateNode
 from questions.functions import (
     FILTER_MACRO,
@@ -212,7 +212,7 @@ class _Checker:
             if not isinstance(entries, list) or not entries:
                 self.report(("families",), "'families' must be a non-empty list of families")
                 return []
-            located = [(("families", i), entry) for i, entry in enumerate(entries)]
+            located: list[tuple[Path_, Any]] = [(("families", i), entry) for i, entry in enumerate(entries)]
         elif isinstance(data, Mapping) and "id" in data:
             located = [((), data)]
         else:
@@ -231,7 +231,7 @@ class _Checker:
             self.report(path, "a family must be a mapping")
             return None
         before = len(self.problems)
-        family_id = raw.get("id")
+        family_id: str = raw.get("id")  # type: ignore[assignment]  # checked against ID_PATTERN below
         if isinstance(family_id, str):
             self.label = f"family {family_id}"
         for key in raw:
@@ -336,7 +336,7 @@ class _Checker:
         if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
             self.report(path + ("value_inputs",), "value_inputs must be a list of strings")
             values = []
-        name = raw.get("function")
+        name: str = raw.get("function")  # type: ignore[assignment]  # checked against the registry below
         registry = function_registry()
         if name != FILTER_MACRO and name not in registry:
             known = ", ".join([FILTER_MACRO, *registry])
@@ -356,7 +356,7 @@ class _Checker:
         if len(inputs) != len(input_types):
             self.report(path + ("inputs",), f"{name} takes {len(input_types)} inputs, got {len(inputs)}")
         else:
-            for slot, (source, expected) in enumerate(zip(inputs, input_types)):
+            for slot, (source, expected) in enumerate(zip(inputs, input_types, strict=True)):
                 if not 0 <= source < position:
                     self.report(path + ("inputs", slot), f"input {source} is not an earlier node (0..{position - 1})")
                 elif earlier[source].output not in (expected, "?"):
@@ -406,8 +406,8 @@ class _Checker:
                 self.report(path, f"{value} is a {params[value]} parameter, this input needs a {value_type}")
             else:
                 uses[value] = uses.get(value, 0) + 1
-        elif value not in allowed_values(value_type):  # type: ignore[arg-type]
-            allowed = ", ".join(allowed_values(value_type))  # type: ignore[arg-type]
+        elif value not in allowed_values(value_type):
+            allowed = ", ".join(allowed_values(value_type))
             self.report(path, f"unknown {value_type} {value!r}; allowed: {allowed} or a parameter")
 
     # -- constraints --------------------------------------------------------------------------

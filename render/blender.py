@@ -107,7 +107,7 @@ class BlenderSession:
         _write_mask_on_render(self._scene, self._workdir.name)
         self._mask_scene = self._build_mask_scene()
 
-    def __enter__(self) -> "BlenderSession":
+    def __enter__(self) -> BlenderSession:
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -382,4 +382,4 @@ def _matrix(array: np.ndarray) -> Matrix:
 
 
 def _linear(srgb) -> tuple[float, float, float, float]:
-    return (*(srgb_to_linear(c) for c in srgb), 1.0)
+    return (*(srgb_to_linear(c) for c in srgb), 1.0)  # type: ignore[return-value]  # three channels and alpha

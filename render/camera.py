@@ -88,7 +88,7 @@ class Camera:
         }
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Camera":
+    def from_dict(cls, data: dict) -> Camera:
         return cls(
             location=tuple(data["location"]),
             target=tuple(data["look_at"]),

@@ -13,16 +13,16 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import sys
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 from tqdm import tqdm
 
 import ruclevr
 from render.conditions import load_condition
 from render.devices import DEVICE_CHOICES
-from render.farm import FarmPlan, add_farm_arguments, plan_farm, shard_from_args
 from render.engines import engine_names
+from render.farm import FarmPlan, add_farm_arguments, plan_farm, shard_from_args
 from render.outputs import OutputLayout, check_writable, merge_scenes
 from render.runs import claim_output
 from render.sampler import SceneOptions, SceneSamplingError

@@ -9,8 +9,9 @@ takes any colour. Pure Python, no bpy: the sampler reads a condition as data.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from assets.vocabulary import load_vocabulary
 from ruclevr.cli import UsageError

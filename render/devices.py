@@ -9,8 +9,8 @@ was found), and only ``auto`` falls back to the CPU, with a warning naming what 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from ruclevr.cli import UsageError
 
@@ -102,7 +102,7 @@ def describe_choice(choice: DeviceChoice) -> str:
     if choice.backend == "cpu":
         return "CPU"
     ids = choice.gpu_ids or tuple(range(len(choice.devices)))
-    return f"{choice.backend.upper()}: " + ", ".join(f"GPU {k} ({name})" for k, name in zip(ids, choice.devices))
+    return f"{choice.backend.upper()}: " + ", ".join(f"GPU {k} ({name})" for k, name in zip(ids, choice.devices, strict=True))
 
 
 def worker_gpus(

@@ -7,10 +7,19 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
-from render.devices import DEVICE_CHOICES, DeviceChoice, choose_device, describe_choice, parse_gpu_ids, select_gpus, usable_cores, worker_gpus
+from render.devices import (
+    DEVICE_CHOICES,
+    DeviceChoice,
+    choose_device,
+    describe_choice,
+    parse_gpu_ids,
+    select_gpus,
+    usable_cores,
+    worker_gpus,
+)
 from render.scheduler import WorkerPolicy
 from render.shards import SHARD_SPEC_HELP, Shard, parse_shard
 from render.worker import Outcome, RenderJob
@@ -70,7 +79,7 @@ class FarmPlan:
                 at_most: int | None = None) -> Iterator[Outcome]:
         """Outcomes of ``indices`` in completion order, one per index; ``indices`` may be a lazy iterable
         of at most ``at_most`` items (then no more workers than that are started)."""
-        workers = min(self.workers, max(1, len(indices) if at_most is None else at_most))  # type: ignore[arg-type]
+        workers = min(self.workers, max(1, len(indices) if at_most is None else at_most))  # type: ignore[arg-type]  # a sequence when at_most is None
         if self.executor == "ray":
             from render.ray_executor import disconnect, run_on_ray
 
@@ -136,7 +145,9 @@ def resolve_device(requested: str, gpu_ids: Sequence[int] | None, prog: str, log
     if requested == "cpu" and not gpu_ids:
         return DeviceChoice("cpu", ())
     if probe is None:
-        from render.executors import probe_gpu_devices_isolated as probe
+        from render.executors import probe_gpu_devices_isolated
+
+        probe = probe_gpu_devices_isolated
     found = probe()
     choice = select_gpus(choose_device(requested, found), gpu_ids, found)
     if choice.warning:

@@ -12,9 +12,9 @@ whole range writes them, so the merged folder is the same files as that run.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from tqdm import tqdm
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 from render.devices import DeviceChoice, describe_found, usable_cores
 from render.executors import probe_gpu_devices_in_child
@@ -39,7 +40,7 @@ def connect(address: str | None, local_cpus: int) -> bool:
         raise UsageError("--executor ray needs the ray package: pip install 'ruclevr[ray]'") from None
     if ray.is_initialized():
         return False
-    quiet = {"include_dashboard": False, "logging_level": "WARNING", "log_to_driver": False}
+    quiet: dict[str, Any] = {"include_dashboard": False, "logging_level": "WARNING", "log_to_driver": False}
     try:
         if address:
             ray.init(address=address, **quiet)
@@ -83,7 +84,7 @@ def cluster_slots(device: DeviceChoice, threads: int) -> int:
     return max(1, int(resources.get("CPU", 1) // wanted["num_cpus"]))
 
 
-def run_on_ray(job: RenderJob, indices: Sequence[int], workers: int, policy: WorkerPolicy,
+def run_on_ray(job: RenderJob, indices: Iterable[int], workers: int, policy: WorkerPolicy,
                log: Callable[[str], None] | None = None) -> Iterator[Outcome]:
     """Render ``indices`` with ``workers`` Ray actors (the cluster must be connected, see :func:`connect`)."""
     backend = RayActors(job, slot_resources(job.device, job.settings.threads))
@@ -98,7 +99,7 @@ class RayActors:
 
         self._ray = ray
         self._job = job
-        self._actor_class = ray.remote(RenderActor).options(**resources, max_restarts=0, max_task_retries=0)
+        self._actor_class: Any = ray.remote(RenderActor).options(**resources, max_restarts=0, max_task_retries=0)
         self._actors: dict[int, Any] = {}  # slot -> live actor handle
         self._calls: dict[Any, tuple[int, Any, str]] = {}  # object ref -> (slot, actor, "ready" | "render")
 
@@ -127,10 +128,10 @@ class RayActors:
             if kind == "ready":
                 events.append(Ready(slot, value))
             else:
-                index, error, files, rss = value
+                index, failure, files, rss = value
                 if files is not None:
                     write_returned_files(self._job, index, files)
-                events.append(Done(slot, Outcome(index, error), rss))
+                events.append(Done(slot, Outcome(index, failure), rss))
         return events
 
     def stop(self, slot: int) -> None:
@@ -192,8 +193,10 @@ class RenderActor:
         found = probe_gpu_devices_in_child()
         names = tuple(found.get(device.backend, ()))
         if not names:
-            found = describe_found(found)
-            raise RuntimeError(f"no {device.backend.upper()} device visible to this actor on {os.uname().nodename} (found: {found})")
+            raise RuntimeError(
+                f"no {device.backend.upper()} device visible to this actor on {os.uname().nodename} "
+                f"(found: {describe_found(found)})"
+            )
         return DeviceChoice(device.backend, names)
 
     def ready(self) -> int:

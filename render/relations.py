@@ -7,7 +7,7 @@ greater than ``eps`` along ``directions[name]``.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

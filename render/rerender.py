@@ -10,10 +10,11 @@ the settings change.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from render.devices import DeviceChoice
-from render.engines import engine_factory
+from render.engines import RenderBackend, engine_factory
 from render.scene_graph import scene_from_graph
 from render.settings import LOOK_BEFORE_RECORDS_HAD_IT, RenderSettings
 
@@ -67,10 +68,10 @@ class Rerenderer:
     def __init__(self, device: DeviceChoice | None = None, threads: int = 0) -> None:
         self.device = device or DeviceChoice("cpu", ())
         self.threads = threads
-        self._session = None
+        self._session: RenderBackend | None = None
         self._settings: RenderSettings | None = None
 
-    def __enter__(self) -> "Rerenderer":
+    def __enter__(self) -> Rerenderer:
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -91,7 +92,7 @@ class Rerenderer:
             self.close()
             self._session = engine_factory(settings.engine)(settings, self.device)
             self._settings = settings
-        return self._session.render(scene_from_graph(dict(graph)))
+        return self._session.render(scene_from_graph(dict(graph)))  # type: ignore[union-attr]  # opened above for these settings
 
     @staticmethod
     def blender_version() -> str:

@@ -13,8 +13,8 @@ tries, a scene whose objects cannot all be placed is restarted, and after
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 import numpy as np
 
@@ -166,7 +166,7 @@ def sample_scene(
         objects = _place_objects(rng, count, camera, left, behind, options, vocabulary, failures)
         if objects is not None:
             return SampledScene(seed, index, attempt, camera, lights, tuple(objects))
-    worst = max(failures, key=failures.get) if failures else "unknown"
+    worst = max(failures, key=failures.__getitem__) if failures else "unknown"
     raise SceneSamplingError(
         f"could not place {count} objects (seed {seed}, index {index}) in {options.max_scene_attempts} scene "
         f"attempts of {options.max_object_attempts} tries per object; most rejections by {worst} "
@@ -178,7 +178,7 @@ def sample_scene(
 def sample_camera(rng: np.random.Generator, options: SceneOptions) -> Camera:
     jitter = rng.uniform(-options.camera_jitter, options.camera_jitter, size=3)
     return Camera(
-        location=tuple(float(v) for v in np.asarray(CAMERA_BASE_LOCATION) + jitter),
+        location=tuple(float(v) for v in np.asarray(CAMERA_BASE_LOCATION) + jitter),  # type: ignore[arg-type]  # x, y, z
         target=CAMERA_TARGET,
         focal_length_mm=options.focal_length_mm,
         sensor_width_mm=options.sensor_width_mm,
@@ -192,7 +192,7 @@ def sample_lights(rng: np.random.Generator, options: SceneOptions) -> tuple[Ligh
     for spec in BASE_LIGHTS:
         jitter = rng.uniform(-options.light_jitter, options.light_jitter, size=3)
         location = tuple(float(v) for v in np.asarray(spec.location) + jitter)
-        lights.append(Light(spec.name, location, CAMERA_TARGET, spec.energy, spec.size))
+        lights.append(Light(spec.name, location, CAMERA_TARGET, spec.energy, spec.size))  # type: ignore[arg-type]  # x, y, z
     return tuple(lights)
 
 

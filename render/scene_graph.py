@@ -78,7 +78,7 @@ def scene_from_graph(graph: dict) -> SampledScene:
             material=obj["material"],
             color=obj["color"],
             scale=float(obj["scale"]),
-            location=tuple(float(v) for v in obj["3d_coords"]),
+            location=tuple(float(v) for v in obj["3d_coords"]),  # type: ignore[arg-type]  # x, y, z
             rotation=float(obj["rotation"]),
             footprint=object_footprint(obj["shape"], float(obj["scale"]), float(obj["rotation"]), obj["3d_coords"][:2], vocabulary),
         )

@@ -18,8 +18,9 @@ Every index given to :meth:`Scheduler.run` comes back exactly once, as a finishe
 from __future__ import annotations
 
 from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
 from render.worker import Outcome
 
@@ -110,7 +111,7 @@ class PendingIndices:
         if not self:
             raise IndexError("no index left")
         index, self._next = self._next, None
-        return index  # type: ignore[return-value]
+        return index  # type: ignore[return-value]  # not None: checked by bool(self)
 
     def appendleft(self, index: int) -> None:
         self._retries.appendleft(index)

@@ -7,7 +7,7 @@ PNG compression) changes only the speed, is logged in the records and never comp
 place that tells them apart is :func:`drawn_record`.
 
 The defaults come from measurements on a 2-core CPU machine (bpy 5.0.1, 480x320 scenes; see
-``benchmarks/render_bench.py`` and README.md): 8 samples denoised with
+``benchmarks/render_bench.py`` and docs/performance.md): 8 samples denoised with
 OpenImageDenoise cost 1/49 of CLEVR's 512 undenoised samples (2.9 vs 140 core-seconds per
 image) at 39.5 dB PSNR inside the objects against a 2048-sample reference. BALANCED denoising quality
 gained 0.8 dB inside the objects over FAST for 5 % more time (HIGH scored the same as
@@ -30,7 +30,7 @@ LOOK = 2
 LOOK_BEFORE_RECORDS_HAD_IT = 1
 CLEVR_SAMPLES = 512
 
-#: Upper limits checked before any work (README, "Limits"): far beyond any planned dataset, and
+#: Upper limits checked before any work (docs/reliability.md, "Bounded work"): far beyond any planned dataset, and
 #: low enough that the merged scenes.json and a frame of the largest side fit in memory.
 MAX_SCENES = 10_000_000
 MAX_SIDE = 8192
@@ -87,7 +87,7 @@ class RenderSettings:
             raise ValueError(f"look {self.look} cannot be drawn: this renderer draws look {LOOK} only (its lights, sky, floor "
                              "and materials changed since); render the scenes anew with python -m render")
 
-    def replace(self, **changes) -> "RenderSettings":
+    def replace(self, **changes) -> RenderSettings:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict:
@@ -109,7 +109,7 @@ class RenderSettings:
         }
 
     @classmethod
-    def clevr(cls, **changes) -> "RenderSettings":
+    def clevr(cls, **changes) -> RenderSettings:
         """CLEVR's original settings: 512 samples, no denoiser, the rest Blender's (the benchmark's baseline)."""
         return cls(samples=CLEVR_SAMPLES, denoise=False, light_tree=True).replace(**changes)
 

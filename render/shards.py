@@ -14,9 +14,9 @@ A shard writes only its own files: the per-index images, masks and scene files o
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 from render.outputs import OutputLayout
 from ruclevr.cli import UsageError
@@ -203,7 +203,7 @@ def consecutive_shards(out: Path, key: str, split_info: Callable[[dict], tuple[d
     infos = [checked_info(JsonDocument(path, key), str(path)) for path in files]
     common = split_info(infos[0])[0]
     stop = 0
-    for path, info in zip(files, infos):
+    for path, info in zip(files, infos, strict=True):
         shared, own = split_info(info)
         if shared != common:
             raise UsageError(f"{path} was made with other settings or input than {files[0]}")

@@ -23,8 +23,8 @@ import re
 import sys
 import zlib
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 from PIL import Image
@@ -259,7 +259,7 @@ def check_mask(layout: OutputLayout, index: int, scene: dict | None, image_size:
         problems.append(f"index {index}: {name} holds mask id {int(mask.max())} but the scene has {len(objects)} objects")
         return
     min_pixels = ((scene.get("render") or {}).get("min_pixels")) or 1
-    for k, (obj, seen) in enumerate(zip(objects, object_visibility(mask, len(objects)))):
+    for k, (obj, seen) in enumerate(zip(objects, object_visibility(mask, len(objects)), strict=True)):
         if obj.get("mask_id") != seen["mask_id"]:
             problems.append(f"index {index}: object {k} has mask_id {obj.get('mask_id')!r}, expected {seen['mask_id']}")
         elif obj.get("visible_pixels") != seen["visible_pixels"] or obj.get("bbox_2d") != seen["bbox_2d"]:

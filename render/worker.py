@@ -56,7 +56,7 @@ class RenderJob:
 
 
 class Outcome(NamedTuple):
-    index: int
+    index: int  # type: ignore[assignment]  # the field shadows tuple.index on purpose: callers read outcome.index
     error: str | None  # None when the scene's files were written
 
 
@@ -95,7 +95,7 @@ def object_visibility(mask: np.ndarray, count: int) -> list[dict]:
 def visibility_problems(objects: list[dict], visibility: list[dict], min_pixels: int) -> list[str]:
     """Why a rendered scene is rejected: objects under ``min_pixels``, or whose centre is hidden outside its box."""
     problems = []
-    for k, (obj, seen) in enumerate(zip(objects, visibility)):
+    for k, (obj, seen) in enumerate(zip(objects, visibility, strict=True)):
         if seen["visible_pixels"] < min_pixels:
             problems.append(f"object {k} shows {seen['visible_pixels']} < {min_pixels} pixels")
             continue
@@ -117,7 +117,7 @@ def mask_problems(scene: SampledScene, mask: np.ndarray, job: RenderJob) -> list
 def rendered_scene_record(scene: SampledScene, job: RenderJob, visibility: list[dict]) -> dict:
     """The scene graph plus what only rendering knows and what re-rendering needs."""
     record = scene_graph(scene, job.options)
-    for obj, seen in zip(record["objects"], visibility):
+    for obj, seen in zip(record["objects"], visibility, strict=True):
         obj["visible_pixels"] = seen["visible_pixels"]
         obj["bbox_2d"] = seen["bbox_2d"]
     record["render"] = {**job.settings.to_dict(), "blender_version": job.blender_version, "min_pixels": job.min_pixels}

@@ -26,8 +26,9 @@ import os
 import signal
 import sys
 import traceback
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 from render.devices import VISIBILITY_VARIABLES, DeviceChoice, describe_found, worker_gpus
 from render.outputs import OutputLayout
@@ -91,7 +92,7 @@ def check_gpus_visible(device: DeviceChoice) -> None:
         )
 
 
-def run_in_worker_processes(job: RenderJob, indices: Sequence[int], workers: int, policy: WorkerPolicy,
+def run_in_worker_processes(job: RenderJob, indices: Iterable[int], workers: int, policy: WorkerPolicy,
                             log: Callable[[str], None] | None = None) -> Iterator[Outcome]:
     """Render ``indices`` with ``workers`` Blender processes, each on its own GPU(s) when rendering on GPUs."""
     return worker_process_scheduler(job, workers, policy, log).run(indices)
@@ -204,7 +205,7 @@ class ProcessWorkers:
             by_handle[worker.process.sentinel] = slot
         ready = wait(list(by_handle))
         events: list[Ready | Done | Died] = []
-        for slot in sorted({by_handle[handle] for handle in ready}):
+        for slot in sorted({by_handle[handle] for handle in ready}):  # type: ignore[index]  # wait returns handles it was given
             events += self._read(slot)
         return events
 

@@ -16,7 +16,8 @@ import argparse
 import logging
 import os
 import sys
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 USAGE_EXIT = 2
 LOGGER_ROOT = "ruclevr"
@@ -45,7 +46,7 @@ class ArgumentParser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", _HelpWithoutOldSpellings)
         super().__init__(*args, **kwargs)
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> None:  # type: ignore[override]  # exits, as argparse documents
         self.exit(USAGE_EXIT, f"{self.prog}: error: {message}\n")
 
 
@@ -74,7 +75,7 @@ class _CurrentStderr(logging.StreamHandler):
     def __init__(self) -> None:
         super().__init__(sys.stderr)
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> Any:
         return sys.stderr
 
@@ -141,6 +142,16 @@ def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | N
         print(f"{prog or 'ruclevr'}: error: {describe_os_error(error)}", file=sys.stderr)
         return USAGE_EXIT
 
+
+
+def exit_status(main: Callable[[Sequence[str]], int | None], argv: Sequence[str]) -> int:
+    """Call a command's ``main`` in this process and return the status ``python -m`` would exit with:
+    its return value, or the code of a ``SystemExit`` (argparse's ``--help``, ``--version`` and errors)."""
+    try:
+        status = main(argv)
+    except SystemExit as stop:
+        status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+    return int(status or 0)
 
 #: Modules of the optional extras (``pip install -e '.[ml]'``), imported only by the backends that need them.
 OPTIONAL_MODULES = frozenset({"torch", "transformers", "sentencepiece", "safetensors", "ray"})

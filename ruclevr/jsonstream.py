@@ -21,8 +21,9 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 import ijson
 import orjson
@@ -324,7 +325,7 @@ class DocumentWriter:
         self._spool: IO[str] | None = None
         self._spool_name = ""
 
-    def __enter__(self) -> "DocumentWriter":
+    def __enter__(self) -> DocumentWriter:
         return self
 
     def _open_spool(self) -> IO[str]:

@@ -8,12 +8,14 @@ the command's figures with figures obtained another way.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
+
+from sample_outputs import write_sample_stage_outputs
 
 from dataset.document import SPLITS, load_document
 from dataset.export import SAMPLES_DIR, ExportSettings, export_dataset, write_export
-from dataset.testing import write_sample_stage_outputs
 from ruclevr.io import read_json
 
 WRONG = {"binary": "ДА", "count": "99", "colors": "серый", "materials": "резина", "shapes": "куб", "size": "большой"}

@@ -54,7 +54,7 @@ class FakeGoogle:
         assert not unknown, f"unknown actions {unknown}"
         self._scripts[text].extend(actions)
 
-    def start(self) -> "FakeGoogle":
+    def start(self) -> FakeGoogle:
         self._thread.start()
         return self
 

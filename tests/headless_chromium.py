@@ -71,7 +71,7 @@ class ChromiumPage:
         os.close(from_browser_write)
         self._session = self._attach_to_page()
 
-    def __enter__(self) -> "ChromiumPage":
+    def __enter__(self) -> ChromiumPage:
         return self
 
     def __exit__(self, *exc_info) -> None:

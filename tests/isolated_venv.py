@@ -16,8 +16,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 PIP_TIMEOUT_SECONDS = 900
 

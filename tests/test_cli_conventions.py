@@ -5,7 +5,6 @@ on a terminal, and an offline default backend everywhere."""
 from __future__ import annotations
 
 import fcntl
-import importlib
 import json
 import os
 import pty
@@ -30,7 +29,7 @@ COMMANDS = [
     *[("dataset", [name]) for name in ("build", "export", "hf", "stats", "evaluate", "augment", "gallery")],
     ("dataset", ["annotate", "export"]), ("dataset", ["annotate", "import"]),
 ]
-# The flag a command reads its input by (the shared names of the README's table), and renamed spellings.
+# The flag a command reads its input by (the shared names of docs/cli.md's table), and renamed spellings.
 INPUT_FLAGS = {
     ("questions", ()): ("--in", ["--scenes"]),
     ("translate", ()): ("--in", ["--questions"]),
@@ -46,21 +45,11 @@ OUTPUT_FLAG_EXCEPTIONS = {("render", ("merge",)), ("render", ("verify",)), ("que
                           ("dataset", ("evaluate",)), ("dataset", ("stats",))}  # positional OUT, or optional --out
 
 
-def run_main(capsys, stage: str, argv: list[str]) -> tuple[int, str, str]:
-    main = importlib.import_module(f"{stage}.cli").main
-    try:
-        code = main(argv)
-    except SystemExit as stop:
-        code = stop.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 @pytest.mark.parametrize("stage, words", COMMANDS, ids=[" ".join([s, *w]) for s, w in COMMANDS])
-def test_every_command_offers_version_quiet_verbose_and_the_shared_flags(capsys, stage, words) -> None:
-    code, out, _ = run_main(capsys, stage, [*words, "--version"])
+def test_every_command_offers_version_quiet_verbose_and_the_shared_flags(run_captured, stage, words) -> None:
+    code, out, _ = run_captured(stage, *words, "--version")
     assert code == 0 and out.strip() == f"ruclevr {__version__}"
-    code, help_text, _ = run_main(capsys, stage, [*words, "--help"])
+    code, help_text, _ = run_captured(stage, *words, "--help")
     assert code == 0
     assert "-q, --quiet" in help_text and "-v, --verbose" in help_text
     if (stage, tuple(words)) not in OUTPUT_FLAG_EXCEPTIONS:
@@ -73,18 +62,18 @@ def test_every_command_offers_version_quiet_verbose_and_the_shared_flags(capsys,
             assert old not in help_text  # a hidden alias
 
 
-def test_old_flag_spellings_still_work(tmp_path, capsys) -> None:
-    from dataset.testing import write_sample_stage_outputs
+def test_old_flag_spellings_still_work(tmp_path, run_captured) -> None:
+    from sample_outputs import write_sample_stage_outputs
 
     inputs = write_sample_stage_outputs(tmp_path / "in", n_scenes=4)
-    code, _, err = run_main(capsys, "dataset", ["export", "--questions", str(inputs["questions"]), "--scenes",
-                                                str(inputs["scenes"]), "--out", str(tmp_path / "mera"), "--shots", "1"])
+    code, _, err = run_captured("dataset", "export", "--questions", inputs["questions"], "--scenes", inputs["scenes"],
+                                "--out", tmp_path / "mera", "--shots", "1")
     assert code == 0, err
-    new = run_main(capsys, "dataset", ["stats", "--data", str(tmp_path / "mera")])
-    old = run_main(capsys, "dataset", ["stats", "--mera", str(tmp_path / "mera")])
+    new = run_captured("dataset", "stats", "--data", str(tmp_path / "mera"))
+    old = run_captured("dataset", "stats", "--mera", str(tmp_path / "mera"))
     assert new[0] == old[0] == 0 and new[1] == old[1]
     for stage, old_flag in (("questions", "--scenes"), ("translate", "--questions")):
-        code, _, err = run_main(capsys, stage, [old_flag, str(tmp_path / "missing.json"), "--out", str(tmp_path / "o.json")])
+        code, _, err = run_captured(stage, old_flag, str(tmp_path / "missing.json"), "--out", str(tmp_path / "o.json"))
         assert code == 2 and "missing.json" in err and "unrecognized" not in err  # parsed; the file is what is wrong
 
 
@@ -96,19 +85,19 @@ def write_filter_input(path: Path) -> Path:
     return path
 
 
-def test_quiet_and_verbose_set_the_logging_level(tmp_path, capsys) -> None:
+def test_quiet_and_verbose_set_the_logging_level(tmp_path, run_captured) -> None:
     source = write_filter_input(tmp_path / "q.json")
-    code, _, err = run_main(capsys, "filter", ["--in", str(source), "--out", str(tmp_path / "a.json")])
+    code, _, err = run_captured("filter", "--in", str(source), "--out", str(tmp_path / "a.json"))
     assert code == 0 and "kept 20 of 40 questions" in err
-    code, _, err = run_main(capsys, "filter", ["-q", "--in", str(source), "--out", str(tmp_path / "b.json")])
+    code, _, err = run_captured("filter", "-q", "--in", str(source), "--out", str(tmp_path / "b.json"))
     assert code == 0 and err == ""
-    code, _, err = run_main(capsys, "filter", ["-q", "-v", "--in", str(source), "--out", str(tmp_path / "c.json")])
+    code, _, err = run_captured("filter", "-q", "-v", "--in", str(source), "--out", str(tmp_path / "c.json"))
     assert code == 2 and "not allowed with argument" in err
 
 
-def test_filters_default_backend_is_the_offline_morph_checker(tmp_path, capsys) -> None:
+def test_filters_default_backend_is_the_offline_morph_checker(tmp_path, run_captured) -> None:
     source = write_filter_input(tmp_path / "q.json")
-    assert run_main(capsys, "filter", ["--in", str(source), "--out", str(tmp_path / "kept.json")])[0] == 0
+    assert run_captured("filter", "--in", str(source), "--out", str(tmp_path / "kept.json"))[0] == 0
     kept = json.loads((tmp_path / "kept.json").read_text(encoding="utf-8"))["questions"]
     assert {item["acceptability"]["backend"] for item in kept} == {"morph"}
 

@@ -9,25 +9,24 @@ import re
 from pathlib import Path
 
 import pytest
+from annotate_helpers import hand_alpha, hand_figures, load, planned_answers, read_dataset, small_export, write_dataset
+from sample_outputs import mera_export_problems
 
-from annotate_helpers import (hand_alpha, hand_figures, load, planned_answers, read_dataset, small_export,
-                              write_dataset)
-from dataset.annotate.agreement import (Answer, Majority, annotator_records, human_baseline, krippendorff_alpha,
-                                        majority, normalise)
-from dataset.cli import main
+from dataset.annotate.agreement import (
+    Answer,
+    Majority,
+    annotator_records,
+    human_baseline,
+    krippendorff_alpha,
+    majority,
+    normalise,
+)
 from dataset.document import locate_document
-from dataset.testing import mera_export_problems
 
 
 @pytest.fixture()
 def export(tmp_path: Path) -> Path:
     return small_export(tmp_path)
-
-
-def run(argv: list[str], capsys) -> tuple[int, str, str]:
-    status = main(argv)
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
 
 
 # -- unit: normalisation, majority, tie, baseline, alpha, controls --------------------------------
@@ -93,11 +92,11 @@ def test_an_annotator_with_a_wrong_control_answer_is_flagged() -> None:
 # -- export ----------------------------------------------------------------------------------------
 
 
-def test_export_hides_gold_mixes_controls_and_is_reproducible(export, tmp_path, capsys) -> None:
+def test_export_hides_gold_mixes_controls_and_is_reproducible(export, tmp_path, run_captured) -> None:
     argv = ["annotate", "export", "--data", str(export), "--overlap", "2", "--annotators", "3", "--controls", "2",
             "--seed", "5"]
-    assert run(argv + ["--out", str(tmp_path / "a")], capsys)[0] == 0
-    assert run(argv + ["--out", str(tmp_path / "b")], capsys)[0] == 0
+    assert run_captured("dataset", *argv, "--out", tmp_path / "a")[0] == 0
+    assert run_captured("dataset", *argv, "--out", tmp_path / "b")[0] == 0
     document = read_dataset(export)
     test_ids = {item["meta"]["id"] for item in document["data"]["test"]}
     shot_gold = {item["meta"]["id"]: item["outputs"] for item in document["data"]["shots"]}
@@ -126,7 +125,7 @@ def test_export_hides_gold_mixes_controls_and_is_reproducible(export, tmp_path, 
     page = (a / "annotate.html").read_text(encoding="utf-8")
     assert "outputs" not in page and "known_answer" not in page
     # One page per annotator holds exactly that annotator's tasks, in a single slot.
-    assert run(argv + ["--out", str(tmp_path / "p"), "--page-per-annotator"], capsys)[0] == 0
+    assert run_captured("dataset", *argv, "--out", tmp_path / "p", "--page-per-annotator")[0] == 0
     for name in ("A01", "A02", "A03"):
         page = (tmp_path / "p" / "pages" / f"{name}.html").read_text(encoding="utf-8")
         assert {int(i) for i in re.findall(r'class="task" data-id="(\d+)"', page)} == \
@@ -134,7 +133,7 @@ def test_export_hides_gold_mixes_controls_and_is_reproducible(export, tmp_path, 
         assert re.findall(r'<option value="(\w+)"', page) == [name]
     assert (tmp_path / "p" / "annotate.html").read_bytes() == (a / "annotate.html").read_bytes()
     # Another seed gives another order.
-    assert run(argv[:-1] + ["6", "--out", str(tmp_path / "c")], capsys)[0] == 0
+    assert run_captured("dataset", *argv[:-1], "6", "--out", tmp_path / "c")[0] == 0
     assert (tmp_path / "c" / "crowd.tsv").read_bytes() != (a / "crowd.tsv").read_bytes()
 
 
@@ -164,7 +163,7 @@ def check_figures(report: dict, expected: dict) -> None:
     assert [record["id"] for record in report["disputed"]] == expected["disputed"]
 
 
-def test_crowd_tsv_and_page_json_give_the_figures_worked_out_by_hand(export, tmp_path, capsys) -> None:
+def test_crowd_tsv_and_page_json_give_the_figures_worked_out_by_hand(export, tmp_path, run_captured) -> None:
     document = read_dataset(export)
     plan = planned_answers(document)
     expected = hand_figures(document, plan)
@@ -174,8 +173,8 @@ def test_crowd_tsv_and_page_json_give_the_figures_worked_out_by_hand(export, tmp
         write_page_json(tmp_path / f"{name}.json", name, answers)
     reports = {}
     for kind, files in (("tsv", [tmp_path / "crowd.tsv"]), ("page", [tmp_path / f"{n}.json" for n in plan])):
-        status, out, err = run(["annotate", "import", "--data", str(export), "--answers", *map(str, files),
-                                "--out", str(tmp_path / kind)], capsys)
+        status, out, err = run_captured("dataset", "annotate", "import", "--data", export, "--answers", *files,
+                                        "--out", tmp_path / kind)
         assert status == 0, err
         assert "human exact match" in out
         reports[kind] = load(tmp_path / kind / "human.json")
@@ -191,35 +190,35 @@ def test_crowd_tsv_and_page_json_give_the_figures_worked_out_by_hand(export, tmp
     assert {a["annotator"] for a in tie["answers"]} == {"ann1", "ann2", "ann3"}
     assert report["overlap"] == {"min": 3, "max": 3, "mean": 3.0}
     # Leaving out the flagged annotator changes the figures to those of the other two.
-    status, _, _ = run(["annotate", "import", "--data", str(export), "--answers", str(tmp_path / "crowd.tsv"),
-                        "--out", str(tmp_path / "excluded"), "--exclude-flagged"], capsys)
+    status, _, _ = run_captured("dataset", "annotate", "import", "--data", export, "--answers", tmp_path / "crowd.tsv",
+                                "--out", tmp_path / "excluded", "--exclude-flagged")
     assert status == 0
     two = {name: plan[name] for name in ("ann1", "ann2")}
     check_figures(load(tmp_path / "excluded" / "human.json"), hand_figures(document, two))
 
 
-def test_disputed_page_escapes_text_and_shows_the_images(export, tmp_path, capsys) -> None:
+def test_disputed_page_escapes_text_and_shows_the_images(export, tmp_path, run_captured) -> None:
     document = read_dataset(export)
     item = document["data"]["test"][0]
     item["inputs"]["question"] = "Что это? <script>window.injected = 1</script>"
     write_dataset(export, document)
     write_page_json(tmp_path / "x.json", "x", {item["meta"]["id"]: "<b>куб</b>"})
-    assert run(["annotate", "import", "--data", str(export), "--answers", str(tmp_path / "x.json"),
-                "--out", str(tmp_path / "r")], capsys)[0] == 0
+    assert run_captured("dataset", "annotate", "import", "--data", export, "--answers", tmp_path / "x.json",
+                        "--out", tmp_path / "r")[0] == 0
     page = (tmp_path / "r" / "disputed.html").read_text(encoding="utf-8")
     assert "<script>" not in page and "&lt;script&gt;" in page and "&lt;b&gt;куб&lt;/b&gt;" in page
     image = page.split('<img src="')[1].split('"')[0]
     assert (tmp_path / "r" / image).resolve() == (export / item["inputs"]["image"]).resolve()
 
 
-def test_filtered_export_drops_disputed_items_or_follows_the_jglue_rule(export, tmp_path, capsys) -> None:
+def test_filtered_export_drops_disputed_items_or_follows_the_jglue_rule(export, tmp_path, run_captured) -> None:
     from dataset.card import human_review_section
 
     document = read_dataset(export)
     plan = planned_answers(document)
     write_crowd_tsv(tmp_path / "crowd.tsv", plan)
     base = ["annotate", "import", "--data", str(export), "--answers", str(tmp_path / "crowd.tsv")]
-    assert run(base + ["--out", str(tmp_path / "r"), "--write-filtered", str(tmp_path / "f")], capsys)[0] == 0
+    assert run_captured("dataset", *base, "--out", tmp_path / "r", "--write-filtered", tmp_path / "f")[0] == 0
     assert mera_export_problems(locate_document(tmp_path / "f")) == []
     kept = read_dataset(tmp_path / "f")
     disputed = hand_figures(document, plan)["disputed"]
@@ -230,22 +229,20 @@ def test_filtered_export_drops_disputed_items_or_follows_the_jglue_rule(export, 
     assert section.startswith("## Human baseline") and f"{len(disputed)} of {len(document['data']['test'])} items removed" \
         in section and "tie: 1" in section
     assert (tmp_path / "r" / "human_baseline.md").read_text(encoding="utf-8") == section
-    assert run(["hf", "--mera", str(tmp_path / "f"), "--out", str(tmp_path / "hf")], capsys)[0] == 0
+    assert run_captured("dataset", "hf", "--mera", str(tmp_path / "f"), "--out", str(tmp_path / "hf"))[0] == 0
     card = (tmp_path / "hf" / "README.md").read_text(encoding="utf-8")
     assert section in card and card.index("## Human baseline") < card.index("## Licence")
     # JGLUE's rule with M = 2 of the 3 answers: item 0 (one correct) and items 1-3 (two correct) -> only item 0 goes.
-    assert run(base + ["--out", str(tmp_path / "r2"), "--write-filtered", str(tmp_path / "g"), "--jglue", "2"],
-               capsys)[0] == 0
+    assert run_captured("dataset", *base, "--out", tmp_path / "r2", "--write-filtered", tmp_path / "g", "--jglue", "2")[0] == 0
     assert len(read_dataset(tmp_path / "g")["data"]["test"]) == len(document["data"]["test"]) - 1
-    assert run(base + ["--out", str(tmp_path / "r3"), "--write-filtered", str(tmp_path / "h"), "--jglue", "3"],
-               capsys)[0] == 0
+    assert run_captured("dataset", *base, "--out", tmp_path / "r3", "--write-filtered", tmp_path / "h", "--jglue", "3")[0] == 0
     assert len(read_dataset(tmp_path / "h")["data"]["test"]) == len(document["data"]["test"]) - 4
 
 
 # -- bad input -----------------------------------------------------------------------------------
 
 
-def test_bad_answers_end_with_one_line_and_status_2(export, tmp_path, capsys) -> None:
+def test_bad_answers_end_with_one_line_and_status_2(export, tmp_path, run_captured) -> None:
     write_page_json(tmp_path / "unknown.json", "x", {99999: "да"})
     write_page_json(tmp_path / "one.json", "same", {1: "да"})
     write_page_json(tmp_path / "two.json", "same", {2: "да"})
@@ -266,8 +263,8 @@ def test_bad_answers_end_with_one_line_and_status_2(export, tmp_path, capsys) ->
         ([str(tmp_path / "missing.json")], "does not exist"),
     )
     for files, message in cases:
-        status, _, err = run(["annotate", "import", "--data", str(export), "--answers", *files,
-                              "--out", str(tmp_path / "r")], capsys)
+        status, _, err = run_captured("dataset", "annotate", "import", "--data", export, "--answers", *files,
+                                      "--out", tmp_path / "r")
         assert status == 2 and message in err and err.count("\n") == 1 and "Traceback" not in err, (files, err)
     assert not (tmp_path / "r").exists()
     for argv, message in (
@@ -282,21 +279,21 @@ def test_bad_answers_end_with_one_line_and_status_2(export, tmp_path, capsys) ->
         (["import", "--data", str(export), "--answers", str(tmp_path / "one.json"), "--out", str(tmp_path / "r"),
           "--write-filtered", str(tmp_path / "one.json" / "sub")], "cannot write to --write-filtered"),
     ):
-        status, _, err = run(["annotate", *argv], capsys)
+        status, _, err = run_captured("dataset", "annotate", *argv)
         assert status == 2 and message in err and err.count("\n") == 1, (argv, err)
     assert not (tmp_path / "t").exists() and not (tmp_path / "r").exists()
 
 
-def test_an_image_path_leading_outside_the_dataset_is_refused(export, tmp_path, capsys) -> None:
+def test_an_image_path_leading_outside_the_dataset_is_refused(export, tmp_path, run_captured) -> None:
     document = read_dataset(export)
     document["data"]["test"][0]["inputs"]["image"] = "../src/render/images/ruclevr_000000.png"
     write_dataset(export, document)
-    status, _, err = run(["annotate", "export", "--data", str(export), "--out", str(tmp_path / "t")], capsys)
+    status, _, err = run_captured("dataset", "annotate", "export", "--data", str(export), "--out", str(tmp_path / "t"))
     assert status == 2 and "leads out of its folder" in err and err.count("\n") == 1
     assert not (tmp_path / "t").exists()
     write_page_json(tmp_path / "a.json", "a", {document["data"]["test"][0]["meta"]["id"]: "999"})
-    status, _, err = run(["annotate", "import", "--data", str(export), "--answers", str(tmp_path / "a.json"),
-                          "--out", str(tmp_path / "r")], capsys)
+    status, _, err = run_captured("dataset", "annotate", "import", "--data", export, "--answers", tmp_path / "a.json",
+                                  "--out", tmp_path / "r")
     assert status == 2 and "leads out of its folder" in err and not (tmp_path / "r").exists()
 
 
@@ -318,11 +315,11 @@ def test_label_studio_export_reader_takes_users_by_id_or_email_and_skips_cancell
     assert read_answers([tmp_path / "bom.tsv"]) == [Answer("w1", 7, "да", str(tmp_path / "bom.tsv"))]
 
 
-def test_min_agreement_disputes_items_with_a_split_vote(export, tmp_path, capsys) -> None:
+def test_min_agreement_disputes_items_with_a_split_vote(export, tmp_path, run_captured) -> None:
     document = read_dataset(export)
     write_crowd_tsv(tmp_path / "crowd.tsv", planned_answers(document))
-    assert run(["annotate", "import", "--data", str(export), "--answers", str(tmp_path / "crowd.tsv"),
-                "--out", str(tmp_path / "r"), "--min-agreement", "0.9"], capsys)[0] == 0
+    assert run_captured("dataset", "annotate", "import", "--data", export, "--answers", tmp_path / "crowd.tsv",
+                        "--out", tmp_path / "r", "--min-agreement", "0.9")[0] == 0
     disputed = load(tmp_path / "r" / "human.json")["disputed"]
     test_ids = [item["meta"]["id"] for item in document["data"]["test"]]
     assert [record["id"] for record in disputed] == test_ids[:4]  # the tie, then three 2-of-3 majorities

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from annotate_helpers import read_dataset, write_dataset
+
 from dataset.cli import main
 from ruclevr.io import read_json
 

@@ -20,12 +20,13 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-
 from annotate_helpers import hand_figures, load, planned_answers, read_dataset, small_export
+
 from dataset.cli import main
 
 LABEL_STUDIO = "label-studio==1.23.2"

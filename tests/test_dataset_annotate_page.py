@@ -7,10 +7,10 @@ import json
 import re
 
 import pytest
-
 from annotate_helpers import load, read_dataset, small_export, write_dataset
-from dataset.cli import main
 from headless_chromium import ChromiumPage, find_chromium
+
+from dataset.cli import main
 
 CHROMIUM = find_chromium()
 SCRIPT_QUESTION = 'Что это? <script>window.injected = 1;</script><img src=x onerror="window.injected = 2">'

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import run_stage
 from PIL import Image
 
 from assets.vocabulary import load_vocabulary
@@ -105,7 +106,7 @@ def test_recolouring_changes_colours_only_and_records_the_source() -> None:
     mapping = {old[0]: next(c for c in COLOURS if c != old[0])}
     new = recolour_scene(scene, mapping, "swap_000005.png")
     assert [obj["color"] for obj in new["objects"]] == [mapping.get(c, c) for c in old]
-    for before, after in zip(scene["objects"], new["objects"]):
+    for before, after in zip(scene["objects"], new["objects"], strict=True):
         assert {k: before[k] for k in GEOMETRY_KEYS} == {k: after[k] for k in GEOMETRY_KEYS}
     for key in ("camera", "lights", "relationships", "directions", "seed"):
         assert new[key] == scene[key]
@@ -175,7 +176,7 @@ def test_under_a_permutation_every_question_survives_and_answers_follow_the_colo
         source = [q for q in questions if q["image_index"] == scene["image_index"]]
         kept, dropped = recolourer.questions_for_scene(source, swapped)
         assert not dropped, [d.reason for d in dropped]
-        for before, after in zip(source, kept):
+        for before, after in zip(source, kept, strict=True):
             expected = mapping.get(before["answer"], before["answer"]) if before["answer"] in COLOURS else before["answer"]
             assert after["answer"] == expected == execute_program(after["program"], swapped)
             for name, value in before["params"].items():
@@ -189,14 +190,8 @@ def test_under_a_permutation_every_question_survives_and_answers_follow_the_colo
 # -- the command, end to end with Blender ---------------------------------------------------------
 
 
-def run_dataset(*argv: str) -> int:
-    from dataset.cli import main
-
-    return main(list(argv))
-
-
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys) -> None:
-    from dataset.testing import write_sample_stage_outputs
+    from sample_outputs import write_sample_stage_outputs
 
     paths = write_sample_stage_outputs(tmp_path / "src", n_scenes=2)
     out = tmp_path / "OUT"
@@ -214,7 +209,7 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys) -> None:
          "only scenes written by python -m render can be re-rendered"),
     )
     for argv, message in cases:
-        status = run_dataset("augment", *argv, "--out", str(out), "--device", "cpu")
+        status = run_stage("dataset", "augment", *argv, "--out", str(out), "--device", "cpu")
         error = capsys.readouterr().err
         assert status == 2, argv
         assert message in error and error.count("\n") == 1 and "Traceback" not in error, error
@@ -256,7 +251,7 @@ def augmented(tmp_path_factory):
     mapping = rubber_colour_swap(scenes[0])
     argv = ["augment", "--scenes", str(source / "scenes.json"), "--questions", str(root / "questions.json"),
             "--map", ",".join(f"{a}={b}" for a, b in mapping.items()), "--out", str(root / "OUT"), "--device", "cpu"]
-    assert run_dataset(*argv) == 0
+    assert run_stage("dataset", *argv) == 0
     return {"root": root, "source": source, "out": root / "OUT", "map": mapping, "argv": argv}
 
 
@@ -280,7 +275,7 @@ def test_rerender_keeps_the_mask_and_shows_the_new_colours(augmented) -> None:
         before_image = np.asarray(Image.open(source / "images" / origin))
         after_image = np.asarray(Image.open(out / "images" / scene["image_filename"]))
         source_scene = read_json(source / "scenes" / origin.replace(".png", ".json"))
-        for k, (old, new) in enumerate(zip(source_scene["objects"], scene["objects"])):
+        for k, (old, new) in enumerate(zip(source_scene["objects"], scene["objects"], strict=True)):
             assert new["color"] == mapping.get(old["color"], old["color"])
             assert new["3d_coords"] == old["3d_coords"] and new["visible_pixels"] == old["visible_pixels"]
             if old["color"] in mapping and old["material"] == "rubber" and old["visible_pixels"] >= 30:
@@ -330,19 +325,19 @@ def test_every_answer_is_the_recoloured_graphs_and_no_ill_posed_question_is_kept
 
 @pytest.mark.blender
 def test_a_killed_run_resumes_to_the_same_files_and_the_output_exports(augmented, tmp_path) -> None:
-    from dataset.testing import mera_export_problems
+    from sample_outputs import mera_export_problems
 
     out = augmented["out"]
     before = output_bytes(out)
     scene_file = sorted((out / "scenes").glob("*.json"))[-1]
     scene_file.unlink()  # as if the run had been killed before this scene finished
     (out / "questions_ru_kept.json").unlink()
-    assert run_dataset(*augmented["argv"]) == 0
+    assert run_stage("dataset", *augmented["argv"]) == 0
     assert output_bytes(out) == before
     # Other inputs into the same folder are refused rather than mixed in.
     other = [a if not a.startswith(tuple(augmented["map"])) else "gray=brown" for a in augmented["argv"]]
-    assert run_dataset(*other) == 2
-    assert run_dataset("export", "--questions", str(out / "questions_ru_kept.json"), "--scenes",
+    assert run_stage("dataset", *other) == 2
+    assert run_stage("dataset", "export", "--questions", str(out / "questions_ru_kept.json"), "--scenes",
                        str(out / "scenes.json"), "--out", str(tmp_path / "mera"), "--shots", "1") == 0
     assert mera_export_problems(tmp_path / "mera") == []
 
@@ -355,7 +350,7 @@ def test_worker_processes_render_the_files_of_one_worker(augmented, tmp_path) ->
             "--random", "--seed", "5", "--device", "cpu"]
     out, outputs = tmp_path / "OUT", {}
     for workers in ("2", "1"):
-        assert run_dataset(*argv, "--out", str(out), "--workers", workers, "--overwrite") == 0
+        assert run_stage("dataset", *argv, "--out", str(out), "--workers", workers, "--overwrite") == 0
         outputs[workers] = output_bytes(out)
         assert len(read_json(out / "scenes.json")["scenes"]) == 2, "both scenes recoloured, one per worker"
     assert outputs["2"] == outputs["1"]

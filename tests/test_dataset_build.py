@@ -16,11 +16,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from sample_outputs import mera_export_problems
 
-from dataset.document import read_export
 from dataset import build as build_module
 from dataset.build import Build, BuildPaths, BuildSettings, StageFailed, StageModules, format_summary
-from dataset.testing import mera_export_problems
+from dataset.document import read_export
 from ruclevr.cli import UsageError
 from ruclevr.io import read_json
 
@@ -38,7 +38,7 @@ def log_call(stage, argv):
 FAKE_STAGES = {
     "fake_render/cli.py": FAKE_COMMON + '''
 import numpy as np
-from dataset.testing import sample_scene, tiny_png
+from sample_outputs import sample_scene, tiny_png
 from ruclevr.io import atomic_write_bytes
 
 def main(argv=None):
@@ -66,7 +66,7 @@ def main(argv=None):
     "fake_render/__main__.py": "from fake_render.cli import main\nraise SystemExit(main())\n",
     "fake_questions/__init__.py": "",
     "fake_questions/cli.py": FAKE_COMMON + '''
-from dataset.testing import questions_for_scene
+from sample_outputs import questions_for_scene
 
 def main(argv):
     parser = argparse.ArgumentParser()

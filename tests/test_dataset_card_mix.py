@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from sample_outputs import write_sample_stage_outputs
+
 from dataset.card import family_groups, find_mix
 from dataset.cli import main
-from dataset.testing import write_sample_stage_outputs
 from ruclevr.io import atomic_write_json, read_json
 
 CONDITION = {"name": "cogent-a", "colors": {"cube": ["gray", "blue", "brown", "yellow"], "cylinder": ["red", "green", "purple", "cyan"]}}

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_export, run_stage_process
+from sample_outputs import mera_export_problems, write_sample_stage_outputs
 
-from dataset.document import read_export
 from dataset import export as export_module
-from dataset.cli import main
+from dataset.document import read_export
 from dataset.export import ExportSettings, export_dataset
 from dataset.prompt import CARD_PROMPT_PATH, InstructionTemplate
 from dataset.splits import split_shots_and_test
-from dataset.testing import mera_export_problems, write_sample_stage_outputs
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_write_json, read_json
 
@@ -36,11 +34,6 @@ def export_bytes(folder: Path) -> list[bytes]:
 @pytest.fixture()
 def stage_outputs(tmp_path: Path) -> dict[str, Path]:
     return write_sample_stage_outputs(tmp_path / "in", n_scenes=8)
-
-
-def run_export(stage_outputs: dict[str, Path], out: Path, *extra: str) -> int:
-    return main(["export", "--questions", str(stage_outputs["questions"]), "--scenes", str(stage_outputs["scenes"]),
-                 "--out", str(out), *extra])
 
 
 def test_card_prompt_is_the_ruclevr_card_instruction() -> None:
@@ -253,12 +246,9 @@ def test_export_function_checks_before_writing(stage_outputs, tmp_path) -> None:
 
 
 def test_module_entry_point_reports_errors_in_one_line(tmp_path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "dataset", "export", "--questions", str(tmp_path / "none.json"),
-         "--scenes", str(tmp_path / "none.json"), "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, check=False,
-    )
+    result = run_stage_process("dataset", "export", "--questions", tmp_path / "none.json", "--scenes", tmp_path / "none.json",
+                               "--out", tmp_path / "out")
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0 and "does not exist" in result.stderr
-    help_text = subprocess.run([sys.executable, "-m", "dataset", "export", "--help"], capture_output=True, text=True)
+    help_text = run_stage_process("dataset", "export", "--help")
     assert help_text.returncode == 0 and "--shots" in help_text.stdout and "--prompt" in help_text.stdout

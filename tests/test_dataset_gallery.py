@@ -7,14 +7,14 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
+from headless_chromium import ChromiumPage, find_chromium
+from sample_outputs import write_sample_stage_outputs
 
 from dataset.document import read_export
 from dataset.export import ExportSettings, export_dataset
 from dataset.gallery import GallerySettings, files_dir, write_gallery
 from dataset.plots import PLOT_FILES
 from dataset.prompt import PromptSet
-from dataset.testing import write_sample_stage_outputs
-from headless_chromium import ChromiumPage, find_chromium
 from ruclevr.io import atomic_write_json, read_json
 
 SCRIPT_QUESTION = 'Что это? <script>window.injected = 1;</script><img src=x onerror="window.injected = 2">'

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from sample_outputs import write_sample_stage_outputs
 
 from dataset.cli import main
 from dataset.document import load_document, read_export
 from dataset.features import mera_features
-from dataset.testing import write_sample_stage_outputs
 from ruclevr.io import read_json
 
 
@@ -46,7 +46,7 @@ def test_load_dataset_reads_the_copy_offline_with_declared_features(built, tmp_p
         rows = loaded[split].to_list()
         items = document["data"][split]
         assert len(rows) == len(items)
-        for row, item in zip(rows, items):
+        for row, item in zip(rows, items, strict=True):
             image = row["inputs"].pop("image")
             assert image["path"] == item["inputs"]["image"]
             assert image["bytes"] == (built["mera"] / item["inputs"]["image"]).read_bytes()

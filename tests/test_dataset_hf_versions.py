@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from isolated_venv import make_venv, offline_environment
+from sample_outputs import write_sample_export
 
 from dataset.cli import main
-from dataset.testing import write_sample_export
-from isolated_venv import make_venv, offline_environment
 
 MERA_FEATURES_YAML = Path(__file__).parent / "data" / "mera_ruclevr_features.yaml"
 

@@ -11,10 +11,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from sample_outputs import mera_export_problems, write_sample_export, write_sample_stage_outputs
 
 from dataset.cli import main
 from dataset.document import LEGACY_DOCUMENT_NAME, load_document, read_export
-from dataset.testing import mera_export_problems, write_sample_export, write_sample_stage_outputs
 from ruclevr.io import atomic_write_json, read_json
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
+from sample_outputs import write_sample_stage_outputs
+from test_dataset_build import build, fake_stages  # noqa: F401  (a fixture, used by name)
 
 from dataset.document import load_document
 from dataset.export import ExportSettings, export_dataset
@@ -22,8 +24,6 @@ from dataset.plots import (
     write_plots,
 )
 from dataset.prompt import PromptSet
-from dataset.testing import write_sample_stage_outputs
-from test_dataset_build import build, fake_stages  # noqa: F401  (a fixture, used by name)
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +56,7 @@ def test_answer_panels_count_each_questions_answer(rows) -> None:
         assert axes.get_title() == f"{question_type} (n={by_type[question_type]})"
         answers = Counter(row.answer for row in rows if row.question_type == question_type)
         labels = [tick.get_text() for tick in axes.get_yticklabels()]
-        assert dict(zip(labels, bar_lengths(axes))) == dict(answers)
+        assert dict(zip(labels, bar_lengths(axes), strict=True)) == dict(answers)
 
 
 def test_family_bars_are_answer_shares_led_by_the_most_frequent(rows) -> None:

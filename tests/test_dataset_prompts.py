@@ -6,12 +6,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from helpers import run_export
+from sample_outputs import write_sample_stage_outputs
 
-from dataset.cli import main
 from dataset.document import read_export
 from dataset.export import question_types
 from dataset.prompt import DEFAULT_PROMPTS_DIR, PromptSet, instruction_format_problem
-from dataset.testing import write_sample_stage_outputs
 
 TYPES = ("binary", "colors", "count", "materials", "shapes", "size")
 
@@ -19,11 +19,6 @@ TYPES = ("binary", "colors", "count", "materials", "shapes", "size")
 @pytest.fixture(scope="module")
 def stage_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return write_sample_stage_outputs(tmp_path_factory.mktemp("prompts"), n_scenes=60)
-
-
-def run_export(stage_outputs: dict[str, Path], out: Path, *extra: str) -> int:
-    return main(["export", "--questions", str(stage_outputs["questions"]), "--scenes", str(stage_outputs["scenes"]),
-                 "--out", str(out), *extra])
 
 
 def test_shipped_set_has_ten_distinct_prompts_each_stating_every_types_answer_format() -> None:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import pytest
+from helpers import run_stage, run_stage_process
 
 from filter.base import Verdict
 from filter.cli import build_parser, main
@@ -193,10 +192,6 @@ def test_a_failing_batch_is_retried_reported_and_the_rest_saved(tmp_path: Path) 
         assert len(cache.lookup(failing.key, [t for _, t in ITEMS if t])) == 8  # all but the failed pair
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "filter", *args], capture_output=True, text=True, cwd=REPO, timeout=120)
-
-
 @pytest.mark.parametrize(
     ("case", "args", "message"),
     [
@@ -220,28 +215,20 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Capture
         argv += ["--out", str(tmp_path / "out" / "kept.json")]
     if "--backend" not in argv:
         argv += ["--backend", "morph"]
-    assert exit_code(argv) == 2
+    assert run_stage("filter", *argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0], err
     assert not (tmp_path / "out").exists(), "nothing written"
 
 
-def exit_code(argv: list[str]) -> int:
-    """main's return value, or the status argparse exits with."""
-    try:
-        return main(argv)
-    except SystemExit as exit:
-        return int(exit.code or 0)
-
-
 def test_bad_input_from_the_command_line_has_no_traceback(tmp_path: Path) -> None:
-    completed = run_cli("--in", str(tmp_path / "nope.json"), "--out", str(tmp_path / "kept.json"), "--backend", "morph")
+    completed = run_stage_process("filter", "--in", tmp_path / "nope.json", "--out", tmp_path / "kept.json", "--backend", "morph")
     assert completed.returncode == 2
     assert completed.stderr.strip().splitlines() == [f"python -m filter: error: input file '{tmp_path / 'nope.json'}' does not exist"]
 
 
 def test_help_explains_every_flag() -> None:
-    completed = run_cli("--help")
+    completed = run_stage_process("filter", "--help")
     assert completed.returncode == 0
     for action in build_parser()._actions:
         for flag in action.option_strings:
@@ -252,7 +239,7 @@ def test_help_explains_every_flag() -> None:
 def test_a_corrupt_score_file_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = write_input(tmp_path / "q.json")
     (tmp_path / "kept.scores.sqlite").write_bytes(b"not a database, " * 100)
-    assert exit_code(["--in", str(source), "--out", str(tmp_path / "kept.json"), "--backend", "morph"]) == 2
+    assert run_stage("filter", "--in", source, "--out", tmp_path / "kept.json", "--backend", "morph") == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "kept.scores.sqlite" in err[0] and "delete it" in err[0], err
     assert not (tmp_path / "kept.json").exists()

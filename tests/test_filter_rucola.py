@@ -121,7 +121,7 @@ def test_acceptable_class_is_index_1_unless_the_config_names_it(scorer: RucolaSc
     assert by_name.acceptable_index == by_index.acceptable_index == 1
     p0 = [v.score for v in by_config.score(SENTENCES)]
     p1 = [v.score for v in by_index.score(SENTENCES)]
-    assert [a + b for a, b in zip(p0, p1)] == pytest.approx([1.0] * len(SENTENCES), abs=2e-6)
+    assert [a + b for a, b in zip(p0, p1, strict=True)] == pytest.approx([1.0] * len(SENTENCES), abs=2e-6)
     assert p1 == [v.score for v in scorer.score(SENTENCES)], "same seed, same weights: labels only rename"
 
 

@@ -42,7 +42,8 @@ def test_default_pipeline_stages_never_import_torch_transformers_or_ray(tmp_path
         f"""
         import sys
         from pathlib import Path
-        from dataset.testing import tiny_png
+        sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})  # the tests' sample outputs
+        from sample_outputs import tiny_png
         from render.scene_graph import sample_scene_graph
         from ruclevr.io import atomic_write_bytes, atomic_write_json
         from dataset.cli import main as dataset

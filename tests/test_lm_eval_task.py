@@ -13,11 +13,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from isolated_venv import make_venv, offline_environment
+from sample_outputs import write_sample_export
 
 from dataset.cli import main
 from dataset.document import read_export
-from dataset.testing import write_sample_export
-from isolated_venv import make_venv, offline_environment
 from ruclevr.io import read_json
 
 REPO = Path(__file__).resolve().parents[1]

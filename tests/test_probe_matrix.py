@@ -3,7 +3,7 @@
 Each probe runs a command in this process (no rendering: inputs are scene graphs sampled
 without Blender and tiny PNGs) and must end with exit status 2 and exactly one line on stderr,
 no traceback, and no file written or changed anywhere in the test's folders (so nothing outside
-``--out`` and nothing half-written). README.md ("Reliability") quotes the number of probes.
+``--out`` and nothing half-written). docs/reliability.md quotes the number of probes.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pytest
+from helpers import run_stage
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSWD = "/etc/passwd"
@@ -34,22 +34,6 @@ class Inputs:
     folder: Path
 
 
-def run_main(argv: list[str]) -> int:
-    """Run ``python -m argv[0] argv[1:]`` in this process; an escaping exception fails the probe."""
-    program, *rest = argv
-    main: Callable[[list[str]], int] = {
-        "render": lambda a: __import__("render.cli", fromlist=["main"]).main(a),
-        "questions": lambda a: __import__("questions.cli", fromlist=["main"]).main(a),
-        "translate": lambda a: __import__("translate.cli", fromlist=["main"]).main(a),
-        "filter": lambda a: __import__("filter.cli", fromlist=["main"]).main(a),
-        "dataset": lambda a: __import__("dataset.cli", fromlist=["main"]).main(a),
-    }[program]
-    try:
-        return int(main(rest) or 0)
-    except SystemExit as stop:  # argparse
-        return stop.code if isinstance(stop.code, int) else 1
-
-
 def tree(folder: Path) -> dict[str, tuple[str, int, int]]:
     """Every entry under ``folder``: kind, size and modification time (a rewrite changes them)."""
     found = {}
@@ -63,13 +47,14 @@ def tree(folder: Path) -> dict[str, tuple[str, int, int]]:
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory) -> Inputs:
-    from dataset.testing import tiny_png
+    import numpy as np
+    from sample_outputs import tiny_png
+
     from render.outputs import encode_png
     from render.sampler import SceneOptions
     from render.scene_graph import sample_scene_graph
     from render.settings import RenderSettings
     from ruclevr.io import atomic_write_bytes, atomic_write_json
-    import numpy as np
 
     root = tmp_path_factory.mktemp("probes")
     scenes_dir = root / "render"
@@ -83,12 +68,12 @@ def inputs(tmp_path_factory) -> Inputs:
         scenes.append(scene)
     atomic_write_json(scenes_dir / "scenes.json", {"info": {"seed": 0}, "scenes": scenes})
     questions, translated, kept = root / "questions.json", root / "questions_ru.json", root / "questions_ru_kept.json"
-    assert run_main(["questions", "--scenes", str(scenes_dir / "scenes.json"), "--out", str(questions), "--quiet"]) == 0
-    assert run_main(["translate", "--questions", str(questions), "--out", str(translated)]) == 0
-    assert run_main(["filter", "--in", str(translated), "--out", str(kept), "--backend", "morph"]) == 0
+    assert run_stage("questions", "--scenes", scenes_dir / "scenes.json", "--out", questions, "--quiet") == 0
+    assert run_stage("translate", "--questions", questions, "--out", translated) == 0
+    assert run_stage("filter", "--in", translated, "--out", kept, "--backend", "morph") == 0
     export = root / "export"
-    assert run_main(["dataset", "export", "--questions", str(kept), "--scenes", str(scenes_dir / "scenes.json"),
-                     "--shots", "1", "--out", str(export)]) == 0
+    assert run_stage("dataset", "export", "--questions", kept, "--scenes", scenes_dir / "scenes.json",
+                     "--shots", "1", "--out", export) == 0
     regular_file = root / "a-file.txt"
     regular_file.write_text("not a folder\n", encoding="utf-8")
     folder = root / "a-folder"
@@ -144,7 +129,7 @@ BAD_OUTPUT_PROBES = [(command, bad) for command in (
 def check_probe(argv: list[str], inputs: Inputs, capsys, expect: str = "") -> None:
     capsys.readouterr()
     before = tree(inputs.root)
-    status = run_main(argv)
+    status = run_stage(*argv)
     captured = capsys.readouterr()
     lines = [line for line in captured.err.splitlines() if line.strip() and "\r" not in line]
     assert status == 2, (argv, status, captured.err[-2000:])
@@ -358,8 +343,8 @@ def test_closed_stdout_pipe_ends_quietly(inputs) -> None:
     assert result.returncode == 0 and result.stderr == "", result.stderr
 
 
-#: The number of probes, as README.md's reliability section states it.
-def test_probe_count_matches_the_readme(inputs) -> None:
+#: The number of probes, as docs/reliability.md states it.
+def test_probe_count_matches_the_reliability_doc(inputs) -> None:
     count = len(BAD_OUTPUT_PROBES) + len(hostile_probes(inputs)) + 2 + 1
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert f"{count} probes" in readme, count
+    reliability = (ROOT / "docs" / "reliability.md").read_text(encoding="utf-8")
+    assert f"{count} probes" in reliability, count

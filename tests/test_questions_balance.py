@@ -7,7 +7,6 @@ from collections import Counter, defaultdict
 import pytest
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
-
 from questions.executor import run_program
 from questions.families import load_families
 from questions.functions import format_answer

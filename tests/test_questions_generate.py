@@ -7,13 +7,12 @@ from collections import Counter
 
 import pytest
 
-from render.scene_graph import sample_scene_graph
-
 import questions.generate as generation
 from questions.cli import main
 from questions.executor import execute_program
 from questions.families import load_families
 from questions.generate import ResumeMismatch, Settings, generate, program_key
+from render.scene_graph import sample_scene_graph
 
 SCENE_COUNT = 60
 
@@ -91,17 +90,9 @@ def scenes_file(tmp_path, scenes):
     return path
 
 
-def run(capsys, *argv):
-    try:
-        code = main([str(arg) for arg in argv])
-    except SystemExit as exited:  # argparse's own errors
-        code = exited.code
-    return code, capsys.readouterr().err
-
-
-def test_cli_writes_questions_with_info(tmp_path, scenes_file, capsys):
+def test_cli_writes_questions_with_info(tmp_path, scenes_file, run_captured):
     out = tmp_path / "out" / "questions.json"
-    code, err = run(capsys, "--scenes", scenes_file, "--out", out, "--seed", 3, "--per-image", 4)
+    code, _, err = run_captured("questions", "--scenes", scenes_file, "--out", out, "--seed", 3, "--per-image", 4)
     assert code == 0 and "wrote 120 questions for 30 scenes" in err
     data = json.loads(out.read_text())
     info = data["info"]
@@ -115,17 +106,17 @@ def test_cli_writes_questions_with_info(tmp_path, scenes_file, capsys):
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["questions.json"]
 
     before = out.read_bytes()
-    code, err = run(capsys, "--scenes", scenes_file, "--out", out, "--seed", 3, "--per-image", 4)
+    code, _, err = run_captured("questions", "--scenes", scenes_file, "--out", out, "--seed", 3, "--per-image", 4)
     assert code == 0 and "up to date" in err and out.read_bytes() == before
-    code, err = run(capsys, "--scenes", scenes_file, "--out", out, "--seed", 4, "--per-image", 4)
+    code, _, err = run_captured("questions", "--scenes", scenes_file, "--out", out, "--seed", 4, "--per-image", 4)
     assert code == 2 and "pass --overwrite" in err and out.read_bytes() == before
-    code, err = run(capsys, "--scenes", scenes_file, "--out", out, "--seed", 4, "--per-image", 4, "--overwrite")
+    code, _, err = run_captured("questions", "--scenes", scenes_file, "--out", out, "--seed", 4, "--per-image", 4, "--overwrite")
     assert code == 0 and json.loads(out.read_text())["info"]["seed"] == 4
 
 
-def test_cli_resumes_a_stopped_run_to_the_same_file(tmp_path, scenes_file, capsys, monkeypatch):
+def test_cli_resumes_a_stopped_run_to_the_same_file(tmp_path, scenes_file, run_captured, monkeypatch):
     whole = tmp_path / "whole.json"
-    assert run(capsys, "--scenes", scenes_file, "--out", whole)[0] == 0
+    assert run_captured("questions", "--scenes", scenes_file, "--out", whole)[0] == 0
 
     stopped = tmp_path / "stopped.json"
     save_chunk = generation._save_chunk
@@ -135,11 +126,11 @@ def test_cli_resumes_a_stopped_run_to_the_same_file(tmp_path, scenes_file, capsy
         raise KeyboardInterrupt  # as if the run were killed right after its first checkpoint
 
     monkeypatch.setattr(generation, "_save_chunk", save_then_stop)
-    code, err = run(capsys, "--scenes", scenes_file, "--out", stopped, "--checkpoint-every", 10)
+    code, _, err = run_captured("questions", "--scenes", scenes_file, "--out", stopped, "--checkpoint-every", 10)
     assert code == 130 and "rerun the same command to resume" in err
     assert not stopped.exists() and (tmp_path / "stopped.json.partial" / "scenes_00000000_00000010.json").exists()
     monkeypatch.setattr(generation, "_save_chunk", save_chunk)
-    assert run(capsys, "--scenes", scenes_file, "--out", stopped, "--checkpoint-every", 10)[0] == 0
+    assert run_captured("questions", "--scenes", scenes_file, "--out", stopped, "--checkpoint-every", 10)[0] == 0
     assert json.loads(stopped.read_text())["questions"] == json.loads(whole.read_text())["questions"]
     assert not (tmp_path / "stopped.json.partial").exists()
 
@@ -156,7 +147,7 @@ def test_cli_resumes_a_stopped_run_to_the_same_file(tmp_path, scenes_file, capsy
         ("twice", [], "image_index 0 appears twice in split 'new'"),
     ],
 )
-def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, scenes_file, capsys, change, argv, message):
+def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, scenes_file, run_captured, change, argv, message):
     data = json.loads(scenes_file.read_text())
     if change == "missing":
         scenes_file.unlink()
@@ -171,7 +162,7 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, scenes_file, capsys, cha
     if change in ("pink", "no relations", "twice"):
         scenes_file.write_text(json.dumps(data))
     out = tmp_path / "q.json"
-    code, err = run(capsys, "--scenes", scenes_file, "--out", out, *argv)
+    code, _, err = run_captured("questions", "--scenes", scenes_file, "--out", out, *argv)
     assert code == 2
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
     assert not out.exists()
@@ -187,7 +178,7 @@ def test_cli_help_explains_every_flag(capsys):
         assert flag in text
 
 
-def test_an_unexpected_failure_names_the_scene_and_keeps_finished_chunks(tmp_path, scenes_file, capsys, monkeypatch):
+def test_an_unexpected_failure_names_the_scene_and_keeps_finished_chunks(tmp_path, scenes_file, run_captured, monkeypatch):
     calls = []
     make = generation.QuestionMaker.questions_for_scene
 
@@ -199,6 +190,6 @@ def test_an_unexpected_failure_names_the_scene_and_keeps_finished_chunks(tmp_pat
 
     monkeypatch.setattr(generation.QuestionMaker, "questions_for_scene", fail_on_the_fifteenth)
     out = tmp_path / "q.json"
-    code, err = run(capsys, "--scenes", scenes_file, "--out", out, "--checkpoint-every", 10)
+    code, _, err = run_captured("questions", "--scenes", scenes_file, "--out", out, "--checkpoint-every", 10)
     assert code == 1 and "failed on scene ruclevr_000014.png: ValueError: boom" in err and "finished chunks are kept" in err
     assert not out.exists() and (tmp_path / "q.json.partial" / "scenes_00000000_00000010.json").exists()

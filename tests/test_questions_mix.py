@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
-from pathlib import Path
+from functools import partial
 
 import pytest
+from helpers import run_stage_process
 
 from questions.families import load_families
 from questions.generate import Settings, generate, mix_class
 
-ROOT = Path(__file__).resolve().parents[1]
 TYPE_MIX = (("binary", 0.3), ("count", 0.2), ("colors", 0.2), ("shapes", 0.1), ("materials", 0.1), ("size", 0.1))
 
 
@@ -59,8 +57,7 @@ def test_without_a_mix_every_type_keeps_its_families_turn(scenes, families):
     assert {q["question_type"] for q in questions} == {name for name, _ in TYPE_MIX}
 
 
-def run_questions(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "questions", *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
+run_questions = partial(run_stage_process, "questions")
 
 
 def test_the_cli_records_the_mix(tmp_path, scenes):

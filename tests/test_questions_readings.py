@@ -223,7 +223,7 @@ def test_no_russian_pronoun_has_two_agreeing_antecedents(families):
             for word_set in (["куб", "цилиндр", "кубик", "шар"], ["сфера", "шар", "сфера", "куб"], ["предмет", "объект", "предмет", "объект"]):
                 params = {slot: "" for slot in russian.kinds}
                 params.update({slot: "left" for slot, kind in russian.kinds.items() if kind == "relation"})
-                words = dict(zip(shapes, word_set))
+                words = dict(zip(shapes, word_set, strict=False))
                 params.update({slot: {"куб": "cube", "кубик": "cube", "шар": "sphere", "сфера": "sphere", "цилиндр": "cylinder"}.get(w, "")
                                for slot, w in words.items()})
                 if any(params[slot] == "" and words[slot] in ("куб", "кубик", "шар", "сфера", "цилиндр") for slot in shapes):

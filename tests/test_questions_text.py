@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 
 from assets.vocabulary import load_vocabulary
-
 from questions.random_stream import RandomStream
 from questions.text import english_template_problems, normalise_text, placeholders, realise_english, tidy_english
 

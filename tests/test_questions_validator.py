@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_stage_process
 
 from questions.cli import main
 from questions.families import FAMILIES_DIR, load_families
@@ -65,7 +64,7 @@ def test_russian_templates_are_checked_by_the_realisers_rules_with_file_and_line
     assert feature.startswith(f"{path}:{line_of(text, 'звательный')}:") and "unknown feature 'звательный'" in feature
     assert word.startswith(f"{path}:{line_of(text, 'блямбы')}:") and "'блямбы'" in word
     assert verb.startswith(f"{path}:{line_of(text, 'находятся')}:") and "'находятся' is plural but its subject" in verb
-    completed = subprocess.run([sys.executable, "-m", "questions", "validate", str(path)], capture_output=True, text=True)
+    completed = run_stage_process("questions", "validate", path)
     assert completed.returncode == 2 and completed.stderr.count(str(path)) == 3 and "Traceback" not in completed.stderr
 
 
@@ -186,25 +185,22 @@ def test_generation_with_bad_families_exits_2_with_one_line(tmp_path):
     scenes = tmp_path / "scenes.json"
     scenes.write_text(json.dumps({"info": {}, "scenes": []}))
     out = tmp_path / "questions.json"
-    result = subprocess.run(
-        [sys.executable, "-m", "questions", "--scenes", str(scenes), "--out", str(out), "--families", str(families)],
-        capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1],
-    )
+    result = run_stage_process("questions", "--scenes", scenes, "--out", out, "--families", families)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     assert "unknown function 'counts'" in result.stderr and "family.yaml:" in result.stderr
     assert not out.exists()
 
 
-def test_the_readme_worked_example_is_a_valid_family_with_its_hand_answer(tmp_path):
+def test_the_documented_worked_example_is_a_valid_family_with_its_hand_answer(tmp_path):
     import re
 
     from questions.random_stream import RandomStream
     from questions.scene_index import SceneIndex
     from questions.search import Plan, SceneSearch
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### Adding a question family"):]
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "questions.md").read_text(encoding="utf-8")
+    section = guide[guide.index("## Adding a question family"):]
     example = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
     path = write(tmp_path, "families:\n" + example)
     (family,), problems = validate_file(path)

@@ -117,8 +117,8 @@ def test_scene_records_what_rerendering_needs(rendered):
 
 def test_blender_applies_the_recorded_pose_rotation_and_camera(session, job):
     """Rotation in degrees is what Blender applies; pixel_coords match Blender's own projection."""
-    from bpy_extras.object_utils import world_to_camera_view
     import bpy
+    from bpy_extras.object_utils import world_to_camera_view
 
     from assets.geometry import convex_hull_2d
     from render.sampler import first_scene
@@ -129,7 +129,7 @@ def test_blender_applies_the_recorded_pose_rotation_and_camera(session, job):
     record = scene_graph(scene, job.options)
     blender_scene = bpy.context.scene
     bpy.context.view_layer.update()  # evaluate matrix_world from location/rotation/scale
-    for obj, blender_obj, placed in zip(record["objects"], session.objects, scene.objects):
+    for obj, blender_obj, placed in zip(record["objects"], session.objects, scene.objects, strict=True):
         assert math.degrees(blender_obj.rotation_euler.z) == pytest.approx(obj["rotation"])
         # The object's real mesh, placed by Blender, has the footprint the sampler checked gaps with.
         world = np.array([blender_obj.matrix_world @ v.co for v in blender_obj.data.vertices])

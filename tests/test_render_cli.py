@@ -6,9 +6,11 @@ import signal
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
+from helpers import run_stage_process
 
 from ruclevr.io import read_json
 
@@ -19,10 +21,7 @@ SMALL = ["--width", "160", "--height", "120", "--samples", "4"]
 CLEVR_SCENE_KEYS = {"split", "image_index", "image_filename", "objects", "directions", "relationships"}
 
 
-def run_render(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "render", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
-    )
+run_render = partial(run_stage_process, "render")
 
 
 def test_small_run_makes_images_masks_scene_files_and_scenes_json(tmp_path):

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
+from helpers import run_stage_process
 
 from render.conditions import complement, condition_from_rules, load_condition
 from render.sampler import SceneOptions
@@ -16,7 +14,6 @@ from render.scene_graph import sample_scene_graph
 from ruclevr.cli import UsageError
 from ruclevr.io import read_json
 
-ROOT = Path(__file__).resolve().parents[1]
 GROUP_A = {"gray", "blue", "brown", "yellow"}
 GROUP_B = {"red", "green", "purple", "cyan"}
 EVERY_COLOR = GROUP_A | GROUP_B
@@ -81,8 +78,7 @@ def test_bad_rule_file_is_one_line_exit_2_and_nothing_written(tmp_path):
     rules.write_text('{"cube": ["teal"]}')
     out = tmp_path / "OUT"
     for spec, message in ((str(rules), "unknown colour 'teal'"), (str(tmp_path / "none.json"), "does not exist")):
-        result = subprocess.run([sys.executable, "-m", "render", "--n", "1", "--condition", spec, "--out", str(out)],
-                                cwd=ROOT, capture_output=True, text=True, timeout=120)
+        result = run_stage_process("render", "--n", "1", "--condition", spec, "--out", out, timeout=120)
         lines = result.stderr.strip().splitlines()
         assert result.returncode == 2 and len(lines) == 1 and message in lines[0] and "Traceback" not in result.stderr
         assert not out.exists()
@@ -91,11 +87,8 @@ def test_bad_rule_file_is_one_line_exit_2_and_nothing_written(tmp_path):
 @pytest.mark.blender
 def test_a_tiny_real_render_under_condition_b_records_it(tmp_path):
     out = tmp_path / "OUT"
-    result = subprocess.run(
-        [sys.executable, "-m", "render", "--n", "3", "--width", "64", "--height", "48", "--samples", "1", "--device", "cpu",
-         "--condition", "cogent-b", "--seed", "4", "--out", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
-    )
+    result = run_stage_process("render", "--n", "3", "--width", "64", "--height", "48", "--samples", "1", "--device", "cpu",
+                               "--condition", "cogent-b", "--seed", "4", "--out", out, timeout=600)
     assert result.returncode == 0, result.stderr
     scenes = read_json(out / "scenes.json")
     condition = scenes["info"]["scene_options"]["condition"]

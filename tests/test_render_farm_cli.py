@@ -10,10 +10,12 @@ import signal
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import psutil
 import pytest
+from helpers import run_stage_process
 
 from ruclevr.io import read_json, remove_scratch_of_dead_processes
 
@@ -24,9 +26,7 @@ N = 7  # three shards of 7 scenes: blocks of 2, 2 and 3
 TINY = ["--width", "64", "--height", "48", "--samples", "1", "--device", "cpu", "--seed", "11"]
 
 
-def run(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "render", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
+run = partial(run_stage_process, "render")
 
 
 def files_of(folder: Path) -> dict[str, bytes]:

@@ -3,23 +3,20 @@ that needs one, so the rules are tested on what a probe returns, and the CLI on 
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
+from functools import partial
 
 import pytest
+from helpers import run_stage_process
 
 from render.devices import DeviceChoice, choose_device, parse_gpu_ids, select_gpus, visibility_environment, worker_gpus
 from ruclevr.cli import UsageError
 from ruclevr.io import read_json
 
-ROOT = Path(__file__).resolve().parents[1]
 TWO_H200 = {"optix": ["NVIDIA H200", "NVIDIA H200"], "cuda": ["NVIDIA H200", "NVIDIA H200"], "hip": [], "oneapi": []}
 NOTHING = {"optix": [], "cuda": [], "hip": [], "oneapi": []}
 
 
-def run_render(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "render", *args], cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+run_render = partial(run_stage_process, "render")
 
 
 def test_auto_prefers_optix_and_gpu_ids_pick_devices_by_position():

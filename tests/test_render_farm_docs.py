@@ -1,6 +1,6 @@
 """The commands in the farm's documents are commands the CLI accepts: every ``python -m render``
-line of docs/slurm_array.sh, docs/ray_cluster.sh, docs/ray_cluster.md and README.md is
-parsed by the real parsers (shell variables replaced by their defaults or a placeholder)."""
+line of docs/slurm_array.sh, docs/ray_cluster.sh, docs/ray_cluster.md, docs/render.md (the render reference) and
+README.md is parsed by the real parsers (shell variables replaced by their defaults or a placeholder)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCUMENTS = ("docs/slurm_array.sh", "docs/ray_cluster.sh", "docs/ray_cluster.md", "README.md")
+DOCUMENTS = ("docs/slurm_array.sh", "docs/ray_cluster.sh", "docs/ray_cluster.md", "docs/render.md", "README.md")
 PLACEHOLDERS = {"DEVICE": "auto", "OUT": "out", "N": "1000", "SEED": "0"}
 
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 import os
 import signal
-
-import pytest
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from render.devices import DeviceChoice, worker_gpus
 from render.scheduler import Scheduler, WorkerPolicy

@@ -38,7 +38,7 @@ def test_bevelled_cube_is_closed_and_faces_point_outwards():
     mesh = bevelled_cube(0.1, segments=3)
     edges: dict[tuple[int, int], int] = {}
     for face in mesh.faces:
-        for a, b in zip(face, face[1:] + face[:1]):
+        for a, b in zip(face, face[1:] + face[:1], strict=True):
             edges[(a, b)] = edges.get((a, b), 0) + 1
     # A closed, consistently wound surface uses every directed edge once and its reverse once.
     assert all(count == 1 for count in edges.values())
@@ -197,7 +197,7 @@ def test_a_recorded_graph_rebuilds_the_same_scene():
     scene = first_scene(2, 9)
     rebuilt = scene_from_graph(scene_graph(scene))
     assert rebuilt == scene  # footprints are not compared by ==; check them too
-    for a, b in zip(rebuilt.objects, scene.objects):
+    for a, b in zip(rebuilt.objects, scene.objects, strict=True):
         assert np.allclose(a.footprint, b.footprint)
 
 

@@ -7,14 +7,13 @@ the native backend's test runs once translate/native.py exists.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from deep_translator.constants import BASE_URLS
-
 from fake_google import FakeGoogle
+from helpers import run_stage, run_stage_process
+
 from translate import cli
 from translate.google import GoogleBackend
 from translate.spelling import apply_yo_policy
@@ -67,14 +66,6 @@ def questions_file(tmp_path) -> Path:
     return path
 
 
-def run(*argv: str) -> int:
-    """Call the CLI in-process, as python -m translate would (argparse exits with SystemExit)."""
-    try:
-        return cli.main([str(arg) for arg in argv])
-    except SystemExit as exit_:
-        return int(exit_.code)
-
-
 def google_args(questions: Path, out: Path, *extra: str) -> list[str]:
     return ["--questions", questions, "--out", out, "--backend", "google", "--backoff", "0", *extra]
 
@@ -85,11 +76,11 @@ def read(path: Path) -> dict:
 
 def test_google_run_keeps_every_input_key_and_adds_the_russian(google, questions_file, tmp_path):
     out = tmp_path / "run" / "questions_ru.json"
-    assert run(*google_args(questions_file, out, "--batch-size", "2")) == 0
+    assert run_stage("translate", *google_args(questions_file, out, "--batch-size", "2")) == 0
     document = read(out)
     source = read(questions_file)
     assert len(document["questions"]) == len(ITEMS)
-    for item, original, (_, _, russian, answer_ru) in zip(document["questions"], source["questions"], ITEMS):
+    for item, original, (_, _, russian, answer_ru) in zip(document["questions"], source["questions"], ITEMS, strict=True):
         assert {key: item[key] for key in original} == original
         assert item["question_ru"] == apply_yo_policy(russian, "e")
         assert item["answer_ru"] == answer_ru
@@ -107,7 +98,7 @@ def test_google_run_keeps_every_input_key_and_adds_the_russian(google, questions
 
 def test_yo_policy_applies_to_questions_and_answers(google, questions_file, tmp_path):
     out = tmp_path / "questions_ru.json"
-    assert run(*google_args(questions_file, out, "--yo", "yo")) == 0
+    assert run_stage("translate", *google_args(questions_file, out, "--yo", "yo")) == 0
     items = read(out)["questions"]
     assert items[1]["question_ru"] == "Сколько ещё других предметов?"
     assert items[2]["answer_ru"] == "зелёный"
@@ -117,7 +108,7 @@ def test_a_killed_run_resumes_and_ends_with_what_an_uninterrupted_run_makes(
     google, questions_file, tmp_path, monkeypatch
 ):
     uninterrupted = tmp_path / "a" / "questions_ru.json"
-    assert run(*google_args(questions_file, uninterrupted, "--batch-size", "2")) == 0
+    assert run_stage("translate", *google_args(questions_file, uninterrupted, "--batch-size", "2")) == 0
 
     out = tmp_path / "b" / "questions_ru.json"
     cache = tmp_path / "b" / "cache.sqlite"
@@ -132,7 +123,7 @@ def test_a_killed_run_resumes_and_ends_with_what_an_uninterrupted_run_makes(
         return real_realise(self, questions)
 
     monkeypatch.setattr(GoogleBackend, "realise", killed_on_the_second_chunk)
-    assert run(*args) == 130
+    assert run_stage("translate", *args) == 130
     assert not out.exists()
     [progress] = (out.parent / "questions_ru.json.parts").glob("pass_*.jsonl")
     assert len(progress.read_text(encoding="utf-8").splitlines()) == 2  # the run's fingerprint, then the one finished chunk
@@ -140,7 +131,7 @@ def test_a_killed_run_resumes_and_ends_with_what_an_uninterrupted_run_makes(
 
     cache.unlink()  # so that only the saved progress, not the cache, can spare the first chunk
     requests_before = len(google.requests)
-    assert run(*args) == 0
+    assert run_stage("translate", *args) == 0
     assert google.requests[requests_before:] == [english for english, *_ in ITEMS[2:]]
     resumed, reference = read(out), read(uninterrupted)
     assert resumed["questions"] == reference["questions"]
@@ -155,7 +146,7 @@ def test_failures_are_reported_by_index_and_a_rerun_retries_only_them(google, qu
     google.script(ITEMS[4][0], "echo")
     out = tmp_path / "questions_ru.json"
     args = google_args(questions_file, out, "--retries", "1")
-    assert run(*args) == cli.EXIT_FAILURES
+    assert run_stage("translate", *args) == cli.EXIT_FAILURES
     stderr = capsys.readouterr().err
     assert "question 2 failed: HTTP 429 Too Many Requests (gave up after 2 attempts)" in stderr
     assert "question 4 failed: echo: the translator returned the English text unchanged" in stderr
@@ -166,7 +157,7 @@ def test_failures_are_reported_by_index_and_a_rerun_retries_only_them(google, qu
     assert [failure["index"] for failure in partial["info"]["translate"]["failed"]] == [2, 4]
 
     requests_before = len(google.requests)
-    assert run(*args) == 0
+    assert run_stage("translate", *args) == 0
     assert sorted(google.requests[requests_before:]) == sorted([ITEMS[2][0], ITEMS[4][0]])
     final = read(out)
     assert [item["question_index"] for item in final["questions"]] == [0, 1, 2, 3, 4]
@@ -175,24 +166,24 @@ def test_failures_are_reported_by_index_and_a_rerun_retries_only_them(google, qu
 
 def test_a_finished_run_is_not_redone(google, questions_file, tmp_path, capsys):
     out = tmp_path / "questions_ru.json"
-    assert run(*google_args(questions_file, out)) == 0
+    assert run_stage("translate", *google_args(questions_file, out)) == 0
     before, requests_before = out.read_bytes(), len(google.requests)
-    assert run(*google_args(questions_file, out)) == 0
+    assert run_stage("translate", *google_args(questions_file, out)) == 0
     assert "is up to date" in capsys.readouterr().err
     assert out.read_bytes() == before and len(google.requests) == requests_before
 
 
 def test_an_output_made_from_other_input_is_replaced_only_with_overwrite(google, questions_file, tmp_path, capsys):
     out = tmp_path / "questions_ru.json"
-    assert run(*google_args(questions_file, out)) == 0
+    assert run_stage("translate", *google_args(questions_file, out)) == 0
     document = read(questions_file)
     document["questions"] = document["questions"][:2]
     questions_file.write_text(json.dumps(document), encoding="utf-8")
     capsys.readouterr()
-    assert run(*google_args(questions_file, out)) == 2
+    assert run_stage("translate", *google_args(questions_file, out)) == 2
     assert "pass --overwrite" in capsys.readouterr().err
     assert len(read(out)["questions"]) == 5
-    assert run(*google_args(questions_file, out, "--overwrite")) == 0
+    assert run_stage("translate", *google_args(questions_file, out, "--overwrite")) == 0
     assert len(read(out)["questions"]) == 2
 
 
@@ -228,25 +219,20 @@ BAD_INPUTS = {
 def test_bad_input_is_one_line_exit_2_and_nothing_written(case, tmp_path, capsys):
     make_input, extra, message = BAD_INPUTS[case]
     out = tmp_path / "out" / "questions_ru.json"
-    assert run("--questions", make_input(tmp_path), "--out", out, *extra) == 2
+    assert run_stage("translate", "--questions", make_input(tmp_path), "--out", out, *extra) == 2
     stderr = capsys.readouterr().err
     assert stderr.count("\n") == 1 and message in stderr, stderr
     assert not (tmp_path / "out").exists()
 
 
 def test_as_a_process_bad_input_is_one_line_without_traceback(tmp_path):
-    result = subprocess.run(
-        [sys.executable, "-m", "translate", "--questions", tmp_path / "nope.json", "--out", tmp_path / "o.json"],
-        cwd=REPO, capture_output=True, text=True, timeout=60,
-    )
+    result = run_stage_process("translate", "--questions", tmp_path / "nope.json", "--out", tmp_path / "o.json", timeout=60)
     assert result.returncode == 2
     assert result.stderr == f"python -m translate: error: --in {tmp_path / 'nope.json'}: no such file\n"
 
 
 def test_help_explains_every_flag():
-    result = subprocess.run(
-        [sys.executable, "-m", "translate", "--help"], cwd=REPO, capture_output=True, text=True, timeout=60
-    )
+    result = run_stage_process("translate", "--help", timeout=60)
     assert result.returncode == 0
     for flag in ("--in", "--out", "--backend", "--model", "--cache", "--batch-size", "--yo", "--timeout",
                  "--retries", "--backoff", "--seed", "--families", "--overwrite"):
@@ -304,7 +290,7 @@ def test_native_backend_through_the_cli(tmp_path):
     assert all(expected), expected
 
     out = tmp_path / "questions_ru.json"
-    assert run("--questions", questions, "--out", out, "--seed", "3") == cli.EXIT_FAILURES
+    assert run_stage("translate", "--questions", questions, "--out", out, "--seed", "3") == cli.EXIT_FAILURES
     document = read(out)
     assert [item["question_ru"] for item in document["questions"]] == [apply_yo_policy(t, "e") for t in expected]
     assert {item["translator"] for item in document["questions"]} == {"native"}

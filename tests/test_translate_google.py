@@ -10,8 +10,8 @@ import time
 
 import pytest
 from deep_translator.constants import BASE_URLS
-
 from fake_google import FakeGoogle
+
 from translate.base import is_echo
 from translate.cache import TranslationCache
 from translate.google import GoogleBackend

@@ -18,7 +18,8 @@ torch = pytest.importorskip("torch")
 spm = pytest.importorskip("sentencepiece")
 transformers = pytest.importorskip("transformers")
 
-from translate import cli  # noqa: E402
+from helpers import run_stage  # noqa: E402
+
 from translate.cache import TranslationCache  # noqa: E402
 from translate.marian import MarianBackend, ModelNotAvailable, backend_name, load_marian  # noqa: E402
 
@@ -155,19 +156,13 @@ def test_an_uncached_hub_model_offline_is_not_available(monkeypatch):
         load_marian("ruclevr-tests/no-such-model")
 
 
-def run(*argv):
-    try:
-        return cli.main([str(arg) for arg in argv])
-    except SystemExit as exit_:
-        return int(exit_.code)
-
-
 def test_cli_writes_the_model_translations(tiny_marian, tmp_path):
     source = tmp_path / "questions.json"
     records = [{"question_index": i, "question": text, "answer": "yes"} for i, text in enumerate(PAIRS)]
     source.write_text(json.dumps({"info": {}, "questions": records}), encoding="utf-8")
     out = tmp_path / "questions_ru.json"
-    assert run("--questions", source, "--out", out, "--backend", "marian", "--model", tiny_marian, "--batch-size", "4") == 0
+    assert run_stage("translate", "--questions", source, "--out", out, "--backend", "marian", "--model", tiny_marian,
+                     "--batch-size", "4") == 0
     document = json.loads(out.read_text(encoding="utf-8"))
     assert [item["question_ru"] for item in document["questions"]] == list(PAIRS.values())
     assert {item["translator"] for item in document["questions"]} == {f"marian:{tiny_marian}"}
@@ -183,7 +178,7 @@ def test_cli_names_a_model_it_cannot_load_and_suggests_native(model, tmp_path, c
     source = tmp_path / "questions.json"
     source.write_text(json.dumps({"questions": [{"question": "Is it red?", "answer": "yes"}]}), encoding="utf-8")
     out = tmp_path / "questions_ru.json"
-    assert run("--questions", source, "--out", out, "--backend", "marian", "--model", model) == 2
+    assert run_stage("translate", "--questions", source, "--out", out, "--backend", "marian", "--model", model) == 2
     stderr = capsys.readouterr().err
     assert stderr.count("\n") == 1
     assert f"cannot load Marian model {model!r}" in stderr and "--backend native" in stderr

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from translate.base import Backend
 from native_fixtures import FIXTURES
 from native_fixtures import fixture_realiser as make_fixture_realiser
+
+from translate.base import Backend
 from translate.native import DEFAULT_FAMILIES_DIR, NativeRealiser, RealisationError
 from translate.spelling import apply_yo_policy
 
@@ -55,7 +55,7 @@ def question_record(family: dict, params: dict, image_index: int, question_index
     }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def family_files() -> dict[str, dict]:
     """Every family of the shipped folder and of the fixtures, as the files hold it, by id."""
     families = {}
@@ -90,7 +90,7 @@ def all_renderings(realiser: NativeRealiser, family: str, params: dict) -> dict[
     texts = {}
     for template in range(len(realiser.families[family].templates)):
         for choice in itertools.product(*options.values()):
-            texts[realiser.render(family, params, template, dict(zip(options, choice)))] = (template, *choice)
+            texts[realiser.render(family, params, template, dict(zip(options, choice, strict=True)))] = (template, *choice)
     return texts
 
 
@@ -135,7 +135,7 @@ def test_choices_cover_every_template_and_synonym_evenly_and_change_with_the_see
         assert len(counts) == size
         assert min(counts.values()) > 0.8 * len(choices) / size
     other_seed = NativeRealiser(seed=1).realise(questions)
-    assert sum(a != b for a, b in zip(texts, other_seed)) > len(texts) // 2
+    assert sum(a != b for a, b in zip(texts, other_seed, strict=True)) > len(texts) // 2
 
 
 def test_same_question_identity_gives_same_text_even_with_other_neighbours(realiser):

@@ -16,18 +16,16 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from functools import lru_cache
-from pathlib import Path
+from functools import cache
 
 import pytest
+from native_fixtures import fixture_realiser
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from filter.morph import MorphChecker
 from filter.report import reason_category
 from translate.morphology import CASES, NUMBERS, adjective_form, analyzer, default_lexicon, noun_phrase
-from native_fixtures import fixture_realiser
 from translate.native import NativeRealiser, RealisationError
-
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +51,7 @@ def values_of(kind: str) -> list[object]:
     return [str(n) for n in range(0, 131)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def attribute_words(kind: str) -> tuple[tuple[str, str], ...]:
     """Every (value, Russian word) an attribute placeholder can take: each synonym of each value,
     and the empty value (no word; for a shape, the generic nouns предмет and объект)."""
@@ -73,7 +71,7 @@ def object_rows(slots: list[str], kinds: dict[str, str]) -> list[dict[str, tuple
     rotating = [slot for slot in slots if slot not in axes]
     rows = []
     for i, combo in enumerate(itertools.product(*(attribute_words(kinds[slot]) for slot in axes))):
-        row = dict(zip(axes, combo))
+        row = dict(zip(axes, combo, strict=True))
         for k, slot in enumerate(rotating):
             words = attribute_words(kinds[slot])
             row[slot] = words[(i + 2 * k) % len(words)]
@@ -93,7 +91,7 @@ def objects_of(kinds: dict[str, str]) -> dict[str, list[str]]:
     return dict(objects)
 
 
-@lru_cache(maxsize=None)
+@cache
 def dictionary_forms(token: str) -> frozenset[str]:
     """What ``token`` may be a form of: nouns' lemmas, adjectives' masculine nominative singular."""
     forms = set()
@@ -105,7 +103,7 @@ def dictionary_forms(token: str) -> frozenset[str]:
     return frozenset(forms)
 
 
-@lru_cache(maxsize=None)
+@cache
 def adjective_lemmas(token: str) -> frozenset[str]:
     """Masculine nominative singular of ``token`` read as a full adjective or participle."""
     forms = (p.inflect({"masc", "sing", "nomn"}) for p in analyzer().parse(token) if p.tag.POS in ("ADJF", "PRTF"))

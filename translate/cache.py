@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 MEMORY = ":memory:"
 
@@ -78,7 +78,7 @@ class TranslationCache:
     def close(self) -> None:
         self._connection.close()
 
-    def __enter__(self) -> "TranslationCache":
+    def __enter__(self) -> TranslationCache:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -19,13 +19,23 @@ import shutil
 import sys
 from array import array
 from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 from tqdm import tqdm
 
 import ruclevr
+from render.farm import add_text_farm_arguments, run_text_stage
+from render.shards import (
+    SHARD_SPEC_HELP,
+    consecutive_shards,
+    merge_target,
+    parse_shard,
+    scene_block_positions,
+    sharded_path,
+)
 from ruclevr.cli import (
     ArgumentParser,
     UsageError,
@@ -40,8 +50,6 @@ from ruclevr.cli import (
     run_cli,
     stage_logger,
 )
-from render.farm import add_text_farm_arguments, run_text_stage
-from render.shards import SHARD_SPEC_HELP, consecutive_shards, merge_target, parse_shard, scene_block_positions, sharded_path
 from ruclevr.io import remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items
 from ruclevr.paths import check_output_location
@@ -191,7 +199,7 @@ class TranslationRun:
     never starts one); failures are kept by index in ``failed``.
     """
 
-    def __init__(self, args: argparse.Namespace, translator: str, progress_log: "Progress") -> None:
+    def __init__(self, args: argparse.Namespace, translator: str, progress_log: Progress) -> None:
         self.args = args
         self.translator = translator
         self.progress_log = progress_log
@@ -230,12 +238,12 @@ class TranslationRun:
         texts: dict[int, str] = {}
         if pending:
             realised, reasons = realise_chunk(self.started_backend(), [question for _, question in pending])
-            texts = {index: apply_yo_policy(text, args.yo) for (index, _), text in zip(pending, realised) if text is not None}
+            texts = {index: apply_yo_policy(text, args.yo) for (index, _), text in zip(pending, realised, strict=True) if text is not None}
             self.failed.update({pending[position][0]: reason for position, reason in reasons.items()})
             if texts:
                 self.progress_log.save(texts)
         self.seen += len(window)
-        for (index, question), answer in zip(window, answers):
+        for (index, question), answer in zip(window, answers, strict=True):
             text = texts.get(index)
             if text is None and self.is_done(index):
                 text = next_saved(self.saved, index)

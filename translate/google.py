@@ -22,7 +22,8 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import deep_translator.google as deep_translator_google
 import requests
@@ -80,7 +81,7 @@ class _RequestsWithTimeout:
 def _requests_with_timeout(shim: _RequestsWithTimeout) -> Iterator[None]:
     with _SWAP_LOCK:
         original = deep_translator_google.requests
-        deep_translator_google.requests = shim  # type: ignore[assignment]
+        deep_translator_google.requests = shim
         try:
             yield
         finally:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from translate.base import is_echo
 from translate.cache import TranslationCache
@@ -131,7 +132,7 @@ class MarianBackend:
         missing = sorted((text for text in unique if text not in known), key=len)
         for start in range(0, len(missing), self.batch_size):
             batch = missing[start : start + self.batch_size]
-            for text, translation in zip(batch, self.generate(batch)):
+            for text, translation in zip(batch, self.generate(batch), strict=True):
                 if is_echo(text, translation):
                     continue
                 known[text] = translation

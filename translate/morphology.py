@@ -14,10 +14,10 @@ acceptability filter), which the realiser's tests run on everything the realiser
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from types import MappingProxyType
-from typing import Mapping
 
 import pymorphy3
 
@@ -86,8 +86,8 @@ def build_lexicon(vocabulary: Vocabulary) -> Lexicon:
     for where, ru in entries:
         genders = ru.get("genders", {})
         animate = ru.get("animacy", "inan") == "anim"
-        for word in ru["synonyms"]:  # type: ignore[union-attr]
-            code = genders.get(word)  # type: ignore[union-attr]
+        for word in ru["synonyms"]:
+            code = genders.get(word)
             if code not in GENDERS:
                 raise MorphologyError(
                     f"vocabulary: {where}: Russian noun {word!r} needs its gender in ru.genders (m, f or n)"
@@ -96,8 +96,8 @@ def build_lexicon(vocabulary: Vocabulary) -> Lexicon:
     relation_cases: dict[str, str] = {}
     for name, entry in vocabulary.relations.items():
         ru = entry["ru"]
-        for phrase in ru["synonyms"]:  # type: ignore[union-attr]
-            case = ru.get("cases", {}).get(phrase)  # type: ignore[union-attr]
+        for phrase in ru["synonyms"]:
+            case = ru.get("cases", {}).get(phrase)
             if case not in CASES:
                 raise MorphologyError(
                     f"vocabulary: relation {name}: phrase {phrase!r} needs the case it governs in ru.cases "
@@ -116,7 +116,7 @@ def default_lexicon() -> Lexicon:
 # Inflection. Every function is cached: the realiser's hot path is dictionary look-ups.
 
 
-@lru_cache(maxsize=None)
+@cache
 def _noun_parse(lemma: str, gender: str) -> pymorphy3.analyzer.Parse:
     for parse in analyzer().parse(lemma):
         tag = parse.tag
@@ -125,7 +125,7 @@ def _noun_parse(lemma: str, gender: str) -> pymorphy3.analyzer.Parse:
     raise MorphologyError(f"pymorphy3 does not know {lemma!r} as a {gender} noun in the nominative singular")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _adjective_parse(lemma: str) -> pymorphy3.analyzer.Parse | None:
     """The masculine nominative singular adjective or participle parse of ``lemma``, if any."""
     for parse in analyzer().parse(lemma):
@@ -142,13 +142,13 @@ def _inflect(parse: pymorphy3.analyzer.Parse, grammemes: set[str], what: str) ->
     return form.word
 
 
-@lru_cache(maxsize=None)
+@cache
 def noun_form(lemma: str, gender: str, case: str, number: str) -> str:
     """``noun_form("цилиндр", "masc", "ablt", "plur")`` -> ``"цилиндрами"``."""
     return _inflect(_noun_parse(lemma, gender), {case, number}, "the noun")
 
 
-@lru_cache(maxsize=None)
+@cache
 def adjective_form(
     lemma: str, case: str, number: str, gender: str, animate: bool = False, short: bool = False
 ) -> str:
@@ -170,7 +170,7 @@ def adjective_form(
     return _inflect(parse, grammemes, "the adjective")
 
 
-@lru_cache(maxsize=None)
+@cache
 def pronoun_form(gender: str, number: str, case: str, after_preposition: bool = False) -> str:
     """The third-person pronoun standing for a noun: ``(femn, sing, gent, True)`` -> ``"неё"``."""
     lemma = _PRONOUN_LEMMAS["plur" if number == "plur" else gender]
@@ -243,7 +243,7 @@ def word_role(word: str, lexicon: Lexicon | None = None) -> str:
     return _grammatical_role(word)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _grammatical_role(word: str) -> str:
     if word == _PRONOUN_LEMMAS["masc"]:
         return "pronoun"
@@ -255,7 +255,7 @@ def _grammatical_role(word: str) -> str:
     return "unknown"
 
 
-@lru_cache(maxsize=None)
+@cache
 def verb_number(word: str) -> str | None:
     """``sing``/``plur`` when every reading of ``word`` is a finite verb or short participle of that
     number (находится, находятся, сделаны); None for any other word."""

@@ -16,10 +16,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -27,12 +27,11 @@ from assets.vocabulary import Vocabulary, load_vocabulary
 from questions.families import FAMILIES_DIR
 from questions.families import load_families as load_engine_families
 from questions.family import Family
-from questions.validator import FamilyError
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, Structure, admitted, structure_of
+from questions.validator import FamilyError
 from ruclevr.cli import UsageError
 from translate.morphology import (
     Lexicon,
-    MorphologyError,
     Noun,
     adjective_form,
     build_lexicon,
@@ -47,8 +46,8 @@ from translate.templates import (
     NounPhrase,
     compile_template,
     parameter_kinds,
-    validate_template,
 )
+from translate.templates import validate_template as validate_template  # re-exported: the realiser's template check
 
 DEFAULT_FAMILIES_DIR = FAMILIES_DIR
 
@@ -202,7 +201,7 @@ def template_sites(template: CompiledTemplate, slots: tuple[str, ...], structure
         gap = ""
     phrase_parts = {site.phrase: template.parts[site.part] for site in sites if site.role == "phrase"}
     heads = tuple(
-        (name, part.head_slot, part.head_noun, part.number, next((v for k, v in part.modifiers if k == "count"), None))  # type: ignore[misc]
+        (name, part.head_slot, part.head_noun, part.number, next((v for k, v in part.modifiers if k == "count"), None))  # type: ignore[union-attr]  # a "phrase" site always points at a NounPhrase part
         for name, part in phrase_parts.items()
     )
     needs_agreement = any(site.role in ("pronoun", "which") or (site.relation is not None and site.chained) for site in sites)
@@ -213,7 +212,7 @@ def template_sites(template: CompiledTemplate, slots: tuple[str, ...], structure
             fixed += [f"exclusive:{node}" for node in structure.unions]
         for phrase in structure.same_anchor:
             (droppable if phrase in marked else fixed).append(phrase if phrase in marked else f"self:{phrase}")
-    return Sites(tuple(sites), MappingProxyType(phrase_parts), heads, needs_agreement, tuple(fixed), tuple(droppable))  # type: ignore[arg-type]
+    return Sites(tuple(sites), MappingProxyType(phrase_parts), heads, needs_agreement, tuple(fixed), tuple(droppable))  # type: ignore[arg-type]  # phrase sites hold NounPhrase parts
 
 
 def _agreeing_readings(
@@ -221,7 +220,7 @@ def _agreeing_readings(
 ) -> tuple[list[str], tuple[int, ...], list[tuple[Site, list[str]]]]:
     """For phrases of these (gender, number): the readings «который» and chained relation phrases
     admit, the pronouns to repeat as their phrase, and for each of those the phrases said before it."""
-    by_name = {head[0]: feature for head, feature in zip(sites.heads, features)}
+    by_name = {head[0]: feature for head, feature in zip(sites.heads, features, strict=True)}
     readings: list[str] = []
     repeat: list[int] = []
     repeated: list[tuple[Site, list[str]]] = []
@@ -308,11 +307,11 @@ class NativeRealiser:
         choices //= count
         params = question.get("params")
         try:
-            values = [params[slot] for slot in family.slots]  # type: ignore[index]
-            all_options = [table[value] for table, value in zip(self._tables(family), values)]
+            values = [params[slot] for slot in family.slots]  # type: ignore[index]  # a bad params raises, handled here
+            all_options = [table[value] for table, value in zip(self._tables(family), values, strict=True)]
         except (KeyError, TypeError):
             all_options = self._options(family, params)  # names what is wrong
-            values = [params[slot] for slot in family.slots]  # type: ignore[index]
+            values = [params[slot] for slot in family.slots]  # type: ignore[index]  # a bad params raises, handled here
         words = []
         for options in all_options:
             if choices < _LOW_WATER:
@@ -327,7 +326,7 @@ class NativeRealiser:
         unsafe = question.get(UNSAFE_FIELD)
         for step in range(count):
             index = (first + step) % count
-            text = self._checked(family, index, words, unsafe)  # type: ignore[arg-type]
+            text = self._checked(family, index, words, unsafe)  # type: ignore[arg-type]  # a list of readings or None
             if text is not None:
                 if step:
                     self.refusals.update(f"{family.family} ru {(first + k) % count}" for k in range(step))
@@ -335,7 +334,7 @@ class NativeRealiser:
         self.refusals[f"{family.family} ru {NO_TEMPLATE}"] += 1
         raise RealisationError(
             f"family {family.family}: every Russian template admits another reading with another answer "
-            f"({', '.join(unsafe or [])})"  # type: ignore[arg-type]
+            f"({', '.join(unsafe or [])})"  # type: ignore[arg-type]  # a list of readings or None
         )
 
     def _checked(self, family: RussianFamily, index: int, words: list[str], unsafe: list[str] | None) -> str | None:
@@ -404,7 +403,7 @@ class NativeRealiser:
 
     def _signature(self, phrase: NounPhrase, words: list[str]) -> tuple[tuple[str, ...], str]:
         """What a phrase says: its attribute words and its noun."""
-        attributes = tuple(words[value] for kind, value in phrase.modifiers if kind == "slot" and words[value])  # type: ignore[index]
+        attributes = tuple(words[value] for kind, value in phrase.modifiers if kind == "slot" and words[value])
         return attributes, self._head(phrase, words)[0].lemma
 
     def _special_template(
@@ -415,8 +414,8 @@ class NativeRealiser:
         parts: list[object] = []
         for index, part in enumerate(template.parts):
             if index in repeat:
-                agreement: Agreement = part  # type: ignore[assignment]
-                phrase = phrase_parts[slots[agreement.phrase.head_slot]]  # type: ignore[index]
+                agreement: Agreement = part  # type: ignore[assignment]  # repeated parts are agreements
+                phrase = phrase_parts[slots[agreement.phrase.head_slot]]  # type: ignore[index]  # a repeated phrase has a shape slot
                 modifiers = tuple(m for m in phrase.modifiers if m[1] not in _OTHER_WORDS)
                 reads = ([agreement.relation] if agreement.relation is not None else []) + [
                     i for i in phrase.reads if i != phrase.relation
@@ -426,7 +425,7 @@ class NativeRealiser:
                 modifiers = tuple(m for m in part.modifiers if m[1] not in _OTHER_WORDS)
                 part = NounPhrase(part.relation, modifiers, part.head_slot, part.head_noun, part.case, part.number, part.reads)
             parts.append(part)
-        return CompiledTemplate(template.text, tuple(parts), template.several_sentences)  # type: ignore[arg-type]
+        return CompiledTemplate(template.text, tuple(parts), template.several_sentences)  # type: ignore[arg-type]  # parts are the template's own kinds
 
     def render(
         self, family: str, params: Mapping[str, object], template_index: int = 0, words: Mapping[str, str] | None = None
@@ -437,7 +436,7 @@ class NativeRealiser:
         if not 0 <= template_index < len(compiled.templates):
             raise RealisationError(f"family {family} has {len(compiled.templates)} Russian templates, no index {template_index}")
         chosen = []
-        for slot, options in zip(compiled.slots, self._options(compiled, params)):
+        for slot, options in zip(compiled.slots, self._options(compiled, params), strict=True):
             word = (words or {}).get(slot, options[0])
             if word not in options:
                 raise RealisationError(f"{word!r} is not a Russian word for {slot}={params[slot]!r}; allowed: {', '.join(options)}")
@@ -450,13 +449,13 @@ class NativeRealiser:
     def word_options(self, family: str, params: Mapping[str, object]) -> dict[str, tuple[str, ...]]:
         """Per placeholder, the Russian words the realiser may choose for these values (first = lemma)."""
         compiled = self._family(family)
-        return dict(zip(compiled.slots, self._options(compiled, params)))
+        return dict(zip(compiled.slots, self._options(compiled, params), strict=True))
 
     def family_of(self, question: Mapping[str, object]) -> RussianFamily:
         family = question.get("family")
         if family is None:
-            family = self._by_position.get((question.get("template_filename"), question.get("question_family_index")))  # type: ignore[arg-type]
-        return self._family(family)  # type: ignore[arg-type]
+            family = self._by_position.get((question.get("template_filename"), question.get("question_family_index")))  # type: ignore[arg-type]  # JSON values
+        return self._family(family)  # type: ignore[arg-type]  # None is reported by _family
 
     def _family(self, family: str) -> RussianFamily:
         try:
@@ -484,10 +483,10 @@ class NativeRealiser:
         vocabulary = self._vocabulary
         words: dict[str, dict[object, tuple[str, ...]]] = {}
         for kind in ("size", "color", "material", "shape"):
-            words[kind] = {name: tuple(vocabulary.value(kind, name).ru["synonyms"]) for name in vocabulary.names(kind)}  # type: ignore[arg-type]
+            words[kind] = {name: tuple(vocabulary.value(kind, name).ru["synonyms"]) for name in vocabulary.names(kind)}
             words[kind][""] = ("",)
-        words["shape"][""] = tuple(vocabulary.object_noun["ru"]["synonyms"])  # type: ignore[arg-type]
-        words["relation"] = {name: tuple(entry["ru"]["synonyms"]) for name, entry in vocabulary.relations.items()}  # type: ignore[arg-type]
+        words["shape"][""] = tuple(vocabulary.object_noun["ru"]["synonyms"])
+        words["relation"] = {name: tuple(entry["ru"]["synonyms"]) for name, entry in vocabulary.relations.items()}
         words["integer"] = {}
         return words
 
@@ -497,14 +496,14 @@ class NativeRealiser:
         if tables is None:
             tables = self._slot_tables[family.family] = [
                 {value: words[:1] for value, words in self._words[kind].items()} if lemma_only else self._words[kind]
-                for kind, lemma_only in zip(family.kinds.values(), family.lemma_only)
+                for kind, lemma_only in zip(family.kinds.values(), family.lemma_only, strict=True)
             ]
         return tables
 
     def _options(self, family: RussianFamily, params: object) -> list[tuple[str, ...]]:
         """The Russian words each parameter of ``family`` may take for the values in ``params``."""
         try:
-            return [self._words[kind][params[slot]] for slot, kind in family.kinds.items()]  # type: ignore[index]
+            return [self._words[kind][params[slot]] for slot, kind in family.kinds.items()]  # type: ignore[index]  # a bad params raises, handled here
         except (KeyError, TypeError):
             return [self._options_of_one(family, params, slot, kind) for slot, kind in family.kinds.items()]
 
@@ -542,7 +541,7 @@ class NativeRealiser:
                     text = part.cache[key] = self._build(part, words)
                 pieces.append(text)
             else:
-                pieces.append(words[part.slot])  # type: ignore[union-attr]
+                pieces.append(words[part.slot])  # type: ignore[union-attr]  # the remaining kind is a slot
         text = "".join(pieces)
         text = text[:1].upper() + text[1:]
         if template.several_sentences:
@@ -560,7 +559,7 @@ class NativeRealiser:
         number = phrase.number
         for kind, value in phrase.modifiers:
             if kind == "count":
-                number = count_number(int(words[value]))  # type: ignore[index]
+                number = count_number(int(words[value]))
         return self._lexicon.noun(lemma), number
 
     def _case_after(self, relation: int | None, words: list[str], case: str) -> tuple[str, str]:
@@ -574,15 +573,15 @@ class NativeRealiser:
         modifiers = []
         for kind, value in phrase.modifiers:
             if kind == "slot":
-                if words[value]:  # type: ignore[index]
-                    modifiers.append(("adjective", words[value]))  # type: ignore[index]
+                if words[value]:
+                    modifiers.append(("adjective", words[value]))
             elif kind == "count":
-                modifiers.append(("count", words[value]))  # type: ignore[index]
+                modifiers.append(("count", words[value]))
             else:
                 modifiers.append((kind, value))
         noun, _ = self._head(phrase, words)
         prefix, case = self._case_after(phrase.relation, words, phrase.case)
-        return prefix + noun_phrase(tuple(modifiers), noun, case, phrase.number)  # type: ignore[arg-type]
+        return prefix + noun_phrase(tuple(modifiers), noun, case, phrase.number)
 
     def _agreement(self, agreement: Agreement, words: list[str]) -> str:
         noun, number = self._head(agreement.phrase, words)

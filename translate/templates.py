@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import operator
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Callable, Mapping
+from typing import Any
 
 from assets.vocabulary import load_vocabulary
 from translate.morphology import Lexicon, MorphologyError, build_lexicon, verb_number, word_role
@@ -207,7 +208,7 @@ class NounPhrase:
     """A compiled noun phrase group. Slots are indices into the family's parameter list."""
 
     relation: int | None  # relation parameter that puts a preposition before the phrase
-    modifiers: tuple[tuple[str, object], ...]  # ("slot", i) ("count", i) ("adjective", другой) ("fixed", ещё)
+    modifiers: tuple[tuple[str, Any], ...]  # ("slot", i) ("count", i) ("adjective", другой) ("fixed", ещё)
     head_slot: int | None  # shape parameter
     head_noun: str | None  # literal noun when there is no shape parameter
     case: str
@@ -397,7 +398,7 @@ class _Compiler:
                     self.problems.append(f"{group.where()}: the relation {token.name} must be the first token of its group")
                 relation = self.index[token.name]
         if relation is not None and isinstance(tokens[0], Placeholder) and self.kinds.get(tokens[0].name) == "relation":
-            name = tokens.pop(0).name
+            name = tokens.pop(0).name  # type: ignore[union-attr]  # tokens[0] is the relation placeholder checked above
             if group.case is not None:
                 self.problems.append(f"{group.where()}: the case after {name} is set by the relation; remove the case feature")
             if not tokens:
@@ -462,7 +463,7 @@ class _Compiler:
         if len(self.problems) > before:
             return None
         reads = [relation] if relation is not None else []
-        reads += [value for kind, value in modifiers if kind in ("slot", "count")]  # type: ignore[misc]
+        reads += [value for kind, value in modifiers if kind in ("slot", "count")]  # type: ignore[misc]  # slot and count values are indices
         reads += [head_slot] if head_slot is not None else []
         return NounPhrase(relation, tuple(modifiers), head_slot, head_noun, group.case or "nomn", group.number or "sing", tuple(reads))
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import krippendorff
 import numpy as np
@@ -77,7 +78,7 @@ def human_baseline(items: Sequence[Mapping[str, Any]], winners: Mapping[int, Maj
     answered = [item for item in items if winners.get(item["meta"]["id"], Majority(None, 0, 0, ())).total]
     predictions = {item["meta"]["id"]: winners[item["meta"]["id"]].answer for item in answered
                    if winners[item["meta"]["id"]].answer is not None}
-    scores = score_predictions(answered, predictions)
+    scores = score_predictions(answered, predictions)  # type: ignore[arg-type]  # None answers are left out above
     scores["ties"] = scores.pop("missing")
     return scores
 

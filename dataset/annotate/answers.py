@@ -15,8 +15,9 @@ UsageError naming the file (one line, exit status 2). Blank answers are skipped 
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from dataset.annotate.agreement import Answer
 from dataset.annotate.tasks import ANSWER_FIELD, ID_FIELD, PAGE_FORMAT

@@ -18,12 +18,20 @@ from __future__ import annotations
 import copy
 import statistics
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from dataset.annotate.agreement import (Answer, Majority, annotator_records, human_baseline, krippendorff_alpha,
-                                        majority, normalise)
+from dataset.annotate.agreement import (
+    Answer,
+    Majority,
+    annotator_records,
+    human_baseline,
+    krippendorff_alpha,
+    majority,
+    normalise,
+)
 from dataset.annotate.tasks import TEMPLATES, sandbox
 from dataset.document import SPLITS, MeraDocument
 from dataset.export import SAMPLES_DIR, write_export

@@ -24,9 +24,10 @@ import csv
 import hashlib
 import io
 import json
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from jinja2 import StrictUndefined

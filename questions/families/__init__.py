@@ -1,6 +1,6 @@
 """The question families shipped with ruclevr (the YAML files beside this module) and their loader.
 
-Adding a family is adding (or extending) a file here; see "Adding a question family" in the README.
+Adding a family is adding (or extending) a file here; see "Adding a question family" in docs/questions.md.
 """
 
 from __future__ import annotations

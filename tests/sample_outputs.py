@@ -1,15 +1,15 @@
-"""Small stage outputs written in the documented formats, for tests and examples of the dataset stage.
+"""Small stage outputs written in the documented formats, for the tests and benchmarks of the dataset stage.
 
 They stand in for the render and filter stages' files (``docs/interfaces.md``): a
 ``scenes.json`` with per-scene objects, tiny PNG images, and kept Russian questions whose
-answers follow from the objects. Nothing here is used by the dataset commands themselves.
+answers follow from the objects. The product never imports this module.
 """
 
 from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from PIL import Image
@@ -18,7 +18,13 @@ from assets.vocabulary import load_vocabulary
 from ruclevr.io import atomic_write_bytes, atomic_write_json
 from translate.answers import answer_to_russian
 
-SHAPE_WORDS = {"cube": "куб", "sphere": "шар", "cylinder": "цилиндр"}
+
+def masculine_shape_noun(shape: str) -> str:
+    """The vocabulary's first masculine Russian noun for a shape (куб, шар, цилиндр): the sample
+    questions' «сделан» agrees with it."""
+    russian = load_vocabulary().value("shape", shape).ru
+    genders = cast(dict[str, str], russian["genders"])
+    return next(word for word in cast(list[str], russian["synonyms"]) if genders[word] == "m")
 
 
 def tiny_png(index: int, width: int = 8, height: int = 6) -> bytes:
@@ -66,7 +72,7 @@ def _question(scene: dict[str, Any], number: int, family: str, question_type: st
 def questions_for_scene(scene: dict[str, Any]) -> list[dict[str, Any]]:
     """One question of each MERA type about the scene's first object, plus counting questions."""
     first = scene["objects"][0]
-    shape_ru = SHAPE_WORDS[first["shape"]]
+    shape_ru = masculine_shape_noun(first["shape"])
     n_same_shape = sum(o["shape"] == first["shape"] for o in scene["objects"]) - 1
     n_color = sum(o["color"] == first["color"] for o in scene["objects"])
     color_ru = answer_to_russian(first["color"])
@@ -117,6 +123,7 @@ def mera_export_problems(export: Path) -> list[str]:
     import jsonschema
 
     from dataset.document import LEGACY_DOCUMENT_NAME, PROVENANCE_NAME, SPLIT_FILES
+    from dataset.export import SCHEMA_PATH
 
     export = Path(export)
     if export.name == LEGACY_DOCUMENT_NAME:
@@ -127,7 +134,7 @@ def mera_export_problems(export: Path) -> list[str]:
         document = {"data": {split: json.loads((folder / name).read_text(encoding="utf-8"))["data"]
                              for split, name in SPLIT_FILES.items()},
                     **json.loads((folder / PROVENANCE_NAME).read_text(encoding="utf-8"))}
-    schema = json.loads((Path(__file__).with_name("schema.json")).read_text(encoding="utf-8"))
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     validator = jsonschema.Draft202012Validator(schema)
     shots, test = document["data"]["shots"], document["data"]["test"]
     problems = [f"item {item['meta']['id']}: {error.message}" for item in shots + test for error in validator.iter_errors(item)]
