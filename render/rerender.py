@@ -43,7 +43,7 @@ def settings_from_record(record: Mapping[str, Any], device: str = "cpu", threads
         raise ValueError(f"the scene's render record lacks {missing}; it cannot be rendered again") from None
     denoise = record.get("denoiser") is not None
     defaults = RenderSettings()
-    engine = record.get("engine", defaults.engine)
+    engine: str = record.get("engine", defaults.engine)
     return RenderSettings(
         **recorded,
         engine=ENGINES_BEFORE_NAMED.get(engine, engine),
