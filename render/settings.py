@@ -1,20 +1,19 @@
 """Render settings as plain data (no bpy), recorded in every scene and in ``scenes.json``.
 
-Two kinds of setting share the class: what is drawn (the engine, size, samples, denoiser,
-colour transform, noise seed and pattern) decides every pixel, is recorded and must match when a
+Two kinds of setting share the class: what is drawn (the engine, the look, size, samples, denoiser,
+colour transform, noise seed and pattern, light tree) decides every pixel, is recorded and must match when a
 run is resumed, merged or verified; how the render runs (:data:`RUN_FIELDS`: device, threads,
 PNG compression) changes only the speed, is logged in the records and never compared. The one
 place that tells them apart is :func:`drawn_record`.
 
 The defaults come from measurements on a 2-core CPU machine (bpy 5.0.1, 480x320 scenes; see
-``benchmarks/render_bench.py`` and docs/performance.md): 8 samples denoised with
-OpenImageDenoise cost 1/49 of CLEVR's 512 undenoised samples (2.9 vs 140 core-seconds per
-image) at 39.5 dB PSNR inside the objects against a 2048-sample reference. BALANCED denoising quality
-gained 0.8 dB inside the objects over FAST for 5 % more time (HIGH scored the same as
-BALANCED); the ACCURATE prefilter gained less for 30 % more. Adaptive sampling, persistent data
-and tile size made no difference at such low sample counts, so they stay off/default. The blue-noise
-sampling pattern gained 0.5 dB inside the objects over Tabulated Sobol at the same cost (39.5 vs
-39.0 dB, 2.87 vs 2.89 core-seconds per image).
+``benchmarks/render_bench.py`` and docs/performance.md): 9 samples denoised with OpenImageDenoise
+(BALANCED quality, ACCURATE prefilter), blue-noise sampling and no light tree gave 40.1 dB PSNR
+inside the objects against a 2048-sample reference at 46.5x fewer core-seconds than CLEVR's 512
+undenoised samples (4.38 vs 203.4 under a load average of ~12); the previous 8 samples with the
+FAST prefilter and the light tree gave 39.4 dB on the same scene for 0.92x the cost. HIGH
+denoising quality scored the same as BALANCED; adaptive sampling, persistent data, tile size and
+fewer bounces made no difference at such low sample counts, so they stay off/default.
 """
 
 from __future__ import annotations
