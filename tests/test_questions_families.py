@@ -192,6 +192,15 @@ CASES = [
     # cubes: 0, 3; in front of 4: 0-3, metal: 0, 3
     ("compare_integer/zero_one_hop/less", {"<S>": "cube", "<C2>": "yellow", "<R>": "front", "<M3>": "metal"}, "no"),
     ("compare_integer/zero_one_hop/greater", {"<M>": "metal", "<C2>": "yellow", "<R>": "front", "<S3>": "cube"}, "yes"),  # 3 > 2
+    ("compare_integer/one_one_hop/equal", {"<C>": "gray", "<R>": "right", "<M2>": "metal", "<C3>": "yellow", "<R2>": "front",
+                                           "<S4>": "cube"}, "yes"),
+    # right of 0: 1-4, metal 3, 4; in front of 4: 0-3, cubes 0, 3: two and two
+    ("compare_integer/one_one_hop/less", {"<C>": "gray", "<R>": "right", "<S2>": "cube", "<C3>": "yellow", "<R2>": "front",
+                                          "<M4>": "rubber"}, "yes"),  # cube 3 right of 0 (one) < rubber 1, 2 in front of 4 (two)
+    ("compare_integer/one_one_hop/greater", {"<C>": "gray", "<R>": "right", "<M2>": "metal", "<C3>": "yellow", "<R2>": "front",
+                                             "<C4>": "gray"}, "yes"),  # 3, 4 (two) > gray 0 in front of 4 (one)
+    ("compare_integer/one_one_hop/greater", {"<C>": "gray", "<R>": "right", "<M2>": "metal", "<Z3>": "large", "<S3>": "cube",
+                                             "<R2>": "front", "<M4>": "metal"}, None),  # the large cube is 0 again: two anchors
     # ---- beyond CLEVR: extremes and the most common value ----
     ("superlative/extreme/color", {"<S>": "cube", "<R>": "left"}, "gray"),  # cubes 0, 3; none left of 0
     ("superlative/extreme/color", {"<S>": "cube", "<R>": "front"}, "red"),  # in front of 0: 3; of 3: no cube
