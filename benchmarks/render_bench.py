@@ -2,9 +2,11 @@
 
 Arms, all on the same scenes (seed 0, first candidates, 480x320 unless told otherwise):
 
-* defaults: one reused Blender session, 8 samples + OpenImageDenoise (BALANCED quality, FAST prefilter);
+* defaults: one reused Blender session, ``RenderSettings()`` (9 samples + OpenImageDenoise, BALANCED quality,
+  ACCURATE prefilter, no light tree);
 * CLEVR:    512 samples, no denoiser, the whole Blender scene rebuilt for every image;
-* reference: --reference-samples undenoised, on the PSNR scenes only (its cost is not reported).
+* reference: --reference-samples undenoised, on the PSNR scenes only (its cost is not reported); with
+  --reference-cache DIR each reference is kept there and reused by later runs.
 
 Cost is CPU core-seconds per image (process CPU time, all threads), so it does not depend on how
 many cores the machine lends us. Quality is PSNR of the 8-bit images against the reference over
@@ -25,9 +27,12 @@ objects (aim: 50x at 40 dB); worker RSS after 200 scenes within 100 MB of RSS af
 from __future__ import annotations
 
 import argparse
+import hashlib
+import io
 import json
 import math
 import multiprocessing
+import os
 import sys
 import tempfile
 import time
@@ -36,7 +41,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from render import DeviceChoice, RenderJob, RenderSettings, SceneOptions, default_min_pixels, first_scene
+from render import DeviceChoice, RenderedFrame, RenderJob, RenderSettings, SceneOptions, default_min_pixels, first_scene
+from render.model.settings import drawn_record
+from ruclevr.io import atomic_write_bytes
 
 
 def psnr(image: np.ndarray, reference: np.ndarray, where: np.ndarray | None = None) -> float:
@@ -78,6 +85,54 @@ def render_arm(settings: RenderSettings, options: SceneOptions, indices, rebuild
         if session is not None:
             session.close()
     return frames, costs
+
+
+def reference_key(scene, settings: RenderSettings) -> str:
+    """A cached reference's file name: the scene, the size and the samples in plain words, and a
+    digest of everything drawn (the scene's objects, camera and lights; every drawn setting)."""
+    drawn = json.dumps(drawn_record(settings.to_dict()), sort_keys=True) + repr(scene)
+    digest = hashlib.sha256(drawn.encode()).hexdigest()[:16]
+    return f"reference-{settings.width}x{settings.height}-{settings.samples}s-{digest}.npz"
+
+
+def cached_render(cache: str, scene, settings: RenderSettings, render) -> RenderedFrame:
+    """``render(scene)``'s frame, read from ``cache`` when a render of the same drawing is there,
+    else rendered and stored there (written to a temporary name and renamed)."""
+    path = os.path.join(cache, reference_key(scene, settings))
+    if os.path.exists(path):
+        with np.load(path) as stored:
+            return RenderedFrame(image=stored["image"], mask=stored["mask"])
+    frame = render(scene)
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, image=frame.image, mask=frame.mask)
+    os.makedirs(cache, exist_ok=True)
+    atomic_write_bytes(path, buffer.getvalue())
+    return frame
+
+
+def reference_arm(settings: RenderSettings, options: SceneOptions, indices, cache: str | None) -> list[RenderedFrame]:
+    """The reference frames of ``indices``, from ``cache`` where it has them (Blender is started
+    only when one is missing); the figures never include their cost."""
+    from render.engines.blender import BlenderSession
+
+    scenes = [first_scene(0, index, options) for index in indices]
+    if cache is None:
+        return render_arm(settings, options, indices, rebuild_per_image=False)[0]
+    session = None
+
+    def render(scene):
+        nonlocal session
+        session = session or BlenderSession(settings)
+        started = time.process_time()
+        frame = session.render(scene)
+        print(f"reference ({settings.samples} samples): {time.process_time() - started:.1f} core-s", file=sys.stderr, flush=True)
+        return frame
+
+    try:
+        return [cached_render(cache, scene, settings, render) for scene in scenes]
+    finally:
+        if session is not None:
+            session.close()
 
 
 def worker_rss(scenes: int, width: int, height: int, checkpoints=(10,)) -> dict[int, float]:
@@ -185,6 +240,8 @@ def main() -> None:
     parser.add_argument("--clevr", type=int, default=2, help="images rendered with CLEVR's settings (default 2; ~190 core-s each)")
     parser.add_argument("--psnr", type=int, default=2, help="images compared against the reference (default 2)")
     parser.add_argument("--reference-samples", type=int, default=2048, help="samples of the reference render (default 2048)")
+    parser.add_argument("--reference-cache", metavar="DIR",
+                        help="folder of reference renders kept between runs (keyed by scene, size, samples and every drawn setting)")
     parser.add_argument("--width", type=int, default=480)
     parser.add_argument("--height", type=int, default=320)
     parser.add_argument("--threads", type=int, default=0, help="Cycles threads for the arms (0 = all cores; core-seconds do not depend on it)")
@@ -208,7 +265,7 @@ def main() -> None:
     print(f"defaults: core-s per image {[round(c, 2) for c in default_costs]}", file=sys.stderr, flush=True)
     clevr_frames, clevr_costs = render_arm(clevr, options, indices[: args.clevr], rebuild_per_image=True)
     print(f"CLEVR: core-s per image {[round(c, 1) for c in clevr_costs]}", file=sys.stderr, flush=True)
-    reference_frames, _ = render_arm(reference, options, indices[: args.psnr], rebuild_per_image=False)
+    reference_frames = reference_arm(reference, options, indices[: args.psnr], args.reference_cache)
 
     def quality(frames) -> dict:
         if not reference_frames or not frames:  # an arm left out (--clevr 0) has no quality either

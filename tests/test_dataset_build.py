@@ -280,11 +280,12 @@ def test_changed_export_settings_redo_only_export_but_render_settings_need_overw
 
 def test_an_explicit_default_is_not_a_settings_change(fake_stages, tmp_path) -> None:
     from dataset.build import stage_defaults
+    from render.model.settings import DEFAULT_SAMPLES
 
     defaults = stage_defaults(StageModules())
-    assert defaults == {"width": 480, "height": 320, "samples": 8, "per_image": 10}
+    assert defaults == {"width": 480, "height": 320, "samples": DEFAULT_SAMPLES, "per_image": 10}
     implicit = BuildSettings(n=4).by_stage(defaults)
-    assert BuildSettings(n=4, width=480, height=320, samples=8, per_image=10).by_stage(defaults) == implicit
+    assert BuildSettings(n=4, width=480, height=320, samples=DEFAULT_SAMPLES, per_image=10).by_stage(defaults) == implicit
     assert BuildSettings(n=4, per_image=9).by_stage(defaults) != implicit
     root = tmp_path / "DATA"
     root.mkdir()

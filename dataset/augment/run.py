@@ -23,6 +23,7 @@ from filter.rucola import RucolaOptions
 from questions.families import families_digest, load_families
 from questions.family import Family
 from questions.validator import FamilyError
+from render import settings_from_record
 from ruclevr import __version__
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_open, atomic_write_json, file_sha256, read_json
@@ -46,6 +47,10 @@ def read_sources(sources: AugmentSources, families: Mapping[str, Family]) -> tup
         for required in ("render", "camera", "lights", "relationships"):
             if required not in scene:
                 raise UsageError(f"{where} has no {required!r}: only scenes written by python -m render can be re-rendered")
+        try:
+            settings_from_record(scene["render"])
+        except ValueError as error:
+            raise UsageError(f"{where}: {error}") from None
         for k, obj in enumerate(scene["objects"]):
             if obj.get("color") not in colours:
                 raise UsageError(f"{where} object {k}: unknown colour {obj.get('color')!r}; allowed: {', '.join(sorted(colours))}")

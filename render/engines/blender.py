@@ -257,6 +257,7 @@ def _configure_cycles(scene, settings: RenderSettings) -> None:
     cycles.use_adaptive_sampling = False
     cycles.seed = s.cycles_seed
     cycles.sampling_pattern = s.sampling_pattern
+    cycles.use_light_tree = s.light_tree
     cycles.use_denoising = s.denoise
     if s.denoise:
         cycles.denoiser = "OPENIMAGEDENOISE"

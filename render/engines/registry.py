@@ -1,7 +1,7 @@
 """Render engines behind one protocol, chosen by the ``engine`` render setting.
 
 An engine is a factory ``(settings, device) -> RenderBackend``: a session that draws sampled
-scenes to arrays (:class:`render.frame.RenderedFrame`) and is closed when its worker stops. The
+scenes to arrays (:class:`render.engines.frame.RenderedFrame`) and is closed when its worker stops. The
 worker, the farm (local processes, Ray actors), the writer and ``python -m render verify`` only
 see this protocol, so an engine is added by one module that calls :func:`register_engine` and
 nothing else. Cycles (through :mod:`render.engines.blender`, the only bpy importer) is registered here.

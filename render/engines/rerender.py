@@ -16,33 +16,41 @@ from typing import Any
 from render.engines.devices import DeviceChoice
 from render.engines.registry import RenderBackend, engine_factory
 from render.model.scene_graph import scene_from_graph
-from render.model.settings import RenderSettings, engine_name
+from render.model.settings import LOOK_BEFORE_RECORDS_HAD_IT, RenderSettings, engine_name
 
 #: Settings keys of ``RenderSettings`` that a scene's ``render`` record carries under the same name.
 _RECORDED = ("width", "height", "samples", "view_transform", "cycles_seed")
 #: The sampling pattern of records made before it was recorded (ruclevr 0.1.0's first renders).
 PATTERN_BEFORE_RECORDED = "TABULATED_SOBOL"
+#: Cycles' light tree, on in the renders made before it was recorded (Blender's factory setting).
+LIGHT_TREE_BEFORE_RECORDED = True
 
 
 def settings_from_record(record: Mapping[str, Any], device: str = "cpu", threads: int = 0) -> RenderSettings:
     """The render settings a scene was made with (its ``render`` record), for another render of it.
 
     The device and thread count are this run's choice: they change how fast, not what is drawn.
+    A record of another look than the renderer's is refused (ValueError): its pixels cannot be
+    reproduced, and a re-render would change more than what the caller edited.
     """
+    if not isinstance(record, Mapping):
+        raise ValueError("the scene's render record is not an object; it cannot be rendered again")
     try:
         recorded = {key: record[key] for key in _RECORDED}
     except KeyError as missing:
         raise ValueError(f"the scene's render record lacks {missing}; it cannot be rendered again") from None
     denoise = record.get("denoiser") is not None
     defaults = RenderSettings()
-    engine = record.get("engine", defaults.engine)
+    engine: str = record.get("engine", defaults.engine)
     return RenderSettings(
         **recorded,
         engine=engine_name(engine),
+        look=record.get("look", LOOK_BEFORE_RECORDS_HAD_IT),
         denoise=denoise,
         denoising_quality=record.get("denoising_quality") or defaults.denoising_quality,
         denoising_prefilter=record.get("denoising_prefilter") or defaults.denoising_prefilter,
         sampling_pattern=record.get("sampling_pattern", PATTERN_BEFORE_RECORDED),
+        light_tree=record.get("light_tree", LIGHT_TREE_BEFORE_RECORDED),
         device=device,
         threads=threads,
     )

@@ -1,20 +1,19 @@
 """Render settings as plain data (no bpy), recorded in every scene and in ``scenes.json``.
 
-Two kinds of setting share the class: what is drawn (the engine, size, samples, denoiser,
-colour transform, noise seed and pattern) decides every pixel, is recorded and must match when a
+Two kinds of setting share the class: what is drawn (the engine, the look, size, samples, denoiser,
+colour transform, noise seed and pattern, light tree) decides every pixel, is recorded and must match when a
 run is resumed, merged or verified; how the render runs (:data:`RUN_FIELDS`: device, threads,
 PNG compression) changes only the speed, is logged in the records and never compared. The one
 place that tells them apart is :func:`drawn_record`.
 
 The defaults come from measurements on a 2-core CPU machine (bpy 5.0.1, 480x320 scenes; see
-``benchmarks/render_bench.py`` and docs/performance.md): 8 samples denoised with
-OpenImageDenoise cost 1/49 of CLEVR's 512 undenoised samples (2.9 vs 140 core-seconds per
-image) at 39.5 dB PSNR inside the objects against a 2048-sample reference. BALANCED denoising quality
-gained 0.8 dB inside the objects over FAST for 5 % more time (HIGH scored the same as
-BALANCED); the ACCURATE prefilter gained less for 30 % more. Adaptive sampling, persistent data
-and tile size made no difference at such low sample counts, so they stay off/default. The blue-noise
-sampling pattern gained 0.5 dB inside the objects over Tabulated Sobol at the same cost (39.5 vs
-39.0 dB, 2.87 vs 2.89 core-seconds per image).
+``benchmarks/render_bench.py`` and docs/performance.md): 9 samples denoised with OpenImageDenoise
+(BALANCED quality, ACCURATE prefilter), blue-noise sampling and no light tree gave 40.1 dB PSNR
+inside the objects against a 2048-sample reference at 46.5x fewer core-seconds than CLEVR's 512
+undenoised samples (4.38 vs 203.4 under a load average of ~12); the previous 8 samples with the
+FAST prefilter and the light tree gave 39.4 dB on the same scene for 0.92x the cost. HIGH
+denoising quality scored the same as BALANCED; adaptive sampling, persistent data, tile size and
+fewer bounces made no difference at such low sample counts, so they stay off/default.
 """
 
 from __future__ import annotations
@@ -22,7 +21,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-DEFAULT_SAMPLES = 8
+DEFAULT_SAMPLES = 9
+#: The renderer's look: the world, floor, lights and materials that render/ draws every scene
+#: with. Raised whenever a change to them changes the pixels of the same drawn scene. 1 was the
+#: first look (small area lights, a dark sky, charcoal metal); a record without the field is look 1.
+LOOK = 2
+LOOK_BEFORE_RECORDS_HAD_IT = 1
 CLEVR_SAMPLES = 512
 
 #: Upper limits checked before any work (docs/reliability.md, "Bounded work"): far beyond any planned dataset, and
@@ -59,12 +63,18 @@ def engine_name(recorded: str) -> str:
 @dataclass(frozen=True)
 class RenderSettings:
     engine: str = "cycles"  # a name in render.engines.registry's registry
+    look: int = LOOK  # the renderer's look this setting draws (only LOOK can be rendered)
     width: int = 480
     height: int = 320
     samples: int = DEFAULT_SAMPLES
     denoise: bool = True
     denoising_quality: str = "BALANCED"  # OpenImageDenoise: HIGH, BALANCED or FAST
-    denoising_prefilter: str = "FAST"  # NONE, FAST or ACCURATE
+    # ACCURATE denoises the albedo and normal passes too: their noise at object outlines is where a
+    # quarter of the error inside the objects sat (scene 0 against a 2048-sample reference).
+    denoising_prefilter: str = "ACCURATE"  # NONE, FAST or ACCURATE
+    # Cycles' light tree picks lights per shading point; with three lights it costs more than it
+    # saves: off, a 480x320 render took 17 % fewer core-seconds at the same PSNR.
+    light_tree: bool = False
     view_transform: str = "Standard"  # colours exactly as the shader made them (not AgX's look)
     device: str = "cpu"  # resolved backend: cpu, cuda, optix, hip, oneapi
     threads: int = 0  # Cycles CPU threads; 0 = all cores
@@ -79,6 +89,9 @@ class RenderSettings:
             raise ValueError(f"image size must be positive, got {self.width}x{self.height}")
         if self.samples < 1:
             raise ValueError(f"samples must be at least 1, got {self.samples}")
+        if self.look != LOOK:
+            raise ValueError(f"look {self.look} cannot be drawn: this renderer draws look {LOOK} only (its lights, sky, floor "
+                             "and materials changed since); render the scenes anew with python -m render")
 
     def replace(self, **changes) -> RenderSettings:
         return dataclasses.replace(self, **changes)
@@ -87,6 +100,7 @@ class RenderSettings:
         """The record of a scene or run: what is drawn, and the device it ran on (logged only)."""
         return {
             "engine": self.engine,
+            "look": self.look,
             "width": self.width,
             "height": self.height,
             "samples": self.samples,
@@ -97,12 +111,13 @@ class RenderSettings:
             "device": self.device,
             "cycles_seed": self.cycles_seed,
             "sampling_pattern": self.sampling_pattern,
+            "light_tree": self.light_tree,
         }
 
     @classmethod
     def clevr(cls, **changes) -> RenderSettings:
-        """CLEVR's original settings: 512 samples, no denoiser (the benchmark's baseline)."""
-        return cls(samples=CLEVR_SAMPLES, denoise=False).replace(**changes)
+        """CLEVR's original settings: 512 samples, no denoiser, the rest Blender's (the benchmark's baseline)."""
+        return cls(samples=CLEVR_SAMPLES, denoise=False, light_tree=True).replace(**changes)
 
 
 def drawn_record(record: dict) -> dict:
