@@ -15,7 +15,8 @@ from ruclevr.jsonstream import DocumentError, DocumentShapeError, JsonDocument, 
 
 BAD_FILES = {
     "malformed": (b'{"info": {}, "scenes": [}', "is not valid JSON"),
-    "truncated": (b'{\n  "info": {},\n  "questions": [\n    {"a": 1},\n', "truncated"),
+    # cut inside its first item (a stage checks each whole item as it streams, before it meets the end)
+    "truncated": (b'{\n  "info": {},\n  "questions": [\n    {\n      "a": 1,\n', "truncated"),
     "not UTF-8": (b'{"info": {"x": "\xff\xfe"}, "questions": []}', "not valid JSON"),
     "bare list": (b"[1, 2, 3]", None),
     "no list": (b'{"info": {}}', None),
