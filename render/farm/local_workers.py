@@ -138,7 +138,7 @@ class _Process:
 
 
 class ProcessWorkers:
-    """A :class:`render.scheduler.WorkerBackend` of spawned processes.
+    """A :class:`render.farm.scheduler.WorkerBackend` of spawned processes.
 
     ``open_worker(argument_of(slot))`` runs in the child and returns its :class:`SceneWorker`; it
     and its argument must be picklable (module-level function, dataclass). ``environment_of(slot)``

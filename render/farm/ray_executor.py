@@ -96,7 +96,7 @@ def run_on_ray(job: RenderJob, indices: Iterable[int], workers: int, policy: Wor
 
 
 class RayActors:
-    """A :class:`render.scheduler.WorkerBackend` of Ray actors; the driver writes their files."""
+    """A :class:`render.farm.scheduler.WorkerBackend` of Ray actors; the driver writes their files."""
 
     def __init__(self, job: RenderJob, resources: dict[str, float]) -> None:
         import ray
