@@ -153,6 +153,7 @@ def exit_status(main: Callable[[Sequence[str]], int | None], argv: Sequence[str]
         status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
     return int(status or 0)
 
+
 #: Modules of the optional extras (``pip install -e '.[ml]'``), imported only by the backends that need them.
 OPTIONAL_MODULES = frozenset({"torch", "transformers", "sentencepiece", "safetensors", "ray"})
 
