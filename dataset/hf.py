@@ -41,6 +41,10 @@ DATA_DIR = "data"
 ROWS_PER_GROUP = 100
 #: A split's parquet file is closed at this size and the next one begun (the Hub's own files are at most ~500 MB).
 MAX_FILE_BYTES = 500 * 1000 * 1000
+#: ... or once it holds this many row groups: the writer keeps every group's record (about 11 KB in
+#: memory) until the file is closed, which bounds them at ~110 MB when images are tiny (real renders
+#: reach 500 MB first).
+MAX_FILE_GROUPS = 10_000
 _LICENSE_ID = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
 
 
@@ -102,8 +106,8 @@ def write_split(
     """Write one split's parquet files, a row group at a time as its items are read; return its
     SplitInfo fields and the files. ``total``: the item count for the progress bar, when known.
 
-    A file is closed once it holds ``max_file_bytes`` or more, and the next row group starts the
-    next one, so files stay near that size however large the split. Each file is written under a
+    A file is closed once it holds ``max_file_bytes`` or more (or ``MAX_FILE_GROUPS`` row groups),
+    and the next row group starts the next one, so files stay near that size however large the split. Each file is written under a
     temporary name and renamed to ``data/SPLIT-KKKKK-of-NNNNN.parquet`` once the count is known;
     files of an earlier copy of the split with another count are removed then.
 
@@ -132,7 +136,7 @@ def write_split(
                 num_bytes += table.nbytes
                 num_examples += len(rows)
                 progress.update(len(rows))
-                if writer.size() >= max_file_bytes:
+                if writer.size() >= max_file_bytes or writer.groups >= MAX_FILE_GROUPS:
                     writer.close()
                     writer = None
         if writer is not None:
@@ -160,11 +164,13 @@ class _PieceWriter:
         import pyarrow.parquet as pq
 
         self.path = path
+        self.groups = 0
         self._handle = open(path, "wb")
         self._writer = pq.ParquetWriter(self._handle, schema)
 
     def write(self, table: Any) -> None:
         self._writer.write_table(table)
+        self.groups += 1
 
     def size(self) -> int:
         return self._handle.tell()
@@ -184,7 +190,7 @@ def check_hf_inputs(document: Document, license_id: str) -> ExportSurvey:
         if next(iter(document.items(split)), None) is None:
             raise UsageError(f"split {split} of {document.path} is empty, and datasets cannot load an empty split")
     survey = ExportSurvey(document.info)
-    present = RecentlySeen()  # images found on disk lately: a scene's questions mostly sit together
+    present = RecentlySeen()  # images found on disk lately: each image is asked about by several items
     for split in SPLITS:
         for item, record in document.records(split):
             if present.first_time(item["inputs"]["image"]) and not document.image_path(item).is_file():
