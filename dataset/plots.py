@@ -17,6 +17,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -76,17 +77,19 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+@cache
+def score_bin_edges() -> tuple[float, ...]:
+    """The score histogram's bin edges, as matplotlib's ``hist`` computes them for ``SCORE_RANGE``."""
+    import numpy as np
+
+    return tuple(float(edge) for edge in np.histogram_bin_edges([0.0], SCORE_BINS, SCORE_RANGE))
+
+
 class ScoreHistogram:
     """Acceptability scores binned as the score plot bins them (``SCORE_BINS`` bins over [0, 1], the
     last one closed, as ``numpy.histogram`` counts), added one score at a time."""
 
-    EDGES: tuple[float, ...] = ()
-
     def __init__(self, scores: Iterable[float] = ()) -> None:
-        if not ScoreHistogram.EDGES:
-            import numpy as np
-
-            ScoreHistogram.EDGES = tuple(float(edge) for edge in np.histogram_bin_edges([0.0], SCORE_BINS, SCORE_RANGE))
         self.total = 0  # every score, those outside [0, 1] too
         self.counts = [0] * SCORE_BINS
         for score in scores:
@@ -94,7 +97,7 @@ class ScoreHistogram:
 
     def add(self, score: float) -> None:
         self.total += 1
-        edges = ScoreHistogram.EDGES
+        edges = score_bin_edges()
         index = len(edges) - 2 if score == edges[-1] else bisect_right(edges, score) - 1
         if 0 <= index < SCORE_BINS:
             self.counts[index] += 1
@@ -278,7 +281,7 @@ def draw_acceptability_scores(rows: Iterable[PlotRow] | PlotTally,
     if not kept.total and not rejected.total:
         empty_note(axes, "no acceptability scores recorded")
         return figure
-    lefts = list(ScoreHistogram.EDGES[:-1])
+    lefts = list(score_bin_edges()[:-1])
     axes.hist([lefts, lefts], bins=SCORE_BINS, range=SCORE_RANGE, weights=[kept.counts, rejected.counts], stacked=True,
               color=["tab:purple", "tab:gray"], label=["kept", "rejected"])
     axes.legend(fontsize=8, loc="upper left")
