@@ -41,9 +41,9 @@ DATA_DIR = "data"
 ROWS_PER_GROUP = 100
 #: A split's parquet file is closed at this size and the next one begun (the Hub's own files are at most ~500 MB).
 MAX_FILE_BYTES = 500 * 1000 * 1000
-#: ... or once it holds this many row groups: the writer keeps every group's record (about 11 KB in
-#: memory) until the file is closed, which bounds them at ~110 MB when images are tiny (real renders
-#: reach 500 MB first).
+#: ... or once it holds this many row groups: the writer keeps every group's record (about 22 KB in
+#: memory with its column statistics) until the file is closed, which bounds them at ~225 MB when
+#: images are tiny (real renders reach 500 MB first).
 MAX_FILE_GROUPS = 10_000
 _LICENSE_ID = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
 
