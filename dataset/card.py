@@ -120,6 +120,25 @@ def describe_acceptability(acceptability: Any) -> str:
     return f"{acceptability.get('backend', '?')}, threshold {acceptability.get('threshold', '?')}"
 
 
+#: What the card reads from the export's record (``provenance.json``'s ``info``), as dotted paths.
+CARD_RECORD_FIELDS = (
+    "seed", "settings.shots", "settings.prompt.sha256", "counts.input_questions", "counts.test",
+    "counts.dropped_duplicates", "counts.dropped_sharing_shot_image", "counts.dropped_sharing_shot_question",
+)
+
+
+def missing_card_fields(info: Mapping[str, Any]) -> list[str]:
+    """The fields of :data:`CARD_RECORD_FIELDS` that ``info`` lacks (the card says how the data was made)."""
+    missing = []
+    for field in CARD_RECORD_FIELDS:
+        value: Any = info
+        for part in field.split("."):
+            value = value.get(part) if isinstance(value, Mapping) else None
+        if value is None:
+            missing.append(field)
+    return missing
+
+
 def card_context(
     facts: CardFacts,
     dataset_info: Mapping[str, Any],

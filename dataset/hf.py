@@ -26,7 +26,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from dataset.card import CardFacts, render_card
+from dataset.card import CardFacts, missing_card_fields, render_card
 from dataset.document import SPLITS, Document, RecentlySeen
 from dataset.evaluate import AnswerCounts
 from dataset.features import parquet_schema
@@ -196,6 +196,12 @@ def check_hf_inputs(document: Document, license_id: str) -> ExportSurvey:
             if present.first_time(item["inputs"]["image"]) and not document.image_path(item).is_file():
                 raise UsageError(f"item {item['meta']['id']}: image {document.image_path(item)} does not exist")
             survey.add(split, item, record)
+    missing = missing_card_fields(document.info)
+    if missing:
+        raise UsageError(
+            f"{document.path} has no export record with {', '.join(missing)} (provenance.json's info, written by "
+            "python -m dataset export): the card could not say how the data was made"
+        )
     return survey
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -202,3 +203,23 @@ def test_a_file_is_also_closed_after_max_file_groups_row_groups(built, tmp_path,
     assert len(files) == -(-count // 10) > 1
     assert [pq.ParquetFile(path).metadata.num_row_groups for path in files[:-1]] == [2] * (len(files) - 1)
     assert sum(pq.ParquetFile(path).metadata.num_rows for path in files) == count
+
+
+def test_an_export_without_its_record_is_refused_before_anything_is_written(built, tmp_path, capsys) -> None:
+    """MERA's own files (no provenance.json) or a record lacking what the card says: one line, exit 2."""
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    for name in ("shots.json", "test.json"):
+        (bare / name).write_bytes((built["mera"] / name).read_bytes())
+    shutil.copytree(built["mera"] / "samples", bare / "samples")
+    assert main(["hf", "--mera", str(bare), "--out", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "counts.test" in error and "Traceback" not in error
+    assert not (tmp_path / "out").exists()
+    provenance = read_json(built["mera"] / "provenance.json")
+    del provenance["info"]["counts"]["dropped_duplicates"]
+    (bare / "provenance.json").write_text(json.dumps(provenance, ensure_ascii=False), encoding="utf-8")
+    assert main(["hf", "--mera", str(bare), "--out", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err
+    assert "counts.dropped_duplicates" in error and "counts.test" not in error
+    assert not (tmp_path / "out").exists()
