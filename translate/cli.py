@@ -83,15 +83,16 @@ EXIT_FAILURES = 1
 def _program_member() -> UnreadMember:
     """Each question's program, which translation never reads, in the exact form every questions.json
     of this project holds it (nodes of function, inputs, value_inputs): passed on without parsing."""
-    string = rb'"[ !#-\[\]-~]*"'  # printable ASCII but quote and backslash: written as it is
-    integer = rb"(?:0|[1-9][0-9]*)"
+    # Possessive repeats (*+): what one matched is never tried again shorter (nothing after it could match).
+    string = rb'"[ !#-\[\]-~]*+"'  # printable ASCII but quote and backslash: written as it is
+    integer = rb"(?:0|[1-9][0-9]*+)"
 
     def listed(item: bytes) -> bytes:
-        return rb"(?:\[\]|\[\n            " + item + rb"(?:,\n            " + item + rb")*\n          \])"
+        return rb"(?:\[\]|\[\n            " + item + rb"(?:,\n            " + item + rb")*+\n          \])"
 
     node = (rb'\{\n          "function": ' + string + rb',\n          "inputs": ' + listed(integer)
             + rb',\n          "value_inputs": ' + listed(string) + rb"\n        \}")
-    return UnreadMember("program", re.compile(rb'\n      "program": \[\n        ' + node + rb"(?:,\n        " + node + rb")*\n      \],"))
+    return UnreadMember("program", re.compile(rb'\n      "program": \[\n        ' + node + rb"(?:,\n        " + node + rb")*+\n      \],"))
 
 
 PROGRAM = _program_member()
@@ -268,7 +269,8 @@ class TranslationRun:
         three new keys added, so an item is parsed once and never encoded again."""
         args = self.args
         answers = [russian_answer(index, question, args.yo) for index, question, _ in window]
-        pending = [(index, question) for index, question, _ in window if not self.is_done(index)]
+        done = self.done
+        pending = [(index, question) for index, question, _ in window if not (index < len(done) and done[index])]
         texts: dict[int, str] = {}
         if pending:
             realised, reasons = realise_chunk(self.started_backend(), [question for _, question in pending])
