@@ -392,8 +392,8 @@ def encode_extended(item: Mapping[str, Any], text: bytes | None, extra: Mapping[
     if not text.endswith(_ITEM_END) or not item.keys().isdisjoint(extra):
         whole = _loads_item(text)[0]  # the item with any member it was read without
         return encode_item_bytes({**whole, **extra})
-    added = encode_item_bytes(dict(extra))
-    return text[: -len(_ITEM_END)] + b"," + added[1:]
+    added = encode_item_bytes(extra if type(extra) is dict else dict(extra))
+    return b"".join((text[: -len(_ITEM_END)], b",", added[1:]))
 
 
 class DocumentWriter:

@@ -246,6 +246,7 @@ class TranslationRun:
         known: for the progress bar's ETA)."""
         args = self.args
         path = args.questions
+        needs_english = args.backend != "native"
         window: list[tuple[int, dict[str, Any], bytes | None]] = []
         # The bar shows after a second: bad input is reported alone on stderr.
         with tqdm(total=total, desc=f"{PROG} ({args.backend})", unit="q", disable=progress_disabled(), delay=1) as bar:
@@ -254,7 +255,9 @@ class TranslationRun:
                     continue
                 if index >= selected.stop:
                     break
-                check_question(path, index, question, needs_english=args.backend != "native")
+                if not (type(question) is dict and type(question.get("answer")) is str
+                        and (not needs_english or type(question.get("question")) is str)):  # the usual case, at a glance
+                    check_question(path, index, question, needs_english=needs_english)
                 window.append((index, question, text))
                 if len(window) == args.batch_size:
                     yield self.finish_window(window)

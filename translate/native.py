@@ -119,11 +119,27 @@ class NativeRealiser:
             family = self.family_of(question)
         if not family.templates:
             return None
-        choices = self._random_number(question)
         count = len(family.templates)
-        choices, first = divmod(choices, count)
+        choices, first = divmod(self._random_number(question), count)
+        words = self._drawn_words(family, question.get("params"), choices)
+        unsafe = question.get(UNSAFE_FIELD)
+        for step in range(count):
+            index = (first + step) % count
+            text = self._checked(family, index, words, unsafe)  # type: ignore[arg-type]  # a list of readings or None
+            if text is not None:
+                if step:
+                    self.refusals.update(f"{family.family} ru {(first + k) % count}" for k in range(step))
+                return text
+        self.refusals[f"{family.family} ru {NO_TEMPLATE}"] += 1
+        raise RealisationError(
+            f"family {family.family}: every Russian template admits another reading with another answer "
+            f"({', '.join(unsafe or [])})"  # type: ignore[arg-type]  # a list of readings or None
+        )
+
+    def _drawn_words(self, family: RussianFamily, params: object, choices: int) -> list[str]:
+        """One Russian word per parameter, drawn with the random number ``choices``; a value said
+        again within the question takes the word said first."""
         draw = self._draw(family)
-        params = question.get("params")
         try:
             values = draw.values(params)
             all_options = list(map(getitem, draw.tables, values))
@@ -141,26 +157,13 @@ class NativeRealiser:
                 choices = self._extend(choices)
             choices, pick = divmod(choices, size)
             add(options[pick])
-        # One word per value within a question: a value said again takes the word said first.
         for slot, earlier in draw.repeats:
             value = values[slot]
             for other in earlier:
                 if values[other] == value:
                     words[slot] = words[other]
                     break
-        unsafe = question.get(UNSAFE_FIELD)
-        for step in range(count):
-            index = (first + step) % count
-            text = self._checked(family, index, words, unsafe)  # type: ignore[arg-type]  # a list of readings or None
-            if text is not None:
-                if step:
-                    self.refusals.update(f"{family.family} ru {(first + k) % count}" for k in range(step))
-                return text
-        self.refusals[f"{family.family} ru {NO_TEMPLATE}"] += 1
-        raise RealisationError(
-            f"family {family.family}: every Russian template admits another reading with another answer "
-            f"({', '.join(unsafe or [])})"  # type: ignore[arg-type]  # a list of readings or None
-        )
+        return words
 
     def _checked(self, family: RussianFamily, index: int, words: list[str], unsafe: list[str] | None) -> str | None:
         """Template ``index`` realised with ``words``, or None where it admits an unsafe reading.
