@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import getitem, itemgetter
 from pathlib import Path
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -55,12 +55,12 @@ class _Draw(NamedTuple):
     params), per slot the words each value may take (the answer's attribute only by its gold
     lemma), and per slot that may repeat an earlier slot's value, those earlier slots."""
 
-    values: Callable[[object], Sequence[object]]
+    values: Callable[[Any], Sequence[object]]
     tables: tuple[Mapping[object, tuple[str, ...]], ...]
     repeats: tuple[tuple[int, tuple[int, ...]], ...]
 
 
-def _values_getter(slots: tuple[str, ...]) -> Callable[[object], Sequence[object]]:
+def _values_getter(slots: tuple[str, ...]) -> Callable[[Any], Sequence[object]]:
     if len(slots) > 1:
         return itemgetter(*slots)
     return lambda params: tuple(params[slot] for slot in slots)  # type: ignore[index]  # a bad params raises, handled by the caller
