@@ -63,7 +63,7 @@ class _Draw(NamedTuple):
 def _values_getter(slots: tuple[str, ...]) -> Callable[[Any], Sequence[object]]:
     if len(slots) > 1:
         return itemgetter(*slots)
-    return lambda params: tuple(params[slot] for slot in slots)  # type: ignore[index]  # a bad params raises, handled by the caller
+    return lambda params: tuple(params[slot] for slot in slots)  # a bad params raises, handled by the caller
 
 
 # ---------------------------------------------------------------------------------------------
