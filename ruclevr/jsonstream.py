@@ -219,12 +219,12 @@ def _indented_items(reader: _BytesReader, unread: UnreadMember | None) -> Iterat
         # indents it); one written on a single line is read as a line.
         closer = _MULTILINE_CLOSERS.get(head)
         if closer is not None:
+            reader.pos += len(_ITEM_PREFIX)  # the item's text starts at its bracket (peek read the indent)
             text = reader.through(closer)
             after = reader.readline()
             if text is None or after not in (b"", b","):
                 raise DocumentError("ends inside an item (a truncated file?)" if text is None or after is None
                                     else f"unexpected text after an item: {_shown(after)!r}")
-            text = text[len(_ITEM_PREFIX):]
             yield (unread.loads_item(text) if unread is not None else None) or _loads_item(text)
             continue
         line = reader.readline()

@@ -123,12 +123,14 @@ class NativeRealiser:
         choices, first = divmod(self._random_number(question), count)
         words = self._drawn_words(family, question.get("params"), choices)
         unsafe = question.get(UNSAFE_FIELD)
-        for step in range(count):
+        text = self._checked(family, first, words, unsafe)  # type: ignore[arg-type]  # a list of readings or None
+        if text is not None:  # the drawn template, as nearly always
+            return text
+        for step in range(1, count):
             index = (first + step) % count
             text = self._checked(family, index, words, unsafe)  # type: ignore[arg-type]  # a list of readings or None
             if text is not None:
-                if step:
-                    self.refusals.update(f"{family.family} ru {(first + k) % count}" for k in range(step))
+                self.refusals.update(f"{family.family} ru {(first + k) % count}" for k in range(step))
                 return text
         self.refusals[f"{family.family} ru {NO_TEMPLATE}"] += 1
         raise RealisationError(
