@@ -83,15 +83,16 @@ EXIT_FAILURES = 1
 def _program_member() -> UnreadMember:
     """Each question's program, which translation never reads, in the exact form every questions.json
     of this project holds it (nodes of function, inputs, value_inputs): passed on without parsing."""
-    string = rb'"[ !#-\[\]-~]*"'  # printable ASCII but quote and backslash: written as it is
-    integer = rb"(?:0|[1-9][0-9]*)"
+    # Possessive repeats (*+): what one matched is never tried again shorter (nothing after it could match).
+    string = rb'"[ !#-\[\]-~]*+"'  # printable ASCII but quote and backslash: written as it is
+    integer = rb"(?:0|[1-9][0-9]*+)"
 
     def listed(item: bytes) -> bytes:
-        return rb"(?:\[\]|\[\n            " + item + rb"(?:,\n            " + item + rb")*\n          \])"
+        return rb"(?:\[\]|\[\n            " + item + rb"(?:,\n            " + item + rb")*+\n          \])"
 
     node = (rb'\{\n          "function": ' + string + rb',\n          "inputs": ' + listed(integer)
             + rb',\n          "value_inputs": ' + listed(string) + rb"\n        \}")
-    return UnreadMember("program", re.compile(rb'\n      "program": \[\n        ' + node + rb"(?:,\n        " + node + rb")*\n      \],"))
+    return UnreadMember("program", re.compile(rb'\n      "program": \[\n        ' + node + rb"(?:,\n        " + node + rb")*+\n      \],"))
 
 
 PROGRAM = _program_member()
@@ -245,6 +246,7 @@ class TranslationRun:
         known: for the progress bar's ETA)."""
         args = self.args
         path = args.questions
+        needs_english = args.backend != "native"
         window: list[tuple[int, dict[str, Any], bytes | None]] = []
         # The bar shows after a second: bad input is reported alone on stderr.
         with tqdm(total=total, desc=f"{PROG} ({args.backend})", unit="q", disable=progress_disabled(), delay=1) as bar:
@@ -253,7 +255,9 @@ class TranslationRun:
                     continue
                 if index >= selected.stop:
                     break
-                check_question(path, index, question, needs_english=args.backend != "native")
+                if not (type(question) is dict and type(question.get("answer")) is str
+                        and (not needs_english or type(question.get("question")) is str)):  # the usual case, at a glance
+                    check_question(path, index, question, needs_english=needs_english)
                 window.append((index, question, text))
                 if len(window) == args.batch_size:
                     yield self.finish_window(window)
@@ -268,7 +272,8 @@ class TranslationRun:
         three new keys added, so an item is parsed once and never encoded again."""
         args = self.args
         answers = [russian_answer(index, question, args.yo) for index, question, _ in window]
-        pending = [(index, question) for index, question, _ in window if not self.is_done(index)]
+        done = self.done
+        pending = [(index, question) for index, question, _ in window if not (index < len(done) and done[index])]
         texts: dict[int, str] = {}
         if pending:
             realised, reasons = realise_chunk(self.started_backend(), [question for _, question in pending])

@@ -16,9 +16,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import getitem, itemgetter
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -48,6 +50,22 @@ class RealisationError(ValueError):
     """A question that cannot be realised: unknown family, a missing or unknown parameter value."""
 
 
+class _Draw(NamedTuple):
+    """What drawing a family's words needs: its parameter values in slot order (from a question's
+    params), per slot the words each value may take (the answer's attribute only by its gold
+    lemma), and per slot that may repeat an earlier slot's value, those earlier slots."""
+
+    values: Callable[[Any], Sequence[object]]
+    tables: tuple[Mapping[object, tuple[str, ...]], ...]
+    repeats: tuple[tuple[int, tuple[int, ...]], ...]
+
+
+def _values_getter(slots: tuple[str, ...]) -> Callable[[Any], Sequence[object]]:
+    if len(slots) > 1:
+        return itemgetter(*slots)
+    return lambda params: tuple(params[slot] for slot in slots)  # a bad params raises, handled by the caller
+
+
 # ---------------------------------------------------------------------------------------------
 # The realiser
 
@@ -73,12 +91,13 @@ class NativeRealiser:
         self._words = self._russian_words_by_kind()
         self._object_noun = str(self._vocabulary.object_noun["ru"]["lemma"])
         self._genders = {lemma: noun.gender for lemma, noun in self._lexicon.nouns.items()}
-        self._slot_tables: dict[str, list[Mapping[object, tuple[str, ...]]]] = {}
+        self._draws: dict[str, _Draw] = {}  # by family: one per family file entry
         # Choices are a keyed hash of the question's identity, with the key drawn by NumPy from
         # (seed, stage): a counter-based generator like Philox, so a question's words do not
         # depend on which other questions are realised with it, or in what order. Starting a
         # NumPy generator per question costs 10-30 µs, more than the whole realisation.
         self._key = streams.seed_sequence("translate.native", self.seed).generate_state(8, dtype=np.uint32).tobytes()
+        self._hasher = hashlib.blake2b(key=self._key, digest_size=32)  # copied per question: the key is hashed once
         # "family ru template": realisations the reading check refused before another template was
         # used; "family ru all": questions no template could say with one reading.
         self.refusals: Counter[str] = Counter()
@@ -94,17 +113,38 @@ class NativeRealiser:
     def realise_one(self, question: Mapping[str, object]) -> str | None:
         """The question in Russian. Template after template from a drawn one, the first whose text
         admits no other reading with another answer (``unsafe_readings`` of the question)."""
-        family = self.family_of(question)
+        try:
+            family = self._families[question["family"]]  # type: ignore[index]  # any other value is the slow path's
+        except (KeyError, TypeError):
+            family = self.family_of(question)
         if not family.templates:
             return None
-        choices = self._random_number(question)
         count = len(family.templates)
-        first = choices % count
-        choices //= count
-        params = question.get("params")
+        choices, first = divmod(self._random_number(question), count)
+        words = self._drawn_words(family, question.get("params"), choices)
+        unsafe = question.get(UNSAFE_FIELD)
+        text = self._checked(family, first, words, unsafe)  # type: ignore[arg-type]  # a list of readings or None
+        if text is not None:  # the drawn template, as nearly always
+            return text
+        for step in range(1, count):
+            index = (first + step) % count
+            text = self._checked(family, index, words, unsafe)  # type: ignore[arg-type]  # a list of readings or None
+            if text is not None:
+                self.refusals.update(f"{family.family} ru {(first + k) % count}" for k in range(step))
+                return text
+        self.refusals[f"{family.family} ru {NO_TEMPLATE}"] += 1
+        raise RealisationError(
+            f"family {family.family}: every Russian template admits another reading with another answer "
+            f"({', '.join(unsafe or [])})"  # type: ignore[arg-type]  # a list of readings or None
+        )
+
+    def _drawn_words(self, family: RussianFamily, params: object, choices: int) -> list[str]:
+        """One Russian word per parameter, drawn with the random number ``choices``; a value said
+        again within the question takes the word said first."""
+        draw = self._draw(family)
         try:
-            values = [params[slot] for slot in family.slots]  # type: ignore[index]  # a bad params raises, handled here
-            all_options = [table[value] for table, value in zip(self._tables(family), values, strict=True)]
+            values = draw.values(params)
+            all_options = list(map(getitem, draw.tables, values))
         except (KeyError, TypeError):
             all_options = self._options(family, params)  # names what is wrong
             values = [params[slot] for slot in family.slots]  # type: ignore[index]  # a bad params raises, handled here
@@ -119,24 +159,13 @@ class NativeRealiser:
                 choices = self._extend(choices)
             choices, pick = divmod(choices, size)
             add(options[pick])
-        # One word per value within a question: a value said again takes the word said first.
-        for group in family.same_kind:
-            word_of: dict[object, str] = {}
-            for slot in group:
-                words[slot] = word_of.setdefault(values[slot], words[slot])
-        unsafe = question.get(UNSAFE_FIELD)
-        for step in range(count):
-            index = (first + step) % count
-            text = self._checked(family, index, words, unsafe)  # type: ignore[arg-type]  # a list of readings or None
-            if text is not None:
-                if step:
-                    self.refusals.update(f"{family.family} ru {(first + k) % count}" for k in range(step))
-                return text
-        self.refusals[f"{family.family} ru {NO_TEMPLATE}"] += 1
-        raise RealisationError(
-            f"family {family.family}: every Russian template admits another reading with another answer "
-            f"({', '.join(unsafe or [])})"  # type: ignore[arg-type]  # a list of readings or None
-        )
+        for slot, earlier in draw.repeats:
+            value = values[slot]
+            for other in earlier:
+                if values[other] == value:
+                    words[slot] = words[other]
+                    break
+        return words
 
     def _checked(self, family: RussianFamily, index: int, words: list[str], unsafe: list[str] | None) -> str | None:
         """Template ``index`` realised with ``words``, or None where it admits an unsafe reading.
@@ -150,14 +179,15 @@ class NativeRealiser:
         if structure is None:
             return self._assemble(template, words)
         sites = family.sites[index]
-        readings: list[str] = list(sites.fixed_readings)
+        readings: Sequence[str] = sites.fixed_readings
         repeat: tuple[int, ...] = ()
         if sites.needs_agreement:
             found = self._agreement_readings(template, sites, structure, words)
             if found is None:
                 return None
             more, repeat = found
-            readings += more
+            if more:
+                readings = [*readings, *more]
         drop: tuple[str, ...] = ()
         if sites.droppable and unsafe is not None:
             drop = tuple(phrase for phrase in sites.droppable if f"self:{phrase}" not in unsafe)
@@ -180,11 +210,11 @@ class NativeRealiser:
         Which phrases agree depends only on each phrase's gender and number, so that part is
         worked out once per combination and kept with the template."""
         genders, object_noun = self._genders, self._object_noun
-        features = tuple(
+        features = tuple([
             (genders[words[slot] if slot is not None else noun or object_noun],
              number if count is None else count_number(int(words[count])))
             for _, slot, noun, number, count in sites.heads
-        )
+        ])
         known = sites.agreement_cache.get(features)
         if known is None:
             known = sites.agreement_cache[features] = agreeing_readings(sites, structure, features)
@@ -273,11 +303,14 @@ class NativeRealiser:
         else:  # no positional identity: the question's content is its identity
             content = [question.get("family"), question.get("params"), question.get("template_index")]
             identity = b"c:" + json.dumps(content, sort_keys=True, ensure_ascii=False).encode()
-        return int.from_bytes(hashlib.blake2b(identity, key=self._key, digest_size=32).digest(), "little")
+        hasher = self._hasher.copy()
+        hasher.update(identity)
+        return int.from_bytes(hasher.digest(), "little")
 
     def _extend(self, choices: int) -> int:
-        digest = hashlib.blake2b(choices.to_bytes(32, "little"), key=self._key, digest_size=32).digest()
-        return (choices << 256) | int.from_bytes(digest, "little")
+        hasher = self._hasher.copy()
+        hasher.update(choices.to_bytes(32, "little"))
+        return (choices << 256) | int.from_bytes(hasher.digest(), "little")
 
     def _russian_words_by_kind(self) -> dict[str, dict[object, tuple[str, ...]]]:
         """For each parameter kind, value -> its Russian words (first = lemma); "" = left empty."""
@@ -291,15 +324,17 @@ class NativeRealiser:
         words["integer"] = {}
         return words
 
-    def _tables(self, family: RussianFamily) -> list[Mapping[object, tuple[str, ...]]]:
-        """Per slot, value -> the words it may take; the answer's attribute only by its gold lemma."""
-        tables = self._slot_tables.get(family.family)
-        if tables is None:
-            tables = self._slot_tables[family.family] = [
+    def _draw(self, family: RussianFamily) -> _Draw:
+        """How a question of ``family`` draws its words (made once per family)."""
+        draw = self._draws.get(family.family)
+        if draw is None:
+            tables = tuple(
                 {value: words[:1] for value, words in self._words[kind].items()} if lemma_only else self._words[kind]
                 for kind, lemma_only in zip(family.kinds.values(), family.lemma_only, strict=True)
-            ]
-        return tables
+            )
+            repeats = tuple((slot, group[:position]) for group in family.same_kind for position, slot in enumerate(group) if position)
+            draw = self._draws[family.family] = _Draw(_values_getter(family.slots), tables, repeats)
+        return draw
 
     def _options(self, family: RussianFamily, params: object) -> list[tuple[str, ...]]:
         """The Russian words each parameter of ``family`` may take for the values in ``params``."""
@@ -331,23 +366,21 @@ class NativeRealiser:
     # -- assembly: the hot path -----------------------------------------------------------------
 
     def _assemble(self, template: CompiledTemplate, words: list[str]) -> str:
-        pieces = []
-        for part in template.parts:
-            if type(part) is str:
-                pieces.append(part)
-            elif type(part) is NounPhrase or type(part) is Agreement:
-                key = part.key(words)
-                text = part.cache.get(key)
-                if text is None:
-                    text = part.cache[key] = self._build(part, words)
-                pieces.append(text)
-            else:
-                pieces.append(words[part.slot])  # type: ignore[union-attr]  # the remaining kind is a slot
+        pieces = list(template.pieces)
+        for position, part in template.phrases:
+            key = part.key(words)
+            text = part.cache.get(key)
+            if text is None:
+                text = part.cache[key] = self._build(part, words)
+            pieces[position] = text
+        for position, slot in template.numbers:
+            pieces[position] = words[slot]
         text = "".join(pieces)
-        text = text[:1].upper() + text[1:]
+        if template.starts_with_word:
+            text = text[:1].upper() + text[1:]
         if template.several_sentences:
             text = SENTENCE_START.sub(lambda match: match.group().upper(), text)
-        return text if text.endswith("?") else text + "?"
+        return text + "?" if template.ends_with_word and not text.endswith("?") else text
 
     def _build(self, part: NounPhrase | Agreement, words: list[str]) -> str:
         if isinstance(part, NounPhrase):

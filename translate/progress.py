@@ -9,6 +9,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ruclevr.cli import UsageError
 from ruclevr.names import beside
 
@@ -46,10 +48,13 @@ class Progress:
         if self._handle is None:
             self.folder.mkdir(parents=True, exist_ok=True)
             number = len(self._passes())
-            self._handle = open(self.folder / f"pass_{number:06d}.jsonl", "a", encoding="utf-8")
-            self._handle.write(json.dumps({"fingerprint": self.fingerprint}) + "\n")
-        line = json.dumps({str(index): text for index, text in finished.items()}, ensure_ascii=False)
-        self._handle.write(line + "\n")
+            self._handle = open(self.folder / f"pass_{number:06d}.jsonl", "ab")
+            self._handle.write(orjson.dumps({"fingerprint": self.fingerprint}) + b"\n")
+        try:
+            line = orjson.dumps(finished, option=orjson.OPT_NON_STR_KEYS)
+        except TypeError:  # a text orjson refuses (a lone surrogate from a translation service)
+            line = json.dumps({str(index): text for index, text in finished.items()}).encode()
+        self._handle.write(line + b"\n")
         self._handle.flush()
 
     def remove(self) -> None:

@@ -95,6 +95,30 @@ class CompiledTemplate:
     text: str
     parts: tuple[str | NounPhrase | Agreement | Number, ...]
     several_sentences: bool  # "Посмотрите на куб. Слева от него...": capitalise after each full stop
+    # How the realiser assembles it (derived from parts): the literal pieces, the first capitalised,
+    # with "" where a phrase or number goes; the phrases and the numbers by position; whether the
+    # text's first letter and its question mark are known only once the words are in.
+    pieces: tuple[str, ...] = field(init=False, compare=False, repr=False)
+    phrases: tuple[tuple[int, NounPhrase | Agreement], ...] = field(init=False, compare=False, repr=False)
+    numbers: tuple[tuple[int, int], ...] = field(init=False, compare=False, repr=False)
+    starts_with_word: bool = field(init=False, compare=False, repr=False)
+    ends_with_word: bool = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        parts = self.parts
+        pieces = [part if type(part) is str else "" for part in parts]
+        starts_with_word = not (parts and type(parts[0]) is str and parts[0])
+        if not starts_with_word:
+            pieces[0] = pieces[0][:1].upper() + pieces[0][1:]
+        ends_with_word = not (parts and type(parts[-1]) is str and parts[-1])
+        if not ends_with_word and not pieces[-1].endswith("?"):
+            pieces[-1] += "?"
+        set_field = object.__setattr__
+        set_field(self, "pieces", tuple(pieces))
+        set_field(self, "phrases", tuple((i, part) for i, part in enumerate(parts) if type(part) in (NounPhrase, Agreement)))
+        set_field(self, "numbers", tuple((i, part.slot) for i, part in enumerate(parts) if type(part) is Number))
+        set_field(self, "starts_with_word", starts_with_word)
+        set_field(self, "ends_with_word", ends_with_word)
 
 
 def parameter_kinds(params: object) -> tuple[dict[str, str], list[str]]:
