@@ -106,7 +106,8 @@ def measure(scenes: int, inputs: Path, trees: dict[str, Path], scratch: Path, me
         run["cpu_us_per_question"] = 1e6 * run["cpu_s"] / figures["questions"]
     if len(trees) > 1:
         base = next(name for name in trees if name != "this tree")
-        figures["identical_to_base"] = figures[base]["exit"] == 0 and same_exports(outs[base], outs["this tree"])
+        if figures[base]["exit"] == 0:  # else the base run failed (over its memory limit): nothing to compare
+            figures["identical_to_base"] = same_exports(outs[base], outs["this tree"])
     for out in outs.values():
         shutil.rmtree(out, ignore_errors=True)
     return figures
