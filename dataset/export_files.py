@@ -1,8 +1,9 @@
 """Export outputs that are written apart and made visible together.
 
 :class:`StagedFiles` gives each output a temporary name in its folder; :meth:`StagedFiles.commit`
-renames them all, in the order given, once every one is complete, and leaving without a commit
-removes them, so a failed or killed export never changes the previous one. :class:`SpooledList`
+renames them all, in the order given, once every one is complete (the last, the one whose presence
+means a complete export, removed first), and leaving without a commit removes them, so a failed
+or killed export never changes the previous one before everything is written. :class:`SpooledList`
 holds records on disk (a list too long for memory that is written out later, in order).
 """
 
@@ -36,8 +37,13 @@ class StagedFiles:
         return self.paths[target]
 
     def commit(self) -> None:
-        for target, staged in self.paths.items():
+        """Rename the staged files over the targets, the last target last; it is removed first, so that
+        while it exists every target comes from the same run (a run killed here leaves it missing)."""
+        *others, (last_target, last_staged) = self.paths.items()
+        last_target.unlink(missing_ok=True)
+        for target, staged in others:
             os.replace(staged, target)
+        os.replace(last_staged, last_target)
 
     def __exit__(self, *exc_info: object) -> None:
         for staged in self.paths.values():

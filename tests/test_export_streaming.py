@@ -132,3 +132,22 @@ def test_export_killed_in_the_second_pass_is_completed_by_a_rerun(stage_outputs,
     assert run_export(stage_outputs, out, "--shots", "2", "--overwrite") == 0
     assert export_bytes(out) == export_bytes(tmp_path / "whole")
     assert sorted(path.name for path in out.iterdir()) == sorted([*EXPORT_FILES, "samples"])
+
+
+def test_export_killed_while_renaming_leaves_no_provenance_and_a_plain_rerun_completes(stage_outputs, tmp_path, monkeypatch) -> None:
+    assert run_export(stage_outputs, tmp_path / "whole", "--shots", "2") == 0
+    out = tmp_path / "cut"
+    assert run_export(stage_outputs, out, "--shots", "1") == 0
+    real_replace = os.replace
+
+    def replace_until_test_json(source: str, target: str) -> None:
+        if Path(target).name == "test.json":  # the second of the three renames
+            raise KeyboardInterrupt
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", replace_until_test_json)
+    assert run_export(stage_outputs, out, "--shots", "2", "--overwrite") == 130
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert not (out / "provenance.json").exists()  # so the export is not taken for complete ...
+    assert run_export(stage_outputs, out, "--shots", "2") == 0  # ... and a rerun without --overwrite redoes it
+    assert export_bytes(out) == export_bytes(tmp_path / "whole")
