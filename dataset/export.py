@@ -362,6 +362,16 @@ class ExportPlan:
         num_objects = int(self.scene_sizes[self.columns.image_numbers[question["image_filename"]]])
         return make_item(question, item_id, instruction), make_provenance(question, item_id, split, num_objects, template.name)
 
+    def check_instructions(self) -> None:
+        """Render every instruction the items will have (each template, question type and split once),
+        so that a template failing on one fails before anything is written."""
+        for split, positions, templates in (("shots", np.array(self.split.shots, dtype=np.intp), self.shot_templates),
+                                            ("test", self.split.test, self.test_templates)):
+            pairs = np.unique(self.columns.types[positions].astype(np.intp) * len(self.prompts.templates) + templates)
+            for pair in pairs.tolist():
+                question_type = self.columns.type_names[pair // len(self.prompts.templates)]
+                self.prompts.templates[pair % len(self.prompts.templates)].render(question_type=question_type, split=split)
+
     def used_images(self) -> list[str]:
         """The images of the shots and the test items."""
         numbers = np.unique(self.columns.images[np.concatenate([self.split.test, np.array(self.split.shots, dtype=np.intp)])])
@@ -415,8 +425,21 @@ class ProvenanceRecords(LazyList):
 
 
 def write_streamed_export(questions_path: Path, plan: ExportPlan, info: Mapping[str, Any], images_dir: Path, out_dir: Path) -> None:
-    """The second pass: items written under temporary names, images placed, then all renamed, ``provenance.json`` last."""
+    """Every instruction rendered, then :func:`write_staged_export`; a folder it made is removed again if that fails."""
+    plan.check_instructions()
+    created = not out_dir.exists()
     out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        write_staged_export(questions_path, plan, info, images_dir, out_dir)
+    except BaseException:
+        if created:  # leave no empty folder behind
+            with contextlib.suppress(OSError):
+                out_dir.rmdir()
+        raise
+
+
+def write_staged_export(questions_path: Path, plan: ExportPlan, info: Mapping[str, Any], images_dir: Path, out_dir: Path) -> None:
+    """The second pass: items written under temporary names, images placed, then all renamed, ``provenance.json`` last."""
     targets = [split_path(out_dir, "shots"), split_path(out_dir, "test"), out_dir / PROVENANCE_NAME]
     with StagedFiles(targets) as staged, SpooledList(out_dir / PROVENANCE_NAME) as test_records:
         test_items = TestItems(questions_path, plan, test_records)
