@@ -39,14 +39,13 @@ from typing import Any
 import yaml
 from tqdm import tqdm
 
-from dataset.document import PROVENANCE_NAME, load_document
+from dataset.document import PROVENANCE_NAME, stream_document
 from dataset.export import ExportSettings, export_dataset
-from dataset.hf import write_hf_copy
+from dataset.hf import check_hf_inputs, write_hf_copy
 from dataset.layout import QuestionStageFiles
 from dataset.plots import CARD_PLOTS_DIR, PLOT_FILES, write_card_plots
 from dataset.prompt import PromptSet
 from dataset.stage_processes import MemoryWatch, run_render_process, run_stage_in_process
-from dataset.stats import compute_statistics
 from filter.pipeline import OutputPaths
 from ruclevr import __version__
 from ruclevr.cli import UsageError, progress_disabled
@@ -429,21 +428,18 @@ class Build:
         fresh = fresh and all((self.paths.plots_dir / name).exists() for name in PLOT_FILES)
         if fresh and card_license(self.paths.card) == self.settings.license:
             return "skipped"
-        document = load_document(self.paths.mera)
-        plots = self.write_plots(document)
-        write_hf_copy(document, self.paths.hf_dir, self.settings.license, plots=plots)
+        document = stream_document(self.paths.mera)
+        survey = check_hf_inputs(document, self.settings.license)
+        plots = write_card_plots(survey.plots, self.paths.hf_dir, self.paths.rejected)
+        write_hf_copy(document, self.paths.hf_dir, self.settings.license, plots=plots, survey=survey)
         atomic_write_json(self.paths.stats, {"info": {"stage": "dataset.stats", "version": __version__,
                                                       "data": "mera"},
-                                             "statistics": compute_statistics(document)})
+                                             "statistics": survey.statistics.as_dict()})
         self.record_outputs("hf", [self.paths.mera])
         return "ran"
 
-    def write_plots(self, document) -> list[tuple[str, str]]:
-        """The plots of the exported items (with the filter's rejected scores), for the card to show."""
-        return write_card_plots(document, self.paths.hf_dir, self.paths.rejected)
-
     def counts(self) -> dict[str, int]:
-        export_counts = read_json(self.paths.mera).get("info", {}).get("counts", {})
+        export_counts = stream_document(self.paths.mera).info.get("counts", {})
         return {
             "scenes": count_items(self.paths.scenes, "scenes"),
             "questions": count_items(self.paths.questions, "questions"),

@@ -16,7 +16,7 @@ from typing import Any
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
-from dataset.document import SPLITS, MeraDocument
+from dataset.document import SPLITS
 from dataset.features import card_dataset_info, mera_features
 from translate.answers import answer_vocabulary
 
@@ -79,9 +79,31 @@ def flatten_record(record: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
         yield prefix, text.replace("\n", "\\n")
 
 
-def provenance_summary(document: MeraDocument, field: str, describe: Any) -> list[tuple[str, int]]:
-    """How many items share each value of a provenance field (translator, filter settings...)."""
-    counts = Counter(describe(record.get(field)) for record in document.provenance.values())
+class CardFacts:
+    """What the card tells of the items besides their statistics, added one item at a time: the
+    export's ``info``, how many items, the first item of each split (the card's example), and how
+    many items share each translator and filter setting (counters bounded by those settings)."""
+
+    def __init__(self, info: Mapping[str, Any]) -> None:
+        self.info = info
+        self.items = 0
+        self.first_items: dict[str, Mapping[str, Any]] = {}
+        self.translators: Counter[str] = Counter()
+        self.filters: Counter[str] = Counter()
+
+    def add(self, split: str, item: Mapping[str, Any], record: Mapping[str, Any]) -> None:
+        self.items += 1
+        self.first_items.setdefault(split, item)
+        if record:  # items without provenance (MERA's own files) are not counted
+            self.translators[str(record.get("translator") or "not recorded")] += 1
+            self.filters[describe_acceptability(record.get("acceptability"))] += 1
+
+    def example(self) -> Mapping[str, Any]:
+        return self.first_items["test" if "test" in self.first_items else "shots"]
+
+
+def provenance_summary(counts: Counter[str]) -> list[tuple[str, int]]:
+    """How many items share each value of a provenance field (translator, filter settings...), most first."""
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
@@ -99,16 +121,15 @@ def describe_acceptability(acceptability: Any) -> str:
 
 
 def card_context(
-    document: MeraDocument,
+    facts: CardFacts,
     dataset_info: Mapping[str, Any],
     statistics: Mapping[str, Any],
     baselines: Mapping[str, Any],
     license_id: str,
     plots: Sequence[tuple[str, str]] = (),
 ) -> dict[str, Any]:
-    info = document.info
-    n_items = sum(len(document.items(split)) for split in SPLITS)
-    example_split = "test" if document.items("test") else "shots"
+    info = facts.info
+    n_items = facts.items
     sources = info.get("sources", {})
     return {
         "yaml_header": front_matter(dataset_info, license_id, n_items),
@@ -120,11 +141,11 @@ def card_context(
         "splits": {split["name"]: split for split in dataset_info["splits"]},
         "n_items": n_items,
         "n_images": statistics["all"]["objects_per_scene"]["scenes"],
-        "example": json.dumps(document.items(example_split)[0], ensure_ascii=False, indent=2),
+        "example": json.dumps(facts.example(), ensure_ascii=False, indent=2),
         "statistics": statistics,
         "baselines": baselines,
-        "translators": provenance_summary(document, "translator", lambda value: str(value or "not recorded")),
-        "filters": provenance_summary(document, "acceptability", describe_acceptability),
+        "translators": provenance_summary(facts.translators),
+        "filters": provenance_summary(facts.filters),
         "families": statistics["all"]["families"],
         "family_groups": family_groups(statistics["all"]["families"]),
         "condition": sources.get("scenes", {}).get("info", {}).get("scene_options", {}).get("condition"),
@@ -178,7 +199,7 @@ def human_review_section(info: Mapping[str, Any]) -> str:
 
 
 def render_card(
-    document: MeraDocument,
+    facts: CardFacts,
     dataset_info: Mapping[str, Any],
     statistics: Mapping[str, Any],
     baselines: Mapping[str, Any],
@@ -187,4 +208,4 @@ def render_card(
 ) -> str:
     environment = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
     template = environment.from_string(CARD_TEMPLATE_PATH.read_text(encoding="utf-8"))
-    return template.render(card_context(document, dataset_info, statistics, baselines, license_id, plots))
+    return template.render(card_context(facts, dataset_info, statistics, baselines, license_id, plots))

@@ -304,17 +304,17 @@ def command_export(args: argparse.Namespace) -> int:
 
 
 def command_hf(args: argparse.Namespace) -> int:
-    from dataset.document import load_document
+    from dataset.document import stream_document
     from dataset.hf import CARD_NAME, check_hf_inputs, write_hf_copy
     from dataset.plots import write_card_plots
 
-    document = load_document(args.data)
-    check_hf_inputs(document, args.license)
+    document = stream_document(args.data)
+    survey = check_hf_inputs(document, args.license)
     if (args.out / CARD_NAME).exists() and not args.overwrite:
         log.info(f"{PROG} hf: {args.out / CARD_NAME} exists; nothing to do (pass --overwrite to write again)")
         return 0
-    plots = write_card_plots(document, args.out, args.rejected)
-    result = write_hf_copy(document, args.out, args.license, plots=plots, show_progress=True)
+    plots = write_card_plots(survey.plots, args.out, args.rejected)
+    result = write_hf_copy(document, args.out, args.license, plots=plots, show_progress=True, survey=survey)
     sizes = ", ".join(f"{split['name']} {split['num_examples']}" for split in result["dataset_info"]["splits"])
     print(f"{args.out}: {sizes}; load with datasets.load_dataset({str(args.out)!r})")
     return 0

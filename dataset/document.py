@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from ruclevr.cli import UsageError
 from ruclevr.io import read_json_input
-from ruclevr.jsonstream import checked_items, input_document
+from ruclevr.jsonstream import checked_info, checked_items, input_document
 from ruclevr.paths import confined_path
 
 SPLITS = ("shots", "test")
@@ -94,31 +95,59 @@ class StreamedDocument:
     folder: Path
     path: Path
 
+    @cached_property
+    def info(self) -> Mapping[str, Any]:
+        """``provenance.json``'s ``info`` (``{}`` without it), read without going through its records."""
+        provenance_file = self.folder / PROVENANCE_NAME
+        if not provenance_file.is_file():
+            return {}
+        return checked_info(input_document(provenance_file, "provenance", str(provenance_file)), str(provenance_file))
+
+    def image_path(self, item: Mapping[str, Any]) -> Path:
+        """Where an item's image lies: ``inputs.image`` inside the export's folder, never outside."""
+        return image_path(self.folder, self.path.name, item)
+
     def records(self, split: str) -> Iterator[tuple[dict[str, Any], Mapping[str, Any]]]:
         """Each item of ``split`` with its provenance record (``{}`` where there is none)."""
-        items = self._items(split)
+        items = self.items(split)
         provenance_file = self.folder / PROVENANCE_NAME
         if not provenance_file.is_file():
             return ((item, {}) for item in items)
         return _joined(items, lambda: _provenance_records(provenance_file))
 
-    def _items(self, split: str) -> Iterator[dict[str, Any]]:
+    def items(self, split: str) -> Iterator[dict[str, Any]]:
+        """The items of ``split`` in order, read one at a time."""
         file = split_path(self.folder, split)
         if not file.is_file() and split == "shots":
             return
-        checked: set[str] = set()  # images whose path was checked: most are asked about several times
+        checked = RecentlySeen()  # images whose path was checked: most are asked about several times
         for item in checked_items(input_document(file, "data", str(file)), str(file)):
             inputs = item.get("inputs") if isinstance(item, dict) else None
             image = inputs.get("image") if isinstance(inputs, dict) else None
-            if not isinstance(image, str) or image not in checked:
+            if not isinstance(image, str) or checked.first_time(image):
                 image_path(self.folder, self.path.name, item)  # a UsageError unless image is a path inside the folder
-                if len(checked) == _CHECKED_IMAGES:
-                    checked.clear()
-                checked.add(str(image))
             yield item
 
 
-_CHECKED_IMAGES = 10_000  # at most this many checked paths remembered at once
+class RecentlySeen:
+    """Keys seen lately, for skipping work already done for them (most images are asked about by
+    several items in a row); at most ``limit`` remembered at once, so memory stays bounded."""
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self.limit = limit
+        self._seen: set[str] = set()
+
+    def first_time(self, key: str) -> bool:
+        """Whether ``key`` is not among those remembered; it is remembered from now on."""
+        if key in self._seen:
+            return False
+        if len(self._seen) == self.limit:
+            self._seen.clear()
+        self._seen.add(key)
+        return True
+
+
+Document = MeraDocument | StreamedDocument
 
 
 def stream_document(path: str | Path) -> MeraDocument | StreamedDocument:

@@ -51,10 +51,10 @@ class Tally:
     total: int = 0
     synonyms: int = 0  # wrong predictions that name the gold answer's value by another word
 
-    def add(self, is_correct: bool, is_synonym: bool = False) -> None:
-        self.correct += int(is_correct)
-        self.total += 1
-        self.synonyms += int(is_synonym)
+    def add(self, is_correct: bool, is_synonym: bool = False, count: int = 1) -> None:
+        self.correct += count * int(is_correct)
+        self.total += count
+        self.synonyms += count * int(is_synonym)
 
     def as_dict(self) -> dict[str, float | int]:
         return {"exact_match": self.correct / self.total if self.total else 0.0, "correct": self.correct, "total": self.total,
@@ -105,13 +105,18 @@ class _Scorer:
         self.items = ItemScores() if per_item else None
 
     def add(self, item: Item, prediction: str | None) -> None:
-        self.missing += prediction is None
-        is_correct = prediction is not None and exact_match(prediction, item["outputs"])
-        synonym = not is_correct and is_synonym(prediction, item["outputs"], self.synonyms)
-        self.overall.add(is_correct, synonym)
-        self.per_type.setdefault(item["meta"]["question_type"], Tally()).add(is_correct, synonym)
+        is_correct = self.add_answers(item["meta"]["question_type"], item["outputs"], prediction)
         if self.items is not None:
             self.items.add(item["meta"]["id"], is_correct)
+
+    def add_answers(self, question_type: str, answer: str, prediction: str | None, count: int = 1) -> bool:
+        """``count`` items of ``question_type`` answered ``answer``, all predicted ``prediction``; whether it is right."""
+        self.missing += count * (prediction is None)
+        is_correct = prediction is not None and exact_match(prediction, answer)
+        synonym = not is_correct and is_synonym(prediction, answer, self.synonyms)
+        self.overall.add(is_correct, synonym, count)
+        self.per_type.setdefault(question_type, Tally()).add(is_correct, synonym, count)
+        return is_correct
 
     def result(self) -> dict[str, Any]:
         result: dict[str, Any] = {
@@ -138,51 +143,63 @@ def score_predictions(items: Iterable[Item], predictions: Mapping[int, str], per
     return scorer.result()
 
 
+class AnswerCounts:
+    """How many items there are of each (question type, family, answer), added one item at a time:
+    all the blind baselines need (bounded by the vocabulary and the families, not the items)."""
+
+    def __init__(self) -> None:
+        self.items = 0
+        self.counts: Counter[tuple[str, str, str]] = Counter()
+
+    def add(self, item: Item, record: Mapping[str, Any]) -> None:
+        self.items += 1
+        self.counts[(item["meta"]["question_type"], family_in(record), item["outputs"])] += 1
+
+    def baselines(self) -> dict[str, dict[str, Any]]:
+        """Majority answer per question type and per family, fitted on the counted items and scored on them."""
+        per_type: dict[str, Counter[str]] = {}
+        per_family: dict[str, Counter[str]] = {}
+        for (question_type, family, answer), count in self.counts.items():
+            per_type.setdefault(question_type, Counter())[answer] += count
+            per_family.setdefault(family, Counter())[answer] += count
+        by_type, by_family = _majority(per_type), _majority(per_family)
+        scorers = {"majority_per_question_type": _Scorer(), "majority_per_family": _Scorer()}
+        for (question_type, family, answer), count in self.counts.items():
+            scorers["majority_per_question_type"].add_answers(question_type, answer, by_type[question_type], count)
+            scorers["majority_per_family"].add_answers(question_type, answer, by_family[family], count)
+        return {name: scorer.result() for name, scorer in scorers.items()}
+
+
 def blind_baselines(items: Iterable[Item], family_of: Callable[[Item], str]) -> dict[str, dict[str, Any]]:
     """Majority answer per question type and per family, fitted on the scored items themselves.
 
     Fitting on the same items makes these an upper bound on what answer priors alone can reach:
-    the gap between a model and them is what the image contributes. ``items`` is gone through twice.
+    the gap between a model and them is what the image contributes. ``items`` is gone through once.
     """
-    return _scored(((item, {"family": family_of(item)}) for item in items),
-                   ((item, {"family": family_of(item)}) for item in items), None)["baselines"]
+    counts = AnswerCounts()
+    for item in items:
+        counts.add(item, {"family": family_of(item)})
+    return counts.baselines()
 
 
-def _scored(
-    fitting: Iterable[tuple[Item, Mapping[str, Any]]], scoring: Iterable[tuple[Item, Mapping[str, Any]]],
-    predictions: Mapping[int, str] | None,
-) -> dict[str, Any]:
-    """The blind baselines, fitted on one pass over the (item, provenance record) pairs, and the
-    predictions' scores, all tallied on a second pass over the same pairs."""
-    by_type, by_family = _majorities(fitting)
-    scorers = {"majority_per_question_type": _Scorer(), "majority_per_family": _Scorer()}
+def _scored(records: Iterable[tuple[Item, Mapping[str, Any]]], predictions: Mapping[int, str] | None) -> dict[str, Any]:
+    """The blind baselines and the predictions' scores, tallied in one pass over the
+    (item, provenance record) pairs."""
+    answers = AnswerCounts()
     predicted = _Scorer(per_item=True) if predictions is not None else None
     scored_ids: set[int] = set()
-    count = 0
-    for item, record in scoring:
-        count += 1
-        scorers["majority_per_question_type"].add(item, by_type[item["meta"]["question_type"]])
-        scorers["majority_per_family"].add(item, by_family[family_in(record)])
+    for item, record in records:
+        answers.add(item, record)
         if predicted is not None and predictions is not None:
             item_id = item["meta"]["id"]
             predicted.add(item, predictions.get(item_id))
             if item_id in predictions:
                 scored_ids.add(item_id)
-    result: dict[str, Any] = {"items": count, "baselines": {name: scorer.result() for name, scorer in scorers.items()}}
+    result: dict[str, Any] = {"items": answers.items, "baselines": answers.baselines()}
     if predicted is not None and predictions is not None:
         result["predictions"] = predicted.result()
         result["predictions"]["ignored_other_split"] = len(predictions) - len(scored_ids)
     return result
-
-
-def _majorities(records: Iterable[tuple[Item, Mapping[str, Any]]]) -> tuple[dict[str, str], dict[str, str]]:
-    """Majority answers per question type and per family, in one pass."""
-    per_type: dict[str, Counter[str]] = {}
-    per_family: dict[str, Counter[str]] = {}
-    for item, record in records:
-        per_type.setdefault(item["meta"]["question_type"], Counter())[item["outputs"]] += 1
-        per_family.setdefault(family_in(record), Counter())[item["outputs"]] += 1
-    return _majority(per_type), _majority(per_family)
 
 
 def _majority(answers: Mapping[str, Counter[str]]) -> dict[str, str]:
@@ -276,7 +293,7 @@ def _checked(item_id: Any, prediction: Any, where: str, keys: tuple[str, str]) -
 
 def evaluate(document: MeraDocument | StreamedDocument, split: str, predictions: Mapping[int, str] | None) -> dict[str, Any]:
     """Score ``predictions`` (if any) and the blind baselines on the items of ``split``, going
-    through the document item by item (twice, and once more over every split with predictions).
+    through the document item by item (once, and once more over every split with predictions).
 
     A prediction for another split is ignored and counted; one for an id that no split has is a
     usage error (the file is for another dataset).
@@ -290,7 +307,7 @@ def evaluate(document: MeraDocument | StreamedDocument, split: str, predictions:
             ordered = sorted(unknown)
             shown = ", ".join(str(i) for i in ordered[:5])
             raise UsageError(f"predictions name ids that are not in the dataset: {shown}{' ...' if len(ordered) > 5 else ''}")
-    return _scored(document.records(split), document.records(split), predictions)
+    return _scored(document.records(split), predictions)
 
 
 def format_results(result: Mapping[str, Any], split: str) -> str:

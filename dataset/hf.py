@@ -19,17 +19,19 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
-from dataset.card import render_card
-from dataset.document import SPLITS, MeraDocument
-from dataset.evaluate import blind_baselines
+from dataset.card import CardFacts, render_card
+from dataset.document import SPLITS, Document, RecentlySeen
+from dataset.evaluate import AnswerCounts
 from dataset.features import parquet_schema
-from dataset.stats import compute_statistics
+from dataset.plots import PlotTally, item_row
+from dataset.stats import StatisticsTally
 from ruclevr.cli import UsageError, progress_disabled
 from ruclevr.io import atomic_write_text, remove_stale_temporaries
 
@@ -39,6 +41,10 @@ DATA_DIR = "data"
 ROWS_PER_GROUP = 100
 #: A split's parquet file is closed at this size and the next one begun (the Hub's own files are at most ~500 MB).
 MAX_FILE_BYTES = 500 * 1000 * 1000
+#: ... or once it holds this many row groups: the writer keeps every group's record (about 22 KB in
+#: memory with its column statistics) until the file is closed, which bounds them at ~225 MB when
+#: images are tiny (real renders reach 500 MB first).
+MAX_FILE_GROUPS = 10_000
 _LICENSE_ID = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
 
 
@@ -52,7 +58,7 @@ def check_license(license_id: str) -> str:
     return license_id
 
 
-def hf_rows(document: MeraDocument, items: Sequence[Mapping[str, Any]], images: dict[str, bytes]) -> list[dict[str, Any]]:
+def hf_rows(document: Document, items: Sequence[Mapping[str, Any]], images: dict[str, bytes]) -> list[dict[str, Any]]:
     """MERA items with the image file's bytes beside its relative path (``images`` caches the bytes)."""
     rows = []
     for item in items:
@@ -63,21 +69,45 @@ def hf_rows(document: MeraDocument, items: Sequence[Mapping[str, Any]], images: 
     return rows
 
 
-def check_images_present(document: MeraDocument) -> None:
-    """Fail before writing anything when an item's image is missing."""
-    for split in SPLITS:
-        for item in document.items(split):
-            if not document.image_path(item).is_file():
-                raise UsageError(f"item {item['meta']['id']}: image {document.image_path(item)} does not exist")
+class ExportSurvey:
+    """Everything the copy's card says of an export, gathered in one pass over its items (see
+    :func:`check_hf_inputs`): statistics, the plots' counts, the answers the blind baselines are
+    fitted on, the card's facts. Counters bounded by the vocabulary, families and settings, and
+    one entry per distinct image (its object count); nothing is kept per item."""
+
+    def __init__(self, info: Mapping[str, Any]) -> None:
+        self.statistics = StatisticsTally()
+        self.plots = PlotTally()
+        self.test_answers = AnswerCounts()
+        self.card = CardFacts(info)
+
+    def add(self, split: str, item: Mapping[str, Any], record: Mapping[str, Any]) -> None:
+        self.statistics.add(split, item, record)
+        self.plots.add(item_row(item, record))
+        if split == "test":
+            self.test_answers.add(item, record)
+        self.card.add(split, item, record)
+
+    def items(self, split: str) -> int:
+        return self.statistics.splits[split].items
+
+
+def _groups(items: Iterable[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
+    """``items`` in lists of ``size`` (the last one shorter), read as they are needed."""
+    iterator = iter(items)
+    while group := list(islice(iterator, size)):
+        yield group
 
 
 def write_split(
-    document: MeraDocument, split: str, out_dir: Path, show_progress: bool = False, max_file_bytes: int = MAX_FILE_BYTES
+    document: Document, split: str, out_dir: Path, show_progress: bool = False, max_file_bytes: int = MAX_FILE_BYTES,
+    total: int | None = None,
 ) -> tuple[dict[str, Any], list[Path]]:
-    """Write one split's parquet files, a row group at a time; return its SplitInfo fields and the files.
+    """Write one split's parquet files, a row group at a time as its items are read; return its
+    SplitInfo fields and the files. ``total``: the item count for the progress bar, when known.
 
-    A file is closed once it holds ``max_file_bytes`` or more, and the next row group starts the
-    next one, so files stay near that size however large the split. Each file is written under a
+    A file is closed once it holds ``max_file_bytes`` or more (or ``MAX_FILE_GROUPS`` row groups),
+    and the next row group starts the next one, so files stay near that size however large the split. Each file is written under a
     temporary name and renamed to ``data/SPLIT-KKKKK-of-NNNNN.parquet`` once the count is known;
     files of an earlier copy of the split with another count are removed then.
 
@@ -88,25 +118,25 @@ def write_split(
     import pyarrow as pa
 
     schema = parquet_schema()
-    items = document.items(split)
-    num_bytes = 0
+    num_bytes = num_examples = 0
     pieces: list[Path] = []
     writer = None
-    progress = tqdm(total=len(items), desc=f"hf {split}", unit="item", disable=progress_disabled() if show_progress else True,
+    progress = tqdm(total=total, desc=f"hf {split}", unit="item", disable=progress_disabled() if show_progress else True,
                     dynamic_ncols=True)
     try:
         with progress:
-            for start in range(0, len(items), ROWS_PER_GROUP):
+            for group in _groups(document.items(split), ROWS_PER_GROUP):
                 if writer is None:
                     writer = _PieceWriter(out_dir / DATA_DIR / f".{split}-{len(pieces):05d}.parquet.part", schema)
                     pieces.append(writer.path)
                 # Each group reads its own images: a scene's questions sit together, so little is read twice.
-                rows = hf_rows(document, items[start : start + ROWS_PER_GROUP], {})
+                rows = hf_rows(document, group, {})
                 table = pa.Table.from_pylist(rows, schema=schema)
                 writer.write(table)
                 num_bytes += table.nbytes
+                num_examples += len(rows)
                 progress.update(len(rows))
-                if writer.size() >= max_file_bytes:
+                if writer.size() >= max_file_bytes or writer.groups >= MAX_FILE_GROUPS:
                     writer.close()
                     writer = None
         if writer is not None:
@@ -124,7 +154,7 @@ def write_split(
             old.unlink()
     for piece, target in zip(pieces, files, strict=True):
         os.replace(piece, target)
-    return {"name": split, "num_bytes": num_bytes, "num_examples": len(items)}, files
+    return {"name": split, "num_bytes": num_bytes, "num_examples": num_examples}, files
 
 
 class _PieceWriter:
@@ -134,11 +164,13 @@ class _PieceWriter:
         import pyarrow.parquet as pq
 
         self.path = path
+        self.groups = 0
         self._handle = open(path, "wb")
         self._writer = pq.ParquetWriter(self._handle, schema)
 
     def write(self, table: Any) -> None:
         self._writer.write_table(table)
+        self.groups += 1
 
     def size(self) -> int:
         return self._handle.tell()
@@ -150,31 +182,42 @@ class _PieceWriter:
         self._handle.close()
 
 
-def check_hf_inputs(document: MeraDocument, license_id: str) -> None:
-    """Refuse, before anything is written, what would make a copy that cannot be loaded."""
+def check_hf_inputs(document: Document, license_id: str) -> ExportSurvey:
+    """Refuse, before anything is written, what would make a copy that cannot be loaded (an empty
+    split, a missing image); going through the items for that, gather what the card says of them."""
     check_license(license_id)
-    empty = [split for split in SPLITS if not document.items(split)]
-    if empty:
-        raise UsageError(f"split {empty[0]} of {document.path} is empty, and datasets cannot load an empty split")
-    check_images_present(document)
+    for split in SPLITS:
+        if next(iter(document.items(split)), None) is None:
+            raise UsageError(f"split {split} of {document.path} is empty, and datasets cannot load an empty split")
+    survey = ExportSurvey(document.info)
+    present = RecentlySeen()  # images found on disk lately: each image is asked about by several items
+    for split in SPLITS:
+        for item, record in document.records(split):
+            if present.first_time(item["inputs"]["image"]) and not document.image_path(item).is_file():
+                raise UsageError(f"item {item['meta']['id']}: image {document.image_path(item)} does not exist")
+            survey.add(split, item, record)
+    return survey
 
 
 def write_hf_copy(
-    document: MeraDocument, out_dir: Path, license_id: str = "cc-by-4.0", show_progress: bool = False,
-    plots: Sequence[tuple[str, str]] = (), max_file_bytes: int = MAX_FILE_BYTES,
+    document: Document, out_dir: Path, license_id: str = "cc-by-4.0", show_progress: bool = False,
+    plots: Sequence[tuple[str, str]] = (), max_file_bytes: int = MAX_FILE_BYTES, survey: ExportSurvey | None = None,
 ) -> dict[str, Any]:
     """Write the parquet files, then the card last (an existing card means a complete copy).
 
     ``show_progress`` draws a bar per split; the build leaves it off and shows its own.
     ``plots``: (path relative to ``out_dir``, title) of plot images already written there, shown in the card.
+    ``survey``: what :func:`check_hf_inputs` returned for this document and licence (else it is run here).
+    The items are read twice, once for the survey and once for the parquet files, never held whole.
     """
-    check_hf_inputs(document, license_id)
+    if survey is None:
+        survey = check_hf_inputs(document, license_id)
     (out_dir / DATA_DIR).mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(out_dir)
     remove_stale_temporaries(out_dir / DATA_DIR)
     for piece in (out_dir / DATA_DIR).glob(".*.parquet.part"):  # left by a killed run
         piece.unlink()
-    written = [write_split(document, split, out_dir, show_progress, max_file_bytes) for split in SPLITS]
+    written = [write_split(document, split, out_dir, show_progress, max_file_bytes, survey.items(split)) for split in SPLITS]
     splits = [split for split, _ in written]
     download_size = sum(path.stat().st_size for _, files in written for path in files)
     dataset_info = {
@@ -182,9 +225,7 @@ def write_hf_copy(
         "download_size": download_size,
         "dataset_size": sum(split["num_bytes"] for split in splits),
     }
-    statistics = compute_statistics(document)
-    baselines = blind_baselines(document.items("test"), document.family_of)
-    card = render_card(document, dataset_info, statistics, baselines, license_id, plots)
+    card = render_card(survey.card, dataset_info, survey.statistics.as_dict(), survey.test_answers.baselines(), license_id,
+                       plots)
     atomic_write_text(out_dir / CARD_NAME, card)
     return {"dataset_info": dataset_info, "card": str(out_dir / CARD_NAME)}
-

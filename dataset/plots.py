@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import io
 import json
+from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from dataset.document import SPLITS, MeraDocument
+from dataset.document import SPLITS, MeraDocument, family_in
 from ruclevr.io import atomic_write_bytes
 
 #: The plots, by file name, in the order they are shown.
@@ -34,6 +36,7 @@ MAX_ANSWER_BARS = 12
 #: Answers shown as separate segments of a family's bar; the rest form one grey segment.
 MAX_FAMILY_SEGMENTS = 6
 SCORE_BINS = 20
+SCORE_RANGE = (0.0, 1.0)
 DPI = 100
 
 
@@ -52,13 +55,13 @@ class PlotRow:
 
 def rows_from_document(document: MeraDocument) -> list[PlotRow]:
     """One row per MERA item of both splits; Russian answers, as the items give them."""
-    rows = []
-    for split in SPLITS:
-        for item in document.items(split):
-            record = document.provenance.get(item["meta"]["id"], {})
-            rows.append(row_of(item["meta"]["question_type"], str(record.get("family", "unknown")), item["outputs"],
-                               item["inputs"]["image"], record.get("num_objects"), record.get("acceptability")))
-    return rows
+    return [item_row(item, record) for split in SPLITS for item, record in document.records(split)]
+
+
+def item_row(item: Mapping[str, Any], record: Mapping[str, Any]) -> PlotRow:
+    """The row of a MERA item and its provenance record."""
+    return row_of(item["meta"]["question_type"], family_in(record), item["outputs"], item["inputs"]["image"],
+                  record.get("num_objects"), record.get("acceptability"))
 
 
 def row_of(question_type: str, family: str, answer: str, image: str, num_objects: Any, acceptability: Any) -> PlotRow:
@@ -74,7 +77,68 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def write_plots(rows: Sequence[PlotRow], folder: Path, rejected_scores: Sequence[float] = ()) -> list[Path]:
+@cache
+def score_bin_edges() -> tuple[float, ...]:
+    """The score histogram's bin edges, as matplotlib's ``hist`` computes them for ``SCORE_RANGE``."""
+    import numpy as np
+
+    return tuple(float(edge) for edge in np.histogram_bin_edges([0.0], SCORE_BINS, SCORE_RANGE))
+
+
+class ScoreHistogram:
+    """Acceptability scores binned as the score plot bins them (``SCORE_BINS`` bins over [0, 1], the
+    last one closed, as ``numpy.histogram`` counts), added one score at a time."""
+
+    def __init__(self, scores: Iterable[float] = ()) -> None:
+        self.total = 0  # every score, those outside [0, 1] too
+        self.counts = [0] * SCORE_BINS
+        for score in scores:
+            self.add(score)
+
+    def add(self, score: float) -> None:
+        self.total += 1
+        edges = score_bin_edges()
+        index = len(edges) - 2 if score == edges[-1] else bisect_right(edges, score) - 1
+        if 0 <= index < SCORE_BINS:
+            self.counts[index] += 1
+
+
+class PlotTally:
+    """What the plots draw, added one :class:`PlotRow` at a time: answer counts per question type and
+    per family, the object count of each distinct image (a dict entry each) and binned scores; memory
+    grows with the answers, families and images, not the rows."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.by_type: dict[str, Counter[str]] = {}
+        self.by_family: dict[str, Counter[str]] = {}
+        self.objects_per_image: dict[str, int] = {}
+        self.scores = ScoreHistogram()
+        self.thresholds: set[float] = set()
+
+    @classmethod
+    def of(cls, rows: Iterable[PlotRow] | PlotTally) -> PlotTally:
+        if isinstance(rows, PlotTally):
+            return rows
+        tally = cls()
+        for row in rows:
+            tally.add(row)
+        return tally
+
+    def add(self, row: PlotRow) -> None:
+        self.rows += 1
+        self.by_type.setdefault(row.question_type, Counter())[row.answer] += 1
+        self.by_family.setdefault(row.family, Counter())[row.answer] += 1
+        if row.num_objects is not None:
+            self.objects_per_image[row.image] = row.num_objects
+        if row.score is not None:
+            self.scores.add(row.score)
+        if row.threshold is not None:
+            self.thresholds.add(row.threshold)
+
+
+def write_plots(rows: Iterable[PlotRow] | PlotTally, folder: Path,
+                rejected_scores: Iterable[float] | ScoreHistogram = ()) -> list[Path]:
     """Draw every plot of ``PLOT_FILES`` into ``folder``; return the paths written, in order.
 
     ``rejected_scores`` are the scores of questions the filter rejected (they are in no dataset
@@ -87,9 +151,10 @@ def write_plots(rows: Sequence[PlotRow], folder: Path, rejected_scores: Sequence
         "objects_per_scene.png": draw_objects_per_scene,
         "acceptability_scores.png": lambda kept: draw_acceptability_scores(kept, rejected_scores),
     }
+    tally = PlotTally.of(rows)
     written = []
     for name in PLOT_FILES:
-        figure = drawers[name](rows)
+        figure = drawers[name](tally)
         path = folder / name
         atomic_write_bytes(path, png_bytes(figure))
         written.append(path)
@@ -121,27 +186,28 @@ def empty_note(axes: Any, text: str) -> None:
     axes.set_yticks([])
 
 
-def answer_counts(rows: Iterable[PlotRow]) -> list[tuple[str, int]]:
+def answer_counts(answers: Counter[str]) -> list[tuple[str, int]]:
     """Answers, most frequent first (ties by answer), with rare ones folded into ``other``."""
-    counts = sorted(Counter(row.answer for row in rows).items(), key=lambda kv: (-kv[1], kv[0]))
+    counts = sorted(answers.items(), key=lambda kv: (-kv[1], kv[0]))
     if len(counts) > MAX_ANSWER_BARS:
         rest = sum(count for _, count in counts[MAX_ANSWER_BARS - 1 :])
         counts = counts[: MAX_ANSWER_BARS - 1] + [(f"other ({len(counts) - MAX_ANSWER_BARS + 1})", rest)]
     return counts
 
 
-def draw_answers_by_question_type(rows: Sequence[PlotRow]) -> Any:
-    types = sorted({row.question_type for row in rows})
+def draw_answers_by_question_type(rows: Iterable[PlotRow] | PlotTally) -> Any:
+    tally = PlotTally.of(rows)
+    types = sorted(tally.by_type)
     columns = min(3, max(1, len(types)))
     lines = max(1, -(-len(types) // columns))
     figure = new_figure(4.2 * columns, 3.0 * lines)
-    figure.suptitle(f"Answers per question type ({len(rows)} questions)")
+    figure.suptitle(f"Answers per question type ({tally.rows} questions)")
     if not types:
         empty_note(figure.add_subplot(), "no questions")
         return figure
     for position, question_type in enumerate(types, start=1):
         axes = figure.add_subplot(lines, columns, position)
-        counts = answer_counts(row for row in rows if row.question_type == question_type)
+        counts = answer_counts(tally.by_type[question_type])
         labels = [answer for answer, _ in counts][::-1]
         values = [count for _, count in counts][::-1]
         axes.barh(labels, values, color="tab:blue")
@@ -152,10 +218,11 @@ def draw_answers_by_question_type(rows: Sequence[PlotRow]) -> Any:
     return figure
 
 
-def draw_answers_by_family(rows: Sequence[PlotRow]) -> Any:
+def draw_answers_by_family(rows: Iterable[PlotRow] | PlotTally) -> Any:
     """One bar per family, split into its answers' shares, most frequent answer first and labelled:
     a long first segment is a family a blind guess answers well."""
-    families = sorted({row.family for row in rows})
+    tally = PlotTally.of(rows)
+    families = sorted(tally.by_family)
     figure = new_figure(10.0, 1.2 + 0.28 * max(1, len(families)))
     axes = figure.add_subplot()
     axes.set_title(f"Answers per question family ({len(families)} families); right: the most frequent answer")
@@ -164,7 +231,7 @@ def draw_answers_by_family(rows: Sequence[PlotRow]) -> Any:
         return figure
     palette = [f"C{k}" for k in range(MAX_FAMILY_SEGMENTS)]
     for position, family in enumerate(families):
-        counts = answer_counts(row for row in rows if row.family == family)
+        counts = answer_counts(tally.by_family[family])
         total = sum(count for _, count in counts)
         left = 0.0
         for rank, (_, count) in enumerate(counts):
@@ -182,8 +249,8 @@ def draw_answers_by_family(rows: Sequence[PlotRow]) -> Any:
     return figure
 
 
-def draw_objects_per_scene(rows: Sequence[PlotRow]) -> Any:
-    per_image = {row.image: row.num_objects for row in rows if row.num_objects is not None}
+def draw_objects_per_scene(rows: Iterable[PlotRow] | PlotTally) -> Any:
+    per_image = PlotTally.of(rows).objects_per_image
     figure = new_figure(6.0, 3.5)
     axes = figure.add_subplot()
     axes.set_title(f"Objects per scene ({len(per_image)} images)")
@@ -200,16 +267,22 @@ def draw_objects_per_scene(rows: Sequence[PlotRow]) -> Any:
     return figure
 
 
-def draw_acceptability_scores(rows: Sequence[PlotRow], rejected_scores: Sequence[float] = ()) -> Any:
-    scores = [row.score for row in rows if row.score is not None]
-    thresholds = sorted({row.threshold for row in rows if row.threshold is not None})
+def draw_acceptability_scores(rows: Iterable[PlotRow] | PlotTally,
+                              rejected_scores: Iterable[float] | ScoreHistogram = ()) -> Any:
+    """A stacked histogram of the kept and rejected scores, drawn from their bin counts: each bin's
+    left edge weighted by its count makes the bars ``hist`` draws of the scores themselves."""
+    tally = PlotTally.of(rows)
+    kept = tally.scores
+    rejected = rejected_scores if isinstance(rejected_scores, ScoreHistogram) else ScoreHistogram(rejected_scores)
+    thresholds = sorted(tally.thresholds)
     figure = new_figure(6.0, 3.5)
     axes = figure.add_subplot()
-    axes.set_title(f"Acceptability scores ({len(scores)} kept, {len(rejected_scores)} rejected)")
-    if not scores and not rejected_scores:
+    axes.set_title(f"Acceptability scores ({kept.total} kept, {rejected.total} rejected)")
+    if not kept.total and not rejected.total:
         empty_note(axes, "no acceptability scores recorded")
         return figure
-    axes.hist([scores, list(rejected_scores)], bins=SCORE_BINS, range=(0.0, 1.0), stacked=True,
+    lefts = list(score_bin_edges()[:-1])
+    axes.hist([lefts, lefts], bins=SCORE_BINS, range=SCORE_RANGE, weights=[kept.counts, rejected.counts], stacked=True,
               color=["tab:purple", "tab:gray"], label=["kept", "rejected"])
     axes.legend(fontsize=8, loc="upper left")
     for threshold in thresholds:
@@ -225,27 +298,31 @@ def draw_acceptability_scores(rows: Sequence[PlotRow], rejected_scores: Sequence
 
 def rejected_scores(path: Path) -> list[float]:
     """Scores in a filter's ``.rejected.jsonl`` (empty when the file does not exist)."""
+    return list(read_rejected_scores(path))
+
+
+def read_rejected_scores(path: Path) -> Iterator[float]:
+    """Scores in a filter's ``.rejected.jsonl``, a line at a time (none when the file does not exist)."""
     if not path.is_file():
-        return []
-    scores = []
+        return
     with open(path, encoding="utf-8") as handle:
         for line in handle:
             if line.strip():
                 score = _number((json.loads(line).get("acceptability") or {}).get("score"))
                 if score is not None:
-                    scores.append(score)
-    return scores
+                    yield score
 
 
 CARD_PLOTS_DIR = "plots"  # inside the Hugging Face copy, so the card's links work wherever it is published
 
 
-def write_card_plots(document: MeraDocument, hf_dir: Path, rejected_path: Path | None = None) -> list[tuple[str, str]]:
+def write_card_plots(rows: Iterable[PlotRow] | PlotTally, hf_dir: Path,
+                     rejected_path: Path | None = None) -> list[tuple[str, str]]:
     """Draw the plots of a dataset into ``hf_dir/plots``; return (path relative to ``hf_dir``, title) for the card.
 
     ``rejected_path`` is the filter's ``.rejected.jsonl``, when there is one, so the score
-    histogram shows both sides of the threshold.
+    histogram shows both sides of the threshold (read a line at a time into its bins).
     """
-    scores = rejected_scores(rejected_path) if rejected_path is not None else []
-    written = write_plots(rows_from_document(document), hf_dir / CARD_PLOTS_DIR, scores)
+    scores = ScoreHistogram(read_rejected_scores(rejected_path) if rejected_path is not None else ())
+    written = write_plots(rows, hf_dir / CARD_PLOTS_DIR, scores)
     return [(f"{CARD_PLOTS_DIR}/{path.name}", PLOT_FILES[path.name]) for path in written]

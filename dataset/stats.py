@@ -20,7 +20,8 @@ def _sorted_counts(counter: Counter[Any]) -> dict[str, int]:
 
 class _Tally:
     """What the statistics of a set of items need, added one item at a time: answers per question type
-    and per family, and the object count of each image (memory grows with the groups and images, not the items)."""
+    and per family, and the object count of each image (memory grows with the groups and images, not the items: a
+    dict entry of about 150 bytes per distinct image, some 15 MB at CLEVR's 100,000 images)."""
 
     def __init__(self) -> None:
         self.items = 0
@@ -66,18 +67,28 @@ def objects_per_scene(counts: Sequence[int]) -> dict[str, Any]:
     }
 
 
+class StatisticsTally:
+    """The statistics per split and for the whole dataset, added one (split, item, record) at a time."""
+
+    def __init__(self) -> None:
+        self.splits = {split: _Tally() for split in SPLITS}
+        self.everything = _Tally()
+
+    def add(self, split: str, item: Mapping[str, Any], record: Mapping[str, Any]) -> None:
+        self.splits[split].add(item, record)
+        self.everything.add(item, record)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"splits": {split: tally.as_dict() for split, tally in self.splits.items()}, "all": self.everything.as_dict()}
+
+
 def compute_statistics(document: MeraDocument | StreamedDocument) -> dict[str, Any]:
     """Statistics per split and for the whole dataset, in one pass over the items."""
-    everything = _Tally()
-    statistics: dict[str, Any] = {"splits": {}}
+    tally = StatisticsTally()
     for split in SPLITS:
-        tally = _Tally()
         for item, record in document.records(split):
-            tally.add(item, record)
-            everything.add(item, record)
-        statistics["splits"][split] = tally.as_dict()
-    statistics["all"] = everything.as_dict()
-    return statistics
+            tally.add(split, item, record)
+    return tally.as_dict()
 
 
 def _top_answers(answers: Mapping[str, int], total: int, limit: int = 3) -> str:

@@ -185,3 +185,20 @@ def test_a_split_in_several_parquet_files_loads_as_one_split(built, tmp_path, mo
     assert [row["meta"]["id"] for row in loaded["test"]] == [item["meta"]["id"] for item in items]
     write_hf_copy(document, out)  # a later copy in one file replaces the pieces
     assert sorted(path.name for path in (out / "data").glob("test-*.parquet")) == ["test-00000-of-00001.parquet"]
+
+
+def test_a_file_is_also_closed_after_max_file_groups_row_groups(built, tmp_path, monkeypatch) -> None:
+    import pyarrow.parquet as pq
+
+    import dataset.hf
+    from dataset.document import stream_document
+    from dataset.hf import write_hf_copy
+
+    monkeypatch.setattr(dataset.hf, "ROWS_PER_GROUP", 5)
+    monkeypatch.setattr(dataset.hf, "MAX_FILE_GROUPS", 2)
+    write_hf_copy(stream_document(built["mera"]), tmp_path / "hf")
+    files = sorted((tmp_path / "hf" / "data").glob("test-*.parquet"))
+    count = len(read_export(built["mera"])["data"]["test"])
+    assert len(files) == -(-count // 10) > 1
+    assert [pq.ParquetFile(path).metadata.num_row_groups for path in files[:-1]] == [2] * (len(files) - 1)
+    assert sum(pq.ParquetFile(path).metadata.num_rows for path in files) == count

@@ -15,7 +15,9 @@ from dataset.document import load_document
 from dataset.export import ExportSettings, export_dataset
 from dataset.plots import (
     PLOT_FILES,
+    SCORE_BINS,
     PlotRow,
+    ScoreHistogram,
     draw_acceptability_scores,
     draw_answers_by_family,
     draw_answers_by_question_type,
@@ -84,6 +86,17 @@ def test_objects_and_scores_histograms_hold_every_image_and_score(rows) -> None:
     scores = draw_acceptability_scores(rows, rejected_scores=[0.1, 0.2, 0.25]).axes[0]
     assert sum(patch.get_height() for patch in scores.patches) == len(rows) + 3
     assert scores.get_title() == f"Acceptability scores ({len(rows)} kept, 3 rejected)"
+
+
+def test_scores_are_binned_as_numpy_bins_them_for_the_histogram() -> None:
+    edges = np.histogram_bin_edges([0.0], SCORE_BINS, (0.0, 1.0))
+    scores = [0.0, 1.0, -0.0, 0.05, 0.1, 0.15, 0.35, 0.7, 0.95, 0.999, 1.0000001, -0.01, float("nan"), *edges, *np.random.default_rng(0).random(500)]
+    histogram = ScoreHistogram(scores)
+    assert histogram.counts == np.histogram(scores, bins=edges)[0].tolist()
+    assert histogram.total == len(scores)
+    # Drawn from the bins, the bars are those of the scores themselves.
+    drawn = draw_acceptability_scores([], rejected_scores=scores).axes[0]
+    assert [patch.get_height() for patch in drawn.patches[SCORE_BINS:]] == histogram.counts
 
 
 def test_plots_are_written_as_pngs_and_the_same_data_gives_the_same_bytes(rows, tmp_path) -> None:

@@ -1,4 +1,5 @@
-"""stats and evaluate go through an export item by item: memory does not grow with the items, outputs as before."""
+"""stats, evaluate and the Hugging Face copy go through an export item by item: memory does not grow with the items,
+outputs as before."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from helpers import ROOT
 from sample_outputs import write_sample_export
 
 from dataset.cli import main
 from dataset.document import PROVENANCE_NAME, SPLIT_FILES, load_document
+from dataset.plots import rows_from_document
 from ruclevr.jsonstream import LazyList, write_json
 
 
@@ -44,7 +47,9 @@ def write_large_export(source: Path, folder: Path, copies: int) -> int:
     test_count = next_id - len(shots) - 1
     (folder / SPLIT_FILES["shots"]).write_text(json.dumps({"data": shots}, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     body = (folder / "records.tmp").read_text(encoding="utf-8").removeprefix(",")
-    (folder / PROVENANCE_NAME).write_text('{\n  "info": {},\n  "provenance": [' + body + "\n  ]\n}\n", encoding="utf-8")
+    info = dict(document.info, counts=dict(document.info.get("counts", {}), test=test_count))
+    head = json.dumps({"info": info, "provenance": []}, ensure_ascii=False, indent=2).removesuffix("[]\n}")
+    (folder / PROVENANCE_NAME).write_text(head + "[" + body + "\n  ]\n}\n", encoding="utf-8")
     (folder / "records.tmp").unlink()
     with open(folder / "predictions.jsonl", "w", encoding="utf-8") as predictions:
         for item_id in range(1, next_id, 3):
@@ -97,6 +102,48 @@ def test_memory_stays_flat_however_many_items(exports, command, tmp_path):
     # ... and the predictions, kept as {id: answer}, plus 9 bytes an item for the scores written out:
     # about a MB. Loading the export whole (as before) took about 130 MB more.
     assert large_peak - small_peak < 8, peaks
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="peak memory is read from /proc (Linux)")
+def test_hf_copy_memory_stays_flat_however_many_items(exports, tmp_path):
+    peaks = {}
+    for copies in (300, 1200):
+        folder, count = exports[copies]
+        peaks[count] = peak_rss_mb(["hf", "--data", str(folder), "--out", str(tmp_path / f"hf-{copies}"), "--quiet"])
+    (small, small_peak), (large, large_peak) = sorted(peaks.items())
+    assert large > 3.9 * small
+    loaded = pq.ParquetFile(next((tmp_path / "hf-1200" / "data").glob("test-*.parquet"))).metadata.num_rows
+    assert loaded == large
+    # The survey's counters and the parquet writer's row-group records (a few hundred bytes a group of
+    # 100 items) grow a little; loading the export whole, as before, took about 130 MB more.
+    assert large_peak - small_peak < 12, peaks
+
+
+def test_hf_copy_of_a_streamed_export_equals_that_of_the_export_in_memory(exports, tmp_path):
+    from dataset.hf import write_hf_copy
+    from dataset.plots import write_card_plots
+
+    folder, _ = exports[10]
+    assert main(["hf", "--data", str(folder), "--out", str(tmp_path / "streamed")]) == 0
+    document = load_document(folder)
+    plots = write_card_plots(rows_from_document(document), tmp_path / "loaded")  # every row held in a list
+    write_hf_copy(document, tmp_path / "loaded", plots=plots)
+    streamed = sorted(path.relative_to(tmp_path / "streamed") for path in (tmp_path / "streamed").rglob("*") if path.is_file())
+    assert len(streamed) == 7
+    for relative in streamed:
+        assert (tmp_path / "streamed" / relative).read_bytes() == (tmp_path / "loaded" / relative).read_bytes(), relative
+
+
+def test_a_missing_image_stops_the_streamed_copy_before_anything_is_written(exports, tmp_path, capsys):
+    folder, _ = exports[10]
+    broken = tmp_path / "export"
+    shutil.copytree(folder, broken)
+    last = sorted((broken / "samples").iterdir())[-1]
+    last.unlink()
+    assert main(["hf", "--data", str(broken), "--out", str(tmp_path / "hf")]) == 2
+    error = capsys.readouterr().err
+    assert f"{last} does not exist" in error and error.count("\n") == 1
+    assert not (tmp_path / "hf").exists()
 
 
 def test_evaluate_writes_every_item_score_in_order(exports, tmp_path):
