@@ -293,9 +293,9 @@ def command_export(args: argparse.Namespace) -> int:
     if target.exists() and not args.overwrite:
         log.info(f"{PROG} export: {target} exists; nothing to do (pass --overwrite to export again)")
         return 0
-    document = export_dataset(args.questions, args.scenes, args.out, ExportSettings(args.shots, args.seed, prompts),
-                              images_dir=args.images, provenance_files=provenance)
-    counts = document["info"]["counts"]
+    info = export_dataset(args.questions, args.scenes, args.out, ExportSettings(args.shots, args.seed, prompts),
+                          images_dir=args.images, provenance_files=provenance)
+    counts = info["counts"]
     print(f"{args.out}: {counts['shots']} shots, {counts['test']} test "
           f"(from {counts['input_questions']} questions; dropped {counts['dropped_duplicates']} duplicates, "
           f"{counts['dropped_sharing_shot_image']} on shot images, "

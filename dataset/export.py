@@ -9,6 +9,15 @@ Output folder, MERA's layout for a task (:mod:`dataset.document` reads it)::
 
 Everything is checked before anything is written, images are placed first and
 ``provenance.json`` last, so an existing ``provenance.json`` means a complete export.
+
+Memory stays bounded whatever the number of questions: a first pass over the questions file
+checks each question and keeps only :class:`dataset.splits.QuestionColumns` (a few numbers a
+question), a pass over the scenes file keeps each asked-about scene's number of objects (all the
+export uses of a scene), and the split and the prompt of every item are computed from those. A
+second pass over the questions writes the items one at a time, each checked against MERA's
+format as it is made, under temporary names that are renamed once all are complete
+(:class:`dataset.export_files.StagedFiles`); the test items' provenance waits on disk until the
+shots' (few, kept) is written before it.
 """
 
 from __future__ import annotations
@@ -17,21 +26,33 @@ import contextlib
 import filecmp
 import os
 import shutil
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import jsonschema
+import numpy as np
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from dataset.document import LEGACY_DOCUMENT_NAME, PROVENANCE_NAME, SPLITS, split_path
+from dataset.export_files import SpooledList, StagedFiles
 from dataset.prompt import PromptSet, instruction_format_problem
-from dataset.splits import Split, split_shots_and_test
+from dataset.splits import QuestionColumns, SplitPositions, split_positions
 from ruclevr import __version__
 from ruclevr.cli import UsageError
 from ruclevr.io import TMP_SUFFIX, atomic_write_json, read_json, read_json_input, remove_stale_temporaries
+from ruclevr.jsonstream import (
+    DocumentError,
+    DocumentShapeError,
+    LazyList,
+    checked_info,
+    checked_items,
+    input_document,
+    input_error,
+    write_json,
+)
 from ruclevr.paths import confined_path, relative_paths
 from translate.answers import answer_to_russian
 from translate.spelling import YO_POLICIES
@@ -110,13 +131,38 @@ def check_question(question: Any, position: int, path: Path) -> None:
         )
 
 
-def index_scenes(scenes: Sequence[Mapping[str, Any]], path: Path) -> dict[str, Mapping[str, Any]]:
-    by_image: dict[str, Mapping[str, Any]] = {}
-    for position, scene in enumerate(scenes):
+def read_questions(path: Path) -> tuple[dict[str, Any], QuestionColumns]:
+    """The questions file's ``info`` and, every question checked, its :class:`QuestionColumns`."""
+    label, shape = stage_file_labels(path, "questions")
+    document = input_document(path, "questions", label)
+    info = checked_info(document, label, shape)
+    columns = QuestionColumns()
+    for position, question in enumerate(checked_items(document, label, shape)):
+        check_question(question, position, path)
+        columns.add(question["question_type"], question["image_filename"], question["question_ru"])
+    return info, columns
+
+
+def read_scene_sizes(path: Path, image_numbers: Mapping[str, int]) -> tuple[dict[str, Any], np.ndarray]:
+    """The scenes file's ``info`` and the number of objects in the scene of each image in
+    ``image_numbers`` (by its number; -1 where no scene has the image)."""
+    label, shape = stage_file_labels(path, "scenes")
+    document = input_document(path, "scenes", label)
+    info = checked_info(document, label, shape)
+    sizes = np.full(len(image_numbers), -1, dtype=np.int64)
+    for position, scene in enumerate(checked_items(document, label, shape)):
         if not isinstance(scene, dict) or not isinstance(scene.get("image_filename"), str):
             raise UsageError(f"{path.name} scene {position} has no image_filename")
-        by_image[scene["image_filename"]] = scene
-    return by_image
+        number = image_numbers.get(scene["image_filename"])
+        if number is not None:
+            sizes[number] = len(scene.get("objects", []))
+    return info, sizes
+
+
+def stage_file_labels(path: Path, list_key: str) -> tuple[str, str]:
+    """How errors name a stage file, and the line for one of another shape (as :func:`read_stage_file`'s)."""
+    label = f"{list_key} file {path}"
+    return label, f"{label} must be an object with a '{list_key}' list"
 
 
 def sample_path(image_filename: str) -> str:
@@ -137,9 +183,7 @@ def make_item(question: Mapping[str, Any], item_id: int, instruction: str) -> di
     }
 
 
-def make_provenance(
-    question: Mapping[str, Any], item_id: int, split: str, scene: Mapping[str, Any], prompt: str
-) -> dict[str, Any]:
+def make_provenance(question: Mapping[str, Any], item_id: int, split: str, num_objects: int, prompt: str) -> dict[str, Any]:
     """What MERA has no field for, kept so statistics, baselines and audits can trace each item."""
     return {
         "id": item_id,
@@ -153,20 +197,28 @@ def make_provenance(
         "answer_en": question.get("answer"),
         "translator": question.get("translator"),
         "acceptability": question.get("acceptability"),
-        "num_objects": len(scene.get("objects", [])),
+        "num_objects": num_objects,
         "prompt": prompt,
         "augmentation": question.get("augmentation"),
     }
 
 
+@lru_cache(maxsize=1)
+def item_validator() -> jsonschema.protocols.Validator:
+    return jsonschema.Draft202012Validator(item_schema())
+
+
 def validate_items(items: Iterable[Mapping[str, Any]]) -> None:
-    validator = jsonschema.Draft202012Validator(item_schema())
     for item in items:
-        error = jsonschema.exceptions.best_match(validator.iter_errors(item))
-        if error is not None:
-            location = "/".join(str(part) for part in error.absolute_path) or "(item)"
-            raise UsageError(f"item {item['meta']['id']} does not fit MERA's format at {location}: {error.message}")
-        check_instruction_fills(item)
+        validate_item(item)
+
+
+def validate_item(item: Mapping[str, Any]) -> None:
+    error = jsonschema.exceptions.best_match(item_validator().iter_errors(item))
+    if error is not None:
+        location = "/".join(str(part) for part in error.absolute_path) or "(item)"
+        raise UsageError(f"item {item['meta']['id']} does not fit MERA's format at {location}: {error.message}")
+    check_instruction_fills(item)
 
 
 def check_instruction_fills(item: Mapping[str, Any]) -> None:
@@ -178,42 +230,6 @@ def check_instruction_fills(item: Mapping[str, Any]) -> None:
             problem = "instruction.format(**inputs) does not give the question alone"
     if problem is not None:
         raise UsageError(f"item {item['meta']['id']}: {problem}")
-
-
-def assign_templates(split: Split, prompts: PromptSet, seed: int) -> dict[str, list[int]]:
-    """A template per item, rotated per question type over test first, then shots.
-
-    Test comes first so that the scored split on its own gives every prompt an equal share of
-    every question type; the shots continue each type's rotation.
-    """
-    test_types = [str(q["question_type"]) for q in split.test]
-    shot_types = [str(q["question_type"]) for q in split.shots]
-    assigned = prompts.assign(test_types + shot_types, question_types(), seed)
-    return {"test": assigned[: len(test_types)], "shots": assigned[len(test_types):]}
-
-
-def build_document(
-    split: Split,
-    scenes_by_image: Mapping[str, Mapping[str, Any]],
-    prompts: PromptSet,
-    info: dict[str, Any],
-    seed: int = 0,
-) -> dict[str, Any]:
-    """Number items from 1 across shots then test and pair each with its provenance."""
-    data: dict[str, list[dict[str, Any]]] = {"shots": [], "test": []}
-    provenance = []
-    assigned = assign_templates(split, prompts, seed)
-    item_id = 1
-    for split_name, questions in (("shots", split.shots), ("test", split.test)):
-        for question, template_index in zip(questions, assigned[split_name], strict=True):
-            template = prompts.templates[template_index]
-            instruction = template.render(question_type=str(question["question_type"]), split=split_name)
-            data[split_name].append(make_item(question, item_id, instruction))
-            scene = scenes_by_image[question["image_filename"]]  # type: ignore[index]  # a file name
-            provenance.append(make_provenance(question, item_id, split_name, scene, template.name))
-            item_id += 1
-    validate_items(data["shots"] + data["test"])
-    return {"info": info, "data": data, "provenance": provenance}
 
 
 def place_image(source: Path, target: Path) -> None:
@@ -250,15 +266,24 @@ def source_record(path: Path, info: Mapping[str, Any], base: Path) -> dict[str, 
 
 
 def read_provenance_infos(files: Mapping[str, Path], base: Path) -> dict[str, dict[str, Any]]:
-    """The ``info`` records of other stage outputs (questions, translation) to carry into the card."""
+    """The ``info`` records of other stage outputs (questions, translation) to carry into the card;
+    each is read without its list."""
     records = {}
     for name, path in files.items():
         if name in RESERVED_SOURCES:
             raise UsageError(f"--provenance {name}=...: the name {name!r} is taken; choose another")
-        raw = read_json_input(path, f"--provenance {name}={path}")
-        info = (raw.get("info") or {}) if isinstance(raw, dict) else {}
-        records[name] = source_record(path, info, base)
+        records[name] = source_record(path, read_info(path, f"--provenance {name}={path}"), base)
     return records
+
+
+def read_info(path: Path, label: str) -> dict[str, Any]:
+    """A stage output's ``info`` object; ``{}`` when it has none or is not a JSON object."""
+    try:
+        return input_document(path, "questions", label).info()
+    except DocumentShapeError:
+        return {}
+    except (DocumentError, UnicodeDecodeError) as error:
+        raise input_error(error, label) from None
 
 
 def export_dataset(
@@ -269,16 +294,13 @@ def export_dataset(
     images_dir: Path | None = None,
     provenance_files: Mapping[str, Path] | None = None,
 ) -> dict[str, Any]:
-    """Write MERA's files and ``samples/`` into ``out_dir``; return the export as one object."""
+    """Write MERA's files and ``samples/`` into ``out_dir``; return the export's ``info`` (its counts among them)."""
     images_dir = images_dir if images_dir is not None else scenes_path.parent / "images"
     prompts = settings.prompts()
-    questions_info, questions = read_stage_file(questions_path, "questions", "questions")
-    scenes_info, scenes = read_stage_file(scenes_path, "scenes", "scenes")
-    for position, question in enumerate(questions):
-        check_question(question, position, questions_path)
-    scenes_by_image = index_scenes(scenes, scenes_path)
-    check_images(questions, scenes_by_image, images_dir, questions_path)
-    split = split_shots_and_test(questions, settings.shots, settings.seed)
+    questions_info, columns = read_questions(questions_path)
+    scenes_info, scene_sizes = read_scene_sizes(scenes_path, columns.image_numbers)
+    check_images(columns.image_names, scene_sizes, images_dir, questions_path)
+    split = split_positions(columns, settings.shots, settings.seed)
     # In pipeline order: render, the other named stages, then the questions file exported here.
     base = out_dir.parent  # the build folder, when exporting into DATA/mera
     sources = {"scenes": source_record(scenes_path, scenes_info, base)}
@@ -289,20 +311,19 @@ def export_dataset(
         "version": __version__,
         "seed": settings.seed,
         "settings": {"shots": settings.shots, "prompt": prompts.record()},
-        "counts": {"input_questions": len(questions), **split.counts()},
+        "counts": {"input_questions": len(columns), **split.counts()},
         "sources": sources,
         "image_paths": "relative to the folder of this file",
     }
-    document = build_document(split, scenes_by_image, prompts, info, settings.seed)
-    write_export(document, images_dir, out_dir)
-    return document
+    plan = ExportPlan(columns, split, scene_sizes, prompts, *assign_templates(columns, split, prompts, settings.seed))
+    write_streamed_export(questions_path, plan, info, images_dir, out_dir)
+    return info
 
 
-def check_images(
-    questions: Sequence[Mapping[str, Any]], scenes_by_image: Mapping[str, Any], images_dir: Path, questions_path: Path
-) -> None:
-    for filename in sorted({str(q["image_filename"]) for q in questions}):
-        if filename not in scenes_by_image:
+def check_images(image_names: list[str], scene_sizes: np.ndarray, images_dir: Path, questions_path: Path) -> None:
+    """Each image the questions ask about has a scene and a file (``scene_sizes`` by image number, -1: no scene)."""
+    for number, filename in sorted(enumerate(image_names), key=lambda numbered: numbered[1]):
+        if scene_sizes[number] < 0:
             raise UsageError(f"{questions_path.name} asks about {filename}, which no scene in the scenes file has")
         image = confined_path(images_dir, filename, f"{questions_path.name}: image_filename")
         if "/" in filename or "\\" in filename:
@@ -311,20 +332,151 @@ def check_images(
             raise UsageError(f"image {image} does not exist (pass --images DIR?)")
 
 
-def write_export(document: Mapping[str, Any], images_dir: Path, out_dir: Path) -> None:
-    samples_dir = out_dir / SAMPLES_DIR
+def assign_templates(columns: QuestionColumns, split: SplitPositions, prompts: PromptSet, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A template per item of test and of shots, rotated per question type over test first, then shots.
+
+    Test comes first so that the scored split on its own gives every prompt an equal share of
+    every question type; the shots continue each type's rotation.
+    """
+    type_numbers = np.array([question_types().index(name) for name in columns.type_names], dtype=np.intp)
+    items = np.concatenate([split.test, np.array(split.shots, dtype=np.intp)])
+    assigned = prompts.assign_numbers(type_numbers[columns.types[items]], seed)
+    return assigned[: split.test.size], assigned[split.test.size:]
+
+
+@dataclass(frozen=True)
+class ExportPlan:
+    """What the second pass over the questions needs: which are shots and test, and each item's template."""
+
+    columns: QuestionColumns
+    split: SplitPositions
+    scene_sizes: np.ndarray
+    prompts: PromptSet
+    test_templates: np.ndarray
+    shot_templates: np.ndarray
+
+    def record(self, question: Mapping[str, Any], item_id: int, split: str, template_index: int) -> tuple[dict, dict]:
+        """The MERA item of a question and its provenance record."""
+        template = self.prompts.templates[template_index]
+        instruction = template.render(question_type=str(question["question_type"]), split=split)
+        num_objects = int(self.scene_sizes[self.columns.image_numbers[question["image_filename"]]])
+        return make_item(question, item_id, instruction), make_provenance(question, item_id, split, num_objects, template.name)
+
+    def check_instructions(self) -> None:
+        """Render every instruction the items will have (each template, question type and split once),
+        so that a template failing on one fails before anything is written."""
+        for split, positions, templates in (("shots", np.array(self.split.shots, dtype=np.intp), self.shot_templates),
+                                            ("test", self.split.test, self.test_templates)):
+            pairs = np.unique(self.columns.types[positions].astype(np.intp) * len(self.prompts.templates) + templates)
+            for pair in pairs.tolist():
+                question_type = self.columns.type_names[pair // len(self.prompts.templates)]
+                self.prompts.templates[pair % len(self.prompts.templates)].render(question_type=question_type, split=split)
+
+    def used_images(self) -> list[str]:
+        """The images of the shots and the test items."""
+        numbers = np.unique(self.columns.images[np.concatenate([self.split.test, np.array(self.split.shots, dtype=np.intp)])])
+        return [self.columns.image_names[number] for number in numbers]
+
+
+class TestItems(LazyList):
+    """The second pass over the questions: the test items in order, each checked as it is made, their
+    provenance records appended to ``records``, and the shots' questions kept (they are few)."""
+
+    def __init__(self, questions_path: Path, plan: ExportPlan, records: SpooledList) -> None:
+        self.questions_path = questions_path
+        self.plan = plan
+        self.records = records
+        self.shot_questions: dict[int, Mapping[str, Any]] = {}
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        label, shape = stage_file_labels(self.questions_path, "questions")
+        shot_ranks = {position: rank for rank, position in enumerate(self.plan.split.shots)}
+        test, first_id = self.plan.split.test, len(shot_ranks) + 1
+        rank = 0
+        for position, question in enumerate(checked_items(input_document(self.questions_path, "questions", label), label, shape)):
+            if position in shot_ranks:
+                self.shot_questions[shot_ranks[position]] = question
+            elif rank < test.size and test[rank] == position:
+                item, record = self.plan.record(question, first_id + rank, "test", int(self.plan.test_templates[rank]))
+                validate_item(item)
+                self.records.append(record)
+                rank += 1
+                yield item
+        if rank != test.size or len(self.shot_questions) != len(shot_ranks):
+            raise UsageError(f"{label} changed during the export; run it again")
+
+    def shots(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The shot items (numbered from 1, in the order drawn) and their provenance records, once the test items are written."""
+        made = [self.plan.record(self.shot_questions[rank], rank + 1, "shots", int(self.plan.shot_templates[rank]))
+                for rank in range(len(self.shot_questions))]
+        return [item for item, _ in made], [record for _, record in made]
+
+
+class ProvenanceRecords(LazyList):
+    """The shots' provenance records, then the test items' from the spool."""
+
+    def __init__(self, shots: list[dict[str, Any]], test: SpooledList) -> None:
+        self.shots = shots
+        self.test = test
+
+    def __iter__(self) -> Iterator[Any]:
+        yield from self.shots
+        yield from self.test
+
+
+def write_streamed_export(questions_path: Path, plan: ExportPlan, info: Mapping[str, Any], images_dir: Path, out_dir: Path) -> None:
+    """Every instruction rendered, then :func:`write_staged_export`; a folder it made is removed again if that fails."""
+    plan.check_instructions()
+    created = not out_dir.exists()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        write_staged_export(questions_path, plan, info, images_dir, out_dir)
+    except BaseException:
+        if created:  # leave no empty folder behind
+            with contextlib.suppress(OSError):
+                out_dir.rmdir()
+        raise
+
+
+def write_staged_export(questions_path: Path, plan: ExportPlan, info: Mapping[str, Any], images_dir: Path, out_dir: Path) -> None:
+    """The second pass: items written under temporary names, images placed, then all renamed, ``provenance.json`` last."""
+    targets = [split_path(out_dir, "shots"), split_path(out_dir, "test"), out_dir / PROVENANCE_NAME]
+    with StagedFiles(targets) as staged, SpooledList(out_dir / PROVENANCE_NAME) as test_records:
+        test_items = TestItems(questions_path, plan, test_records)
+        write_json(staged[targets[1]], {"data": test_items})
+        shot_items, shot_records = test_items.shots()
+        validate_items(shot_items)
+        atomic_write_json(staged[targets[0]], {"data": shot_items})
+        write_json(staged[targets[2]], {"info": info, "provenance": ProvenanceRecords(shot_records, test_records)})
+        used = place_images(plan.used_images(), images_dir, out_dir / SAMPLES_DIR)
+        staged.commit()
+    finish_export(out_dir, used)
+
+
+def place_images(filenames: Iterable[str], images_dir: Path, samples_dir: Path) -> set[str]:
+    """Place each image once into ``samples_dir``; the names placed."""
     samples_dir.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(samples_dir)
     used: set[str] = set()
-    for split in ("shots", "test"):
-        for item in document["data"][split]:
-            filename = Path(item["inputs"]["image"]).name
-            if filename not in used:
-                place_image(images_dir / filename, samples_dir / filename)
-                used.add(filename)
+    for filename in filenames:
+        if filename not in used:
+            place_image(images_dir / filename, samples_dir / filename)
+            used.add(filename)
+    return used
+
+
+def finish_export(out_dir: Path, used: set[str]) -> None:
+    """Once the export's files are in place: remove images no item uses and the earlier single-file layout."""
+    remove_unused_samples(out_dir / SAMPLES_DIR, used)
+    with contextlib.suppress(FileNotFoundError):  # an export of the earlier single-file layout
+        (out_dir / LEGACY_DOCUMENT_NAME).unlink()
+
+
+def write_export(document: Mapping[str, Any], images_dir: Path, out_dir: Path) -> None:
+    """Write an export held as one object ``{"info", "data": {"shots", "test"}, "provenance"}``."""
+    items = [item for split in SPLITS for item in document["data"][split]]
+    used = place_images((Path(item["inputs"]["image"]).name for item in items), images_dir, out_dir / SAMPLES_DIR)
     for split in SPLITS:
         atomic_write_json(split_path(out_dir, split), {"data": document["data"][split]})
     atomic_write_json(out_dir / PROVENANCE_NAME, {"info": document["info"], "provenance": document["provenance"]})
-    remove_unused_samples(samples_dir, used)
-    with contextlib.suppress(FileNotFoundError):  # an export of the earlier single-file layout
-        (out_dir / LEGACY_DOCUMENT_NAME).unlink()
+    finish_export(out_dir, used)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import numpy as np
 from jinja2 import nodes
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
@@ -234,14 +235,14 @@ class PromptSet:
         any prefix of the items every template has an equal share of each type (counts differ
         by at most one). ``types_in_order`` fixes each type's number in the seed.
         """
-        rotations = {
-            name: streams.generator("dataset.prompt", seed, type_number=number).permutation(len(self.templates))
-            for number, name in enumerate(types_in_order)
-        }
-        seen: dict[str, int] = {}
-        assigned = []
-        for question_type in question_types:
-            k = seen.get(question_type, 0)
-            seen[question_type] = k + 1
-            assigned.append(int(rotations[question_type][k % len(self.templates)]))
+        numbers = {name: number for number, name in enumerate(types_in_order)}
+        return [int(index) for index in self.assign_numbers(np.array([numbers[t] for t in question_types], dtype=np.intp), seed)]
+
+    def assign_numbers(self, type_numbers: np.ndarray, seed: int) -> np.ndarray:
+        """:meth:`assign` for items given as their type's number in ``types_in_order``, as an array."""
+        assigned = np.zeros(len(type_numbers), dtype=np.intp)
+        for number in np.unique(type_numbers):
+            items = np.flatnonzero(type_numbers == number)
+            rotation = streams.generator("dataset.prompt", seed, type_number=int(number)).permutation(len(self.templates))
+            assigned[items] = rotation[np.arange(items.size) % len(self.templates)]
         return assigned

@@ -4,18 +4,46 @@ Shots are few-shot examples shown to a model before a test question, so a test i
 reuse a shot's image (the model would have seen the scene answered) nor a shot's question text
 (it would have seen the answer pattern). Shots are drawn from the seed, one image each, cycling
 over question types in a seeded order so that every type is represented when there are enough.
+
+The split is computed over :class:`QuestionColumns`, a few numbers a question, so that a million
+questions need not be held. Question texts are compared by a 64-bit hash of their
+:func:`question_key`: two different texts share one with a probability of about n²/2⁶⁵ for n
+texts (3e-8 for a million), and images are compared by name, exactly.
 """
 
 from __future__ import annotations
 
+import hashlib
+from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from dataset.evaluate import normalise_answer
 from ruclevr import streams
 from ruclevr.cli import UsageError
 
 Question = Mapping[str, object]
+
+
+@dataclass(frozen=True)
+class SplitCounts:
+    dropped_duplicates: int
+    dropped_sharing_shot_image: int
+    dropped_sharing_shot_question: int
+
+
+@dataclass(frozen=True)
+class SplitPositions:
+    """The split as positions in the input: ``shots`` in the order drawn, ``test`` ascending."""
+
+    shots: list[int]
+    test: np.ndarray
+    dropped: SplitCounts
+
+    def counts(self) -> dict[str, int]:
+        return {"shots": len(self.shots), "test": int(self.test.size), **vars(self.dropped)}
 
 
 @dataclass(frozen=True)
@@ -26,54 +54,97 @@ class Split:
     dropped_sharing_shot_image: int
     dropped_sharing_shot_question: int
 
-    def counts(self) -> dict[str, int]:
-        return {
-            "shots": len(self.shots),
-            "test": len(self.test),
-            "dropped_duplicates": self.dropped_duplicates,
-            "dropped_sharing_shot_image": self.dropped_sharing_shot_image,
-            "dropped_sharing_shot_question": self.dropped_sharing_shot_question,
-        }
-
 
 def question_key(text: str) -> str:
     """Question text as compared for overlap: exact-match normalisation, whitespace collapsed."""
     return " ".join(normalise_answer(text).split())
 
 
-def drop_duplicate_questions(questions: Sequence[Question]) -> tuple[list[Question], int]:
-    """Keep the first of several identical questions about the same image."""
-    seen: set[tuple[str, str]] = set()
-    kept: list[Question] = []
-    for question in questions:
-        key = (str(question["image_filename"]), question_key(str(question["question_ru"])))
-        if key not in seen:
-            seen.add(key)
-            kept.append(question)
-    return kept, len(questions) - len(kept)
+def question_key_hash(text: str) -> int:
+    """A 64-bit hash of :func:`question_key` (the same on every run and machine)."""
+    return int.from_bytes(hashlib.blake2b(question_key(text).encode(), digest_size=8).digest(), "little")
 
 
-def select_shots(questions: Sequence[Question], n_shots: int, seed: int) -> list[int]:
-    """Indices of ``n_shots`` questions on distinct images, spread over question types."""
+class QuestionColumns:
+    """Per question, in input order: its type and image, each numbered in order of first
+    appearance, and :func:`question_key_hash` of its text."""
+
+    def __init__(self) -> None:
+        self.type_names: list[str] = []
+        self.image_names: list[str] = []
+        self.image_numbers: dict[str, int] = {}
+        self._type_numbers: dict[str, int] = {}
+        self._types = array("H")
+        self._images = array("i")
+        self._texts = array("Q")
+
+    @classmethod
+    def from_questions(cls, questions: Sequence[Question]) -> QuestionColumns:
+        columns = cls()
+        for question in questions:
+            columns.add(str(question["question_type"]), str(question["image_filename"]), str(question["question_ru"]))
+        return columns
+
+    def add(self, question_type: str, image: str, text: str) -> None:
+        self._types.append(_number(question_type, self._type_numbers, self.type_names))
+        self._images.append(_number(image, self.image_numbers, self.image_names))
+        self._texts.append(question_key_hash(text))
+
+    def __len__(self) -> int:
+        return len(self._types)
+
+    @property
+    def types(self) -> np.ndarray:
+        return np.frombuffer(self._types, dtype=np.uint16) if self._types else np.zeros(0, np.uint16)
+
+    @property
+    def images(self) -> np.ndarray:
+        return np.frombuffer(self._images, dtype=np.int32) if self._images else np.zeros(0, np.int32)
+
+    @property
+    def texts(self) -> np.ndarray:
+        return np.frombuffer(self._texts, dtype=np.uint64) if self._texts else np.zeros(0, np.uint64)
+
+
+def _number(name: str, numbers: dict[str, int], names: list[str]) -> int:
+    number = numbers.get(name)
+    if number is None:
+        number = numbers[name] = len(names)
+        names.append(name)
+    return number
+
+
+def first_occurrences(columns: QuestionColumns) -> np.ndarray:
+    """Positions of the questions kept when, of several identical questions about the same image, the first is kept."""
+    images, texts = columns.images, columns.texts
+    order = np.lexsort((texts, images))  # stable: equal keys stay in input order
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = (images[order[1:]] != images[order[:-1]]) | (texts[order[1:]] != texts[order[:-1]])
+    return np.sort(order[first])
+
+
+def select_shots(columns: QuestionColumns, candidates: np.ndarray, n_shots: int, seed: int) -> list[int]:
+    """Positions of ``n_shots`` of the ``candidates`` (ascending positions) on distinct images, spread over question types."""
     if n_shots == 0:
         return []
     rng = streams.generator("dataset.shots", seed)
-    by_type: dict[str, list[int]] = {}
-    for index, question in enumerate(questions):
-        by_type.setdefault(str(question["question_type"]), []).append(index)
+    images = columns.images
+    candidate_types = columns.types[candidates]
+    by_type = {columns.type_names[number]: candidates[candidate_types == number] for number in np.unique(candidate_types)}
     type_order = [sorted(by_type)[i] for i in rng.permutation(len(by_type))]
     chosen: list[int] = []
-    used_images: set[str] = set()
+    used_images: list[int] = []
     while len(chosen) < n_shots:
         chosen_before = len(chosen)
         for question_type in type_order:
             if len(chosen) == n_shots:
                 break
-            candidates = [i for i in by_type[question_type] if questions[i]["image_filename"] not in used_images]
-            if candidates:
-                pick = candidates[int(rng.integers(len(candidates)))]
+            pool = by_type[question_type]
+            pool = pool[~np.isin(images[pool], used_images)]
+            if pool.size:
+                pick = int(pool[int(rng.integers(pool.size))])
                 chosen.append(pick)
-                used_images.add(str(questions[pick]["image_filename"]))
+                used_images.append(int(images[pick]))
         if len(chosen) == chosen_before:
             raise UsageError(
                 f"--shots {n_shots} needs {n_shots} images with questions for the shots and more for test; "
@@ -82,28 +153,25 @@ def select_shots(questions: Sequence[Question], n_shots: int, seed: int) -> list
     return chosen
 
 
-def split_shots_and_test(questions: Sequence[Question], n_shots: int, seed: int) -> Split:
+def split_positions(columns: QuestionColumns, n_shots: int, seed: int) -> SplitPositions:
     """Drop duplicates, draw the shots, and keep as test every question disjoint from them."""
-    unique, dropped_duplicates = drop_duplicate_questions(questions)
-    shot_indices = select_shots(unique, n_shots, seed)
-    shots = [unique[i] for i in shot_indices]
-    shot_images = {q["image_filename"] for q in shots}
-    shot_questions = {question_key(str(q["question_ru"])) for q in shots}
-    test: list[Question] = []
-    sharing_image = sharing_question = 0
-    chosen = set(shot_indices)
-    for index, question in enumerate(unique):
-        if index in chosen:
-            continue
-        if question["image_filename"] in shot_images:
-            sharing_image += 1
-        elif question_key(str(question["question_ru"])) in shot_questions:
-            sharing_question += 1
-        else:
-            test.append(question)
-    if not test:
+    unique = first_occurrences(columns)
+    shots = select_shots(columns, unique, n_shots, seed)
+    images, texts = columns.images, columns.texts
+    rest = unique[~np.isin(unique, shots)]
+    on_shot_image = np.isin(images[rest], images[shots])
+    repeating_shot = ~on_shot_image & np.isin(texts[rest], texts[shots])
+    test = rest[~on_shot_image & ~repeating_shot]
+    if not test.size:
         raise UsageError(
-            f"no test questions are left after drawing --shots {n_shots} from {len(unique)} questions "
-            f"on {len({q['image_filename'] for q in unique})} images; render more scenes or ask for fewer shots"
+            f"no test questions are left after drawing --shots {n_shots} from {unique.size} questions "
+            f"on {np.unique(images[unique]).size} images; render more scenes or ask for fewer shots"
         )
-    return Split(shots, test, dropped_duplicates, sharing_image, sharing_question)
+    dropped = SplitCounts(len(columns) - int(unique.size), int(on_shot_image.sum()), int(repeating_shot.sum()))
+    return SplitPositions(shots, test, dropped)
+
+
+def split_shots_and_test(questions: Sequence[Question], n_shots: int, seed: int) -> Split:
+    """:func:`split_positions` of questions held in a list."""
+    split = split_positions(QuestionColumns.from_questions(questions), n_shots, seed)
+    return Split([questions[i] for i in split.shots], [questions[i] for i in split.test], **vars(split.dropped))

@@ -494,6 +494,6 @@ def _write_list(handle: IO[str], items: Iterable[Any], indent: str) -> None:
     inner = indent + "  "
     first = True
     for item in items:
-        handle.write(("[" if first else ",") + inner + json.dumps(item, ensure_ascii=False, indent=2).replace("\n", inner))
+        handle.write(("[" if first else ",") + inner + encode_item(item).replace("\n" + _ITEM_PREFIX.decode(), inner))
         first = False
     handle.write("[]" if first else indent + "]")
