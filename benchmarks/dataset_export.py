@@ -121,8 +121,7 @@ def main() -> None:
         test = document.items("test")
         predictions = varied_predictions(test)
         t_compare, reference_score = timed(lm_eval_exact_match, test, predictions)
-        ids = {i["meta"]["id"] for s in ("shots", "test") for i in document.items(s)}
-        t_eval, result = timed(evaluate, test, document.family_of, predictions, ids)
+        t_eval, result = timed(evaluate, document, "test", predictions)
         # The same figure as lm-eval's own computation, or the comparison would be meaningless.
         assert result["predictions"]["overall"]["exact_match"] == reference_score, (result, reference_score)
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
