@@ -20,7 +20,7 @@ from tqdm import tqdm
 from questions.family import Family
 from questions.scene_questions import QuestionMaker, RunState, Settings, program_key, text_key
 from ruclevr.cli import progress_disabled
-from ruclevr.io import atomic_write_json, read_json
+from ruclevr.io import atomic_write_compact_json, atomic_write_json, read_json
 from ruclevr.records import read_record, same_record
 
 CHUNK_SCENES = 500
@@ -138,7 +138,7 @@ def _save_chunk(folder: Path, start: int, end: int, questions: list[dict[str, An
         "start": start, "end": end, "family_misses": dict(sorted(state.family_misses.items())),
         "refusals": dict(sorted(state.refusals.items())), "questions": questions,
     }
-    atomic_write_json(folder / f"scenes_{start:08d}_{end:08d}.json", chunk, indent=None)
+    atomic_write_compact_json(folder / f"scenes_{start:08d}_{end:08d}.json", chunk)
 
 
 def _saved_chunks(

@@ -53,10 +53,10 @@ class SceneSearch:
         vocabulary = load_vocabulary()
         self._names = {attribute: vocabulary.names(attribute) for attribute in ATTRIBUTES}
         self._relations = tuple(name for name in vocabulary.relations if name in scene.relations())
-        self._filter_options: dict[tuple[Any, ...], list[tuple[tuple[str, ...], int]]] = {}
-        self._object_descriptions: dict[tuple[Any, ...], tuple[list[int], list[str]] | None] = {}
+        self._filter_options: dict[tuple[int, int], list[tuple[tuple[str, ...], int]]] = {}
+        self._object_descriptions: dict[tuple[int, int], tuple[list[int], list[str]] | None] = {}
         self._slot_masks: dict[tuple[str, str], list[tuple[str, int]]] = {}
-        self._pairs: dict[tuple[Any, ...], frozenset[tuple[str, str]]] = {}
+        self._pairs: dict[tuple[int, tuple[str, ...]], frozenset[tuple[str, str]]] = {}
 
     def find(self, plan: Plan, stop_at: int) -> Candidate | None:
         """One depth-first search in a fresh random order; None when the scene allows no candidate
@@ -82,10 +82,10 @@ class SceneSearch:
         changes nothing, whichever order they are applied in, and no word of a description is idle
         ("the large red cube" is not asked when "the red cube" is already the only one).
         """
-        key = (base, node.option_kind)
+        key = (base, node.option_id)
         options = self._filter_options.get(key)
         if options is None:
-            options = self._single_options(base, node.slots, node.option_kind[0]) if node.need_single else self._all_options(base, node.slots)
+            options = self._single_options(base, node.slots, node.kinds_id) if node.need_single else self._all_options(base, node.slots)
             if node.need_some:
                 options = [option for option in options if any(option[0])]
             self._filter_options[key] = options
@@ -93,13 +93,13 @@ class SceneSearch:
 
     def described_pairs(self, node: PlanNode, values: tuple[str, ...]) -> frozenset[tuple[str, str]]:
         """The (attribute, value) pairs a filter node's chosen ``values`` add to the canonical description of its input."""
-        key = (node.option_kind[0], values)
+        key = (node.option_id, values)
         pairs = self._pairs.get(key)
         if pairs is None:
             pairs = self._pairs[key] = frozenset((slot.attribute, value) for slot, value in zip(node.slots, values, strict=True) if value)
         return pairs
 
-    def _single_options(self, base: int, slots: tuple[Slot, ...], kinds: tuple[Any, ...]) -> list[tuple[tuple[str, ...], int]]:
+    def _single_options(self, base: int, slots: tuple[Slot, ...], kinds: int) -> list[tuple[tuple[str, ...], int]]:
         # A description of one object uses only that object's own values: for each object in the
         # input, each allowed subset of slots whose filters narrow the input to it, each one needed.
         subsets = _allowed_subsets(slots)
@@ -116,11 +116,11 @@ class SceneSearch:
         return options
 
     def _descriptions(
-        self, index: int, slots: tuple[Slot, ...], kinds: tuple[Any, ...]
+        self, index: int, slots: tuple[Slot, ...], kinds: int
     ) -> tuple[list[int], list[str]] | None:
         """Per subset of ``slots`` (a bit set), the objects having all of object ``index``'s values in
         those slots, and those values; None when a literal slot does not fit it (``kinds``: the
-        slots' kinds, the cache key)."""
+        number standing for the slots' kinds, the cache key)."""
         key = (index, kinds)
         if key in self._object_descriptions:
             return self._object_descriptions[key]
