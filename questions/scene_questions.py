@@ -155,6 +155,7 @@ class QuestionMaker:
         self.plans = [
             Plan.of(family) for family in families.values() if not self.shares or self.shares.get(self.class_of[family.id], 0) > 0
         ]
+        self.plan_ids = [plan.family.id for plan in self.plans]
         self.checks = {plan.family.id: reading_check(plan.family) for plan in self.plans}
         self.vocabulary = load_vocabulary()
 
@@ -184,8 +185,8 @@ class QuestionMaker:
         """The families least tried first, ties in random order (one draw per family, in turn): a family
         that keeps coming away empty (no well-posed instance on most scenes, its questions all asked
         already) stops crowding the others out."""
-        uses, misses, draw = state.family_uses, state.family_misses, stream.random
-        keys = [(uses[plan.family.id] + misses[plan.family.id], draw()) for plan in self.plans]
+        uses, misses, draw = state.family_uses.get, state.family_misses.get, stream.random
+        keys = [(uses(family_id, 0) + misses(family_id, 0), draw()) for family_id in self.plan_ids]
         return [self.plans[i] for i in sorted(range(len(self.plans)), key=keys.__getitem__)]
 
     def _mixed(self, order: list[Plan], state: RunState, made: list[dict[str, Any]]) -> Iterator[Plan]:

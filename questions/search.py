@@ -32,6 +32,7 @@ from questions.plan import EMPTY, FIXED, FREE, SET, Plan, PlanNode, Slot
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
 
+_BRANCHING = ("filter", "valued")  # the nodes that try several values: where a subtree is worth a note
 _SCENE_SET: tuple[str, tuple[str, ...], frozenset[object]] = ("set", ("scene",), frozenset())
 
 @dataclass(frozen=True)
@@ -54,9 +55,11 @@ class SceneSearch:
         self._names = {attribute: vocabulary.names(attribute) for attribute in ATTRIBUTES}
         self._relations = tuple(name for name in vocabulary.relations if name in scene.relations())
         self._filter_options: dict[tuple[int, int], list[tuple[tuple[str, ...], int]]] = {}
-        self._object_descriptions: dict[tuple[int, int], tuple[list[int], list[str]] | None] = {}
+        self._object_descriptions: dict[tuple[int, int], tuple[list[int], _Worded] | None] = {}
         self._slot_masks: dict[tuple[str, str], list[tuple[str, int]]] = {}
         self._pairs: dict[tuple[int, tuple[str, ...]], frozenset[tuple[str, str]]] = {}
+        # (plan, node, choices before it): the steps and draws of searching its subtree whole, found empty
+        self.dead: dict[tuple[Any, ...], tuple[int, int]] = {}
 
     def find(self, plan: Plan, stop_at: int) -> Candidate | None:
         """One depth-first search in a fresh random order; None when the scene allows no candidate
@@ -108,24 +111,24 @@ class SceneSearch:
             described = self._descriptions(index, slots, kinds)
             if described is None:
                 continue
-            ands, own = described
+            ands, worded = described
             target = 1 << index
             for subset in subsets:
                 if base & ands[subset] == target and _each_needed(base, ands, subset, target):
-                    options.append((tuple(value if subset >> k & 1 else "" for k, value in enumerate(own)), target))
+                    options.append((worded[subset], target))
         return options
 
     def _descriptions(
         self, index: int, slots: tuple[Slot, ...], kinds: int
-    ) -> tuple[list[int], list[str]] | None:
+    ) -> tuple[list[int], _Worded] | None:
         """Per subset of ``slots`` (a bit set), the objects having all of object ``index``'s values in
-        those slots, and those values; None when a literal slot does not fit it (``kinds``: the
-        number standing for the slots' kinds, the cache key)."""
+        those slots, and those values as slot values (others empty); None when a literal slot does
+        not fit it (``kinds``: the number standing for the slots' kinds, the cache key)."""
         key = (index, kinds)
         if key in self._object_descriptions:
             return self._object_descriptions[key]
         own = [self.scene.values[slot.attribute][index] for slot in slots]
-        described: tuple[list[int], list[str]] | None = None
+        described: tuple[list[int], _Worded] | None = None
         if not any(slot.mode == FIXED and value != slot.literal for slot, value in zip(slots, own, strict=True)):
             masks = [self.scene.mask(slot.attribute, value) for slot, value in zip(slots, own, strict=True)]
             size = len(slots)
@@ -133,12 +136,15 @@ class SceneSearch:
             for subset in range(1, 1 << size):
                 lowest = subset & -subset
                 ands[subset] = ands[subset ^ lowest] & masks[lowest.bit_length() - 1]
-            described = (ands, own)
+            described = (ands, _Worded(own))
         self._object_descriptions[key] = described
         return described
 
     def _all_options(self, base: int, slots: tuple[Slot, ...]) -> list[tuple[tuple[str, ...], int]]:
-        # Slot by slot, keeping partial assignments whose every filter narrowed its input;
+        # Slot by slot, keeping partial assignments whose every filter is needed so far: with each
+        # one, the set given by all the other filters (``without``), which must stay another set.
+        # A filter not needed now is not needed after more filters either (both sets narrow
+        # alike), so dropping such an assignment early gives the same list as checking at the end;
         # after an empty set no filter can narrow, so such branches stay empty to the end.
         partial: list[tuple[tuple[str, ...], int, tuple[int, ...]]] = [((), base, ())]
         for slot in slots:
@@ -146,16 +152,22 @@ class SceneSearch:
             may_stay_empty, may_take_value = slot.mode in (FREE, EMPTY), slot.mode != EMPTY
             grown: list[tuple[tuple[str, ...], int, tuple[int, ...]]] = []
             add = grown.append
-            for chosen, current, used in partial:
+            for chosen, current, without in partial:
                 if may_stay_empty:
-                    add((chosen + ("",), current, used))
+                    add((chosen + ("",), current, without))
                 if may_take_value and current:
                     for value, mask in masks:
                         narrowed = current & mask
-                        if narrowed != current:
-                            add((chosen + (value,), narrowed, used + (mask,)))
+                        if narrowed == current:
+                            continue
+                        if not without:
+                            add((chosen + (value,), narrowed, (current,)))
+                            continue
+                        others = tuple([rest & mask for rest in without])
+                        if narrowed not in others:
+                            add((chosen + (value,), narrowed, (*others, current)))
             partial = grown
-        return [(chosen, current) for chosen, current, used in partial if len(used) < 2 or _all_needed(base, used, current)]
+        return [(chosen, current) for chosen, current, _ in partial]
 
     def _value_masks(self, slot: Slot) -> list[tuple[str, int]]:
         """The values a slot may take, each with the objects having it."""
@@ -165,6 +177,19 @@ class SceneSearch:
             values = (slot.literal,) if slot.mode == FIXED else self._names[slot.attribute]
             masks = self._slot_masks[key] = [(value, self.scene.mask(slot.attribute, value)) for value in values]
         return masks
+
+
+class _Worded(dict[int, tuple[str, ...]]):
+    """An object's values in a filter node's slots, per subset of the slots (a bit set): the values
+    in the subset's slots, the others empty; each made when first asked for."""
+
+    def __init__(self, own: list[str]) -> None:
+        super().__init__()
+        self.own = own
+
+    def __missing__(self, subset: int) -> tuple[str, ...]:
+        worded = self[subset] = tuple(value if subset >> k & 1 else "" for k, value in enumerate(self.own))
+        return worded
 
 
 @cache
@@ -185,19 +210,6 @@ def _each_needed(base: int, ands: list[int], subset: int, result: int) -> bool:
     return True
 
 
-def _all_needed(base: int, masks: tuple[int, ...], result: int) -> bool:
-    if len(masks) < 2:
-        return True  # a single filter was already checked to narrow its input
-    for skip in range(len(masks)):
-        rest = base
-        for k, mask in enumerate(masks):
-            if k != skip:
-                rest &= mask
-        if rest == result:
-            return False
-    return True
-
-
 class _Walk:
     """One depth-first search for one candidate, in a random order."""
 
@@ -213,13 +225,38 @@ class _Walk:
         self.out: list[Any] = [None] * size
         self.canon: list[Any] = [None] * size
         self.choices: list[Any] = [None] * size
+        self.plan_id = id(plan)  # the plan outlives the scene's search: a key for its notes
+        self.cut = False  # the budget ended the walk
 
     def run(self) -> Candidate | None:
         return self._visit(0)
 
     def _visit(self, t: int) -> Candidate | None:
+        """The first candidate below the choices made for nodes before ``t``, in this walk's order.
+
+        A subtree with no candidate is searched whole, and however it is ordered it takes the same
+        steps and draws; these are noted (per scene, plan and choices so far), so that a later
+        search of this scene passes it by, taking as many steps and draws, where its budget lets
+        it be searched whole again; the stream then stands where that search would leave it.
+        """
         if t == len(self.nodes):
             return self._finish()
+        if self.wanted is not None or self.nodes[t].kind not in _BRANCHING:
+            return self._explore(t)
+        key = (self.plan_id, t, *self.choices[:t])
+        search, stream = self.search, self.stream
+        known = search.dead.get(key)
+        if known is not None and search.steps + known[0] <= self.stop_at:
+            search.steps += known[0]
+            stream.skip(known[1])
+            return None
+        steps, drawn = search.steps, stream.drawn
+        found = self._explore(t)
+        if found is None and not self.cut:
+            search.dead[key] = (search.steps - steps, stream.drawn - drawn)
+        return found
+
+    def _explore(self, t: int) -> Candidate | None:
         node = self.nodes[t]
         search = self.search
         checks = self.plan.checks_at[t]
@@ -233,6 +270,7 @@ class _Walk:
             source = canons[node.inputs[0]]  # an earlier node's: fixed while this one tries its options
             for k in self.stream.lazy_order(len(options)):
                 if search.steps >= stop_at:
+                    self.cut = True
                     return None
                 search.steps += 1
                 values, mask = options[k]
@@ -251,6 +289,7 @@ class _Walk:
             args = tuple(self.out[i] for i in node.inputs)
             for k in self.stream.lazy_order(len(values)):
                 if search.steps >= self.stop_at:
+                    self.cut = True
                     return None
                 search.steps += 1
                 value = values[k]
