@@ -22,31 +22,11 @@ _BLOCK = 256  # a scene draws a few hundred numbers
 class RandomStream:
     """Uniform floats in [0, 1) from one generator, with the few helpers the engine needs."""
 
-    __slots__ = ("_generator", "_floats", "_next", "_before")
+    __slots__ = ("_generator", "_floats", "_next")
 
     def __init__(self, generator: np.random.Generator) -> None:
         self._generator = generator
         self._floats: list[float] = []
-        self._next = 0
-        self._before = 0  # draws made before the current block
-
-    @property
-    def drawn(self) -> int:
-        """How many numbers were drawn so far."""
-        return self._before + self._next
-
-    def skip(self, count: int) -> None:
-        """Leave the stream as ``count`` more draws would (their numbers are not needed)."""
-        while count:
-            if self._next == len(self._floats):
-                self._refill()
-            taken = min(count, len(self._floats) - self._next)
-            self._next += taken
-            count -= taken
-
-    def _refill(self) -> None:
-        self._before += len(self._floats)
-        self._floats = self._generator.random(_BLOCK).tolist()
         self._next = 0
 
     @classmethod
@@ -56,7 +36,8 @@ class RandomStream:
 
     def random(self) -> float:
         if self._next == len(self._floats):
-            self._refill()
+            self._floats = self._generator.random(_BLOCK).tolist()
+            self._next = 0
         value = self._floats[self._next]
         self._next += 1
         return value
@@ -74,7 +55,8 @@ class RandomStream:
         indices = list(range(n))
         for remaining in range(n, 0, -1):
             if self._next == len(self._floats):
-                self._refill()
+                self._floats = self._generator.random(_BLOCK).tolist()
+                self._next = 0
             j = min(int(self._floats[self._next] * remaining), remaining - 1)
             self._next += 1
             yield indices[j]

@@ -32,7 +32,6 @@ from questions.plan import EMPTY, FIXED, FREE, SET, Plan, PlanNode, Slot
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
 
-_BRANCHING = ("filter", "valued")  # the nodes that try several values: where a subtree is worth a note
 _SCENE_SET: tuple[str, tuple[str, ...], frozenset[object]] = ("set", ("scene",), frozenset())
 
 @dataclass(frozen=True)
@@ -58,8 +57,6 @@ class SceneSearch:
         self._object_descriptions: dict[tuple[int, int], tuple[list[int], _Worded] | None] = {}
         self._slot_masks: dict[tuple[str, str], list[tuple[str, int]]] = {}
         self._pairs: dict[tuple[int, tuple[str, ...]], frozenset[tuple[str, str]]] = {}
-        # (plan, node, choices before it): the steps and draws of searching its subtree whole, found empty
-        self.dead: dict[tuple[Any, ...], tuple[int, int]] = {}
 
     def find(self, plan: Plan, stop_at: int) -> Candidate | None:
         """One depth-first search in a fresh random order; None when the scene allows no candidate
@@ -225,38 +222,13 @@ class _Walk:
         self.out: list[Any] = [None] * size
         self.canon: list[Any] = [None] * size
         self.choices: list[Any] = [None] * size
-        self.plan_id = id(plan)  # the plan outlives the scene's search: a key for its notes
-        self.cut = False  # the budget ended the walk
 
     def run(self) -> Candidate | None:
         return self._visit(0)
 
     def _visit(self, t: int) -> Candidate | None:
-        """The first candidate below the choices made for nodes before ``t``, in this walk's order.
-
-        A subtree with no candidate is searched whole, and however it is ordered it takes the same
-        steps and draws; these are noted (per scene, plan and choices so far), so that a later
-        search of this scene passes it by, taking as many steps and draws, where its budget lets
-        it be searched whole again; the stream then stands where that search would leave it.
-        """
         if t == len(self.nodes):
             return self._finish()
-        if self.wanted is not None or self.nodes[t].kind not in _BRANCHING:
-            return self._explore(t)
-        key = (self.plan_id, t, *self.choices[:t])
-        search, stream = self.search, self.stream
-        known = search.dead.get(key)
-        if known is not None and search.steps + known[0] <= self.stop_at:
-            search.steps += known[0]
-            stream.skip(known[1])
-            return None
-        steps, drawn = search.steps, stream.drawn
-        found = self._explore(t)
-        if found is None and not self.cut:
-            search.dead[key] = (search.steps - steps, stream.drawn - drawn)
-        return found
-
-    def _explore(self, t: int) -> Candidate | None:
         node = self.nodes[t]
         search = self.search
         checks = self.plan.checks_at[t]
@@ -270,7 +242,6 @@ class _Walk:
             source = canons[node.inputs[0]]  # an earlier node's: fixed while this one tries its options
             for k in self.stream.lazy_order(len(options)):
                 if search.steps >= stop_at:
-                    self.cut = True
                     return None
                 search.steps += 1
                 values, mask = options[k]
@@ -289,7 +260,6 @@ class _Walk:
             args = tuple(self.out[i] for i in node.inputs)
             for k in self.stream.lazy_order(len(values)):
                 if search.steps >= self.stop_at:
-                    self.cut = True
                     return None
                 search.steps += 1
                 value = values[k]

@@ -1,13 +1,12 @@
 """The search's shortcuts give what the plain path gives, on sampled scenes: filter options found
-with early pruning, program keys made without writing the program, the notes of subtrees found
-empty (and the stream skipping the draws they took), checkpoint chunks written by orjson."""
+with early pruning, program keys made without writing the program; checkpoint chunks written by
+orjson read back as written."""
 
 from __future__ import annotations
 
 import itertools
 import json
 
-import numpy as np
 import pytest
 
 from questions.families import load_families
@@ -62,11 +61,12 @@ def _and_all(base: int, masks: list[int]) -> int:
 
 
 def test_filter_options_are_the_plain_enumeration(thousand_scenes, plans):
-    filters = [node for plan in plans for node in plan.nodes if node.kind == "filter"]
+    # one filter node of each kind: the options depend on nothing else
+    filters = list({node.option_id: node for plan in plans for node in plan.nodes if node.kind == "filter"}.values())
     compared = 0
     for index, scene in enumerate(thousand_scenes[:SCENES]):
         search = SceneSearch(SceneIndex.from_scene(scene), stream(index))
-        bases = {search.scene.all} | {search.scene.mask("color", value) for value in search.value_options("color")}
+        bases = {search.scene.all, search.scene.mask("shape", "cube"), search.scene.mask("size", "large")}
         for node in filters:
             for base in sorted(bases):
                 expected = plain_filter_options(search, base, node)
@@ -87,38 +87,6 @@ def test_candidate_key_is_the_key_of_the_written_program(thousand_scenes, plans)
                 assert candidate_key(plan, candidate.choices) == program_key(expand_program(plan, candidate.choices))
                 keys += 1
     assert keys > 20 * SCENES
-
-
-def test_notes_of_empty_subtrees_change_no_search(thousand_scenes, plans):
-    """Searching each family several times on a scene, as the questions stage does, with the notes
-    and with them cleared before every search: the same candidates, steps and draws."""
-    skipped = 0
-    for index, scene in enumerate(thousand_scenes[:SCENES]):
-        noted = SceneSearch(SceneIndex.from_scene(scene), stream(index))
-        plain = SceneSearch(SceneIndex.from_scene(scene), stream(index))
-        for plan in plans:
-            stop_at = noted.steps + 200  # small enough that some searches end on the budget
-            for _ in range(4):
-                plain.dead.clear()
-                before = noted.steps
-                expected = plain.find(plan, stop_at)
-                assert noted.find(plan, stop_at) == expected
-                assert (noted.steps, noted.stream.drawn) == (plain.steps, plain.stream.drawn)
-                skipped += bool(noted.dead) and noted.steps > before
-        assert noted.stream.random() == plain.stream.random()
-    assert skipped > 0
-
-
-@pytest.mark.parametrize("count", [0, 1, 5, 255, 256, 257, 1000])
-def test_skipping_draws_leaves_the_stream_where_drawing_them_would(count):
-    drawn, skipped = RandomStream(np.random.default_rng(3)), RandomStream(np.random.default_rng(3))
-    drawn.random()
-    skipped.random()
-    for _ in range(count):
-        drawn.random()
-    skipped.skip(count)
-    assert skipped.drawn == drawn.drawn == count + 1
-    assert [skipped.random() for _ in range(300)] == [drawn.random() for _ in range(300)]
 
 
 def test_compact_checkpoints_read_back_as_written(tmp_path):
