@@ -20,12 +20,16 @@ from tqdm import tqdm
 from questions.family import Family
 from questions.scene_questions import QuestionMaker, RunState, Settings, program_key, text_key
 from ruclevr.cli import progress_disabled
-from ruclevr.io import atomic_write_json, read_json
+from ruclevr.io import atomic_write_compact_json, atomic_write_json, read_json
 from ruclevr.records import read_record, same_record
 
 CHUNK_SCENES = 500
 RUN_FILE = "run.json"
 SETTLE_EVERY = 50  # scenes between two gc.freeze() calls, see _settle_long_lived_objects
+# Allocations between two passes of the cyclic garbage collector over young objects while
+# generating (Python's default is 700): the search allocates many small short-lived tuples, freed
+# by reference counting (it makes no cycles), and each pass had to look at all of them.
+YOUNG_COLLECTION_EVERY = 20_000
 
 
 class SceneFailed(RuntimeError):
@@ -84,6 +88,8 @@ def generate_chunks(
         start, state = yield from _saved_chunks(checkpoint_dir, run_record or {}, positions, settings.balance_block, run_refusals)
     pending: list[dict[str, Any]] = []
     chunk_start = start
+    thresholds = gc.get_threshold()
+    gc.set_threshold(YOUNG_COLLECTION_EVERY, *thresholds[1:])
     _settle_long_lived_objects()
     try:
         with tqdm(total=len(positions), initial=start - positions.start, desc="questions", unit="scene",
@@ -115,6 +121,7 @@ def generate_chunks(
                 yield pending
                 pending, chunk_start = [], done
     finally:
+        gc.set_threshold(*thresholds)
         gc.unfreeze()
     if pending:
         yield pending
@@ -138,7 +145,7 @@ def _save_chunk(folder: Path, start: int, end: int, questions: list[dict[str, An
         "start": start, "end": end, "family_misses": dict(sorted(state.family_misses.items())),
         "refusals": dict(sorted(state.refusals.items())), "questions": questions,
     }
-    atomic_write_json(folder / f"scenes_{start:08d}_{end:08d}.json", chunk, indent=None)
+    atomic_write_compact_json(folder / f"scenes_{start:08d}_{end:08d}.json", chunk)
 
 
 def _saved_chunks(

@@ -17,6 +17,12 @@ from questions.scene_index import SceneError, SceneIndex
 # must take a value / is a literal written in the family file.
 FREE, EMPTY, SET, FIXED = "free", "empty", "set", "fixed"
 
+#: Each distinct option kind and slot kinds of a filter node met so far, numbered (a few per family file).
+_NUMBERS: dict[tuple[Any, ...], int] = {}
+
+
+def _number(kind: tuple[Any, ...]) -> int:
+    return _NUMBERS.setdefault(kind, len(_NUMBERS))
 
 
 class Slot(NamedTuple):
@@ -24,6 +30,11 @@ class Slot(NamedTuple):
     param: str | None  # the parameter filled here, None for a literal
     mode: str
     literal: str = ""
+
+    @property
+    def function(self) -> str:
+        """The release-form function of a value in this slot."""
+        return f"filter_{self.attribute}"
 
 
 @dataclass(frozen=True)
@@ -38,6 +49,8 @@ class PlanNode:
     need_single: bool = False  # filter: its output feeds a unique
     need_some: bool = False  # filter: at least one of its slots takes a value (the some_set constraint)
     option_kind: tuple[Any, ...] = ()  # filter: what its options depend on besides the input (the slots' kinds, the two needs)
+    option_id: int = -1  # filter: a small number standing for option_kind (a cheap key for per-scene caches)
+    kinds_id: int = -1  # filter: a small number standing for the slots' kinds alone
     handler: Any = None  # valued, call
     gives_set: bool = False  # valued, call: its output is a set of objects
 
@@ -78,9 +91,10 @@ def _plan_node(family: Family, node: Any, consumers: list[str]) -> PlanNode:
         need_single = "unique" in consumers
         # Families name their parameters differently (<Z2>, <Z3>); the options depend only on the slots' kinds.
         kinds = tuple((slot.attribute, slot.mode, slot.literal) for slot in slots)
+        option_kind = (kinds, need_single, need_some)
         return PlanNode(
             "filter", node.function, node.inputs, slots=tuple(slots), need_single=need_single, need_some=need_some,
-            option_kind=(kinds, need_single, need_some),
+            option_kind=option_kind, option_id=_number(option_kind), kinds_id=_number(kinds),
         )
     if node.function == "unique":
         return PlanNode("unique", "unique", node.inputs)
@@ -145,20 +159,29 @@ def expand_program(plan: Plan, choices: tuple[Any, ...]) -> list[dict[str, Any]]
 
 def expand_program_positions(plan: Plan, choices: tuple[Any, ...]) -> tuple[list[dict[str, Any]], list[int]]:
     """The release-form program and, per template node, the release-form node giving its output."""
-    program: list[dict[str, Any]] = []
+    nodes, position = release_nodes(plan, choices)
+    program = [{"function": function, "inputs": list(inputs), "value_inputs": list(values)} for function, inputs, values in nodes]
+    return program, position
+
+
+ReleaseNode = tuple[str, tuple[int, ...], tuple[str, ...]]
+
+
+def release_nodes(plan: Plan, choices: tuple[Any, ...]) -> tuple[list[ReleaseNode], list[int]]:
+    """The release-form program as (function, inputs, value inputs) per node, and, per template
+    node, the release-form node giving its output."""
+    program: list[ReleaseNode] = []
     position: list[int] = []
     for node, choice in zip(plan.nodes, choices, strict=True):
-        inputs = [position[i] for i in node.inputs]
         if node.kind == "filter":
-            current = inputs[0]
+            current = position[node.inputs[0]]
             for slot, value in zip(node.slots, choice, strict=True):
                 if value:
-                    program.append({"function": f"filter_{slot.attribute}", "inputs": [current], "value_inputs": [value]})
+                    program.append((slot.function, (current,), (value,)))
                     current = len(program) - 1
             position.append(current)
             continue
-        values = [choice] if node.kind == "valued" else []
-        program.append({"function": node.function, "inputs": inputs, "value_inputs": values})
+        program.append((node.function, tuple(position[i] for i in node.inputs), (choice,) if node.kind == "valued" else ()))
         position.append(len(program) - 1)
     return program, position
 

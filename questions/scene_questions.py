@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +18,7 @@ from assets.vocabulary import load_vocabulary
 from questions.executor import execute_program
 from questions.family import Family
 from questions.functions import BOOL, INTEGER
-from questions.plan import Plan, expand_program, parameter_values
+from questions.plan import Plan, expand_program, parameter_values, release_nodes
 from questions.random_stream import RandomStream
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, admitted, reading_check, structure_of
 from questions.scene_index import SceneIndex
@@ -81,10 +81,20 @@ def answer_domain(family: Family) -> tuple[str, ...]:
 
 def program_key(program: Sequence[Mapping[str, Any]]) -> bytes:
     """A compact digest of a program, to find repeated questions (8 bytes: memory stays small in long runs)."""
-    text = "|".join(
-        f"{node['function']}:{','.join(map(str, node['inputs']))}:{','.join(node['value_inputs'])}" for node in program
-    )
-    return hashlib.blake2b(text.encode(), digest_size=8).digest()
+    return _digest(_node_text(node["function"], node["inputs"], node["value_inputs"]) for node in program)
+
+
+def candidate_key(plan: Plan, choices: tuple[Any, ...]) -> bytes:
+    """:func:`program_key` of the program :func:`questions.plan.expand_program` would write, without writing it."""
+    return _digest(_node_text(*node) for node in release_nodes(plan, choices)[0])
+
+
+def _node_text(function: str, inputs: Iterable[int], values: Iterable[str]) -> str:
+    return f"{function}:{','.join(map(str, inputs))}:{','.join(values)}"
+
+
+def _digest(node_texts: Iterable[str]) -> bytes:
+    return hashlib.blake2b("|".join(node_texts).encode(), digest_size=8).digest()
 
 
 def text_key(question: str) -> bytes:
@@ -145,6 +155,7 @@ class QuestionMaker:
         self.plans = [
             Plan.of(family) for family in families.values() if not self.shares or self.shares.get(self.class_of[family.id], 0) > 0
         ]
+        self.plan_ids = [plan.family.id for plan in self.plans]
         self.checks = {plan.family.id: reading_check(plan.family) for plan in self.plans}
         self.vocabulary = load_vocabulary()
 
@@ -174,8 +185,8 @@ class QuestionMaker:
         """The families least tried first, ties in random order (one draw per family, in turn): a family
         that keeps coming away empty (no well-posed instance on most scenes, its questions all asked
         already) stops crowding the others out."""
-        uses, misses, draw = state.family_uses, state.family_misses, stream.random
-        keys = [(uses[plan.family.id] + misses[plan.family.id], draw()) for plan in self.plans]
+        uses, misses, draw = state.family_uses.get, state.family_misses.get, stream.random
+        keys = [(uses(family_id, 0) + misses(family_id, 0), draw()) for family_id in self.plan_ids]
         return [self.plans[i] for i in sorted(range(len(self.plans)), key=keys.__getitem__)]
 
     def _mixed(self, order: list[Plan], state: RunState, made: list[dict[str, Any]]) -> Iterator[Plan]:
@@ -198,7 +209,7 @@ class QuestionMaker:
 
     def _ask(
         self, plan: Plan, scene: Mapping[str, Any], search: SceneSearch, state: RunState, seen_here: set[bytes],
-        options: Mapping[str, tuple[Candidate, list[dict[str, Any]], bytes]],
+        options: Mapping[str, tuple[Candidate, bytes]],
     ) -> tuple[dict[str, Any], tuple[bytes, bytes]] | None:
         """One question of ``plan``'s family on this scene from the candidates found, with its
         (program, text) keys; None when every answer found is over its cap or the text repeats."""
@@ -206,7 +217,8 @@ class QuestionMaker:
         answer = state.choose_answer(family, list(options), stream)
         if answer is None:
             return None
-        candidate, program, key = options[answer]
+        candidate, key = options[answer]
+        program = expand_program(plan, candidate.choices)
         question = self._question(scene, plan, candidate, program, state, search)
         if question is None:
             return None
@@ -221,7 +233,7 @@ class QuestionMaker:
 
     def _candidates(
         self, plan: Plan, search: SceneSearch, state: RunState, seen_here: set[bytes], split: str
-    ) -> dict[str, tuple[Candidate, list[dict[str, Any]], bytes]]:
+    ) -> dict[str, tuple[Candidate, bytes]]:
         """New (not yet asked) candidates by answer, from up to ``tries`` searches.
 
         Searching stops early once an answer as rare as any in the family's run so far is found:
@@ -231,7 +243,7 @@ class QuestionMaker:
         stop_at = search.steps + min(settings.family_steps, settings.budget - search.steps)
         rarest = state.least_used_count(plan.family)
         counts = state.answers[plan.family.id]
-        options: dict[str, tuple[Candidate, list[dict[str, Any]], bytes]] = {}
+        options: dict[str, tuple[Candidate, bytes]] = {}
         for attempt in range(settings.tries + settings.extra_tries):
             if search.steps >= stop_at:
                 break
@@ -240,11 +252,10 @@ class QuestionMaker:
             candidate = search.find(plan, stop_at)
             if candidate is None or candidate.answer in options:
                 continue
-            program = expand_program(plan, candidate.choices)
-            key = program_key(program)
+            key = candidate_key(plan, candidate.choices)
             if key in seen_here or self._repeated(state.split_programs[split], key):
                 continue
-            options[candidate.answer] = (candidate, program, key)
+            options[candidate.answer] = (candidate, key)
             if counts[candidate.answer] <= rarest:
                 break
         return options

@@ -53,10 +53,10 @@ class SceneSearch:
         vocabulary = load_vocabulary()
         self._names = {attribute: vocabulary.names(attribute) for attribute in ATTRIBUTES}
         self._relations = tuple(name for name in vocabulary.relations if name in scene.relations())
-        self._filter_options: dict[tuple[Any, ...], list[tuple[tuple[str, ...], int]]] = {}
-        self._object_descriptions: dict[tuple[Any, ...], tuple[list[int], list[str]] | None] = {}
+        self._filter_options: dict[tuple[int, int], list[tuple[tuple[str, ...], int]]] = {}
+        self._object_descriptions: dict[tuple[int, int], tuple[list[int], _Worded] | None] = {}
         self._slot_masks: dict[tuple[str, str], list[tuple[str, int]]] = {}
-        self._pairs: dict[tuple[Any, ...], frozenset[tuple[str, str]]] = {}
+        self._pairs: dict[tuple[int, tuple[str, ...]], frozenset[tuple[str, str]]] = {}
 
     def find(self, plan: Plan, stop_at: int) -> Candidate | None:
         """One depth-first search in a fresh random order; None when the scene allows no candidate
@@ -82,10 +82,10 @@ class SceneSearch:
         changes nothing, whichever order they are applied in, and no word of a description is idle
         ("the large red cube" is not asked when "the red cube" is already the only one).
         """
-        key = (base, node.option_kind)
+        key = (base, node.option_id)
         options = self._filter_options.get(key)
         if options is None:
-            options = self._single_options(base, node.slots, node.option_kind[0]) if node.need_single else self._all_options(base, node.slots)
+            options = self._single_options(base, node.slots, node.kinds_id) if node.need_single else self._all_options(base, node.slots)
             if node.need_some:
                 options = [option for option in options if any(option[0])]
             self._filter_options[key] = options
@@ -93,13 +93,13 @@ class SceneSearch:
 
     def described_pairs(self, node: PlanNode, values: tuple[str, ...]) -> frozenset[tuple[str, str]]:
         """The (attribute, value) pairs a filter node's chosen ``values`` add to the canonical description of its input."""
-        key = (node.option_kind[0], values)
+        key = (node.option_id, values)
         pairs = self._pairs.get(key)
         if pairs is None:
             pairs = self._pairs[key] = frozenset((slot.attribute, value) for slot, value in zip(node.slots, values, strict=True) if value)
         return pairs
 
-    def _single_options(self, base: int, slots: tuple[Slot, ...], kinds: tuple[Any, ...]) -> list[tuple[tuple[str, ...], int]]:
+    def _single_options(self, base: int, slots: tuple[Slot, ...], kinds: int) -> list[tuple[tuple[str, ...], int]]:
         # A description of one object uses only that object's own values: for each object in the
         # input, each allowed subset of slots whose filters narrow the input to it, each one needed.
         subsets = _allowed_subsets(slots)
@@ -108,24 +108,24 @@ class SceneSearch:
             described = self._descriptions(index, slots, kinds)
             if described is None:
                 continue
-            ands, own = described
+            ands, worded = described
             target = 1 << index
             for subset in subsets:
                 if base & ands[subset] == target and _each_needed(base, ands, subset, target):
-                    options.append((tuple(value if subset >> k & 1 else "" for k, value in enumerate(own)), target))
+                    options.append((worded[subset], target))
         return options
 
     def _descriptions(
-        self, index: int, slots: tuple[Slot, ...], kinds: tuple[Any, ...]
-    ) -> tuple[list[int], list[str]] | None:
+        self, index: int, slots: tuple[Slot, ...], kinds: int
+    ) -> tuple[list[int], _Worded] | None:
         """Per subset of ``slots`` (a bit set), the objects having all of object ``index``'s values in
-        those slots, and those values; None when a literal slot does not fit it (``kinds``: the
-        slots' kinds, the cache key)."""
+        those slots, and those values as slot values (others empty); None when a literal slot does
+        not fit it (``kinds``: the number standing for the slots' kinds, the cache key)."""
         key = (index, kinds)
         if key in self._object_descriptions:
             return self._object_descriptions[key]
         own = [self.scene.values[slot.attribute][index] for slot in slots]
-        described: tuple[list[int], list[str]] | None = None
+        described: tuple[list[int], _Worded] | None = None
         if not any(slot.mode == FIXED and value != slot.literal for slot, value in zip(slots, own, strict=True)):
             masks = [self.scene.mask(slot.attribute, value) for slot, value in zip(slots, own, strict=True)]
             size = len(slots)
@@ -133,12 +133,15 @@ class SceneSearch:
             for subset in range(1, 1 << size):
                 lowest = subset & -subset
                 ands[subset] = ands[subset ^ lowest] & masks[lowest.bit_length() - 1]
-            described = (ands, own)
+            described = (ands, _Worded(own))
         self._object_descriptions[key] = described
         return described
 
     def _all_options(self, base: int, slots: tuple[Slot, ...]) -> list[tuple[tuple[str, ...], int]]:
-        # Slot by slot, keeping partial assignments whose every filter narrowed its input;
+        # Slot by slot, keeping partial assignments whose every filter is needed so far: with each
+        # one, the set given by all the other filters (``without``), which must stay another set.
+        # A filter not needed now is not needed after more filters either (both sets narrow
+        # alike), so dropping such an assignment early gives the same list as checking at the end;
         # after an empty set no filter can narrow, so such branches stay empty to the end.
         partial: list[tuple[tuple[str, ...], int, tuple[int, ...]]] = [((), base, ())]
         for slot in slots:
@@ -146,16 +149,22 @@ class SceneSearch:
             may_stay_empty, may_take_value = slot.mode in (FREE, EMPTY), slot.mode != EMPTY
             grown: list[tuple[tuple[str, ...], int, tuple[int, ...]]] = []
             add = grown.append
-            for chosen, current, used in partial:
+            for chosen, current, without in partial:
                 if may_stay_empty:
-                    add((chosen + ("",), current, used))
+                    add((chosen + ("",), current, without))
                 if may_take_value and current:
                     for value, mask in masks:
                         narrowed = current & mask
-                        if narrowed != current:
-                            add((chosen + (value,), narrowed, used + (mask,)))
+                        if narrowed == current:
+                            continue
+                        if not without:
+                            add((chosen + (value,), narrowed, (current,)))
+                            continue
+                        others = tuple([rest & mask for rest in without])
+                        if narrowed not in others:
+                            add((chosen + (value,), narrowed, (*others, current)))
             partial = grown
-        return [(chosen, current) for chosen, current, used in partial if len(used) < 2 or _all_needed(base, used, current)]
+        return [(chosen, current) for chosen, current, _ in partial]
 
     def _value_masks(self, slot: Slot) -> list[tuple[str, int]]:
         """The values a slot may take, each with the objects having it."""
@@ -165,6 +174,19 @@ class SceneSearch:
             values = (slot.literal,) if slot.mode == FIXED else self._names[slot.attribute]
             masks = self._slot_masks[key] = [(value, self.scene.mask(slot.attribute, value)) for value in values]
         return masks
+
+
+class _Worded(dict[int, tuple[str, ...]]):
+    """An object's values in a filter node's slots, per subset of the slots (a bit set): the values
+    in the subset's slots, the others empty; each made when first asked for."""
+
+    def __init__(self, own: list[str]) -> None:
+        super().__init__()
+        self.own = own
+
+    def __missing__(self, subset: int) -> tuple[str, ...]:
+        worded = self[subset] = tuple(value if subset >> k & 1 else "" for k, value in enumerate(self.own))
+        return worded
 
 
 @cache
@@ -182,19 +204,6 @@ def _each_needed(base: int, ands: list[int], subset: int, result: int) -> bool:
         if base & ands[subset ^ lowest] == result:
             return False
         rest ^= lowest
-    return True
-
-
-def _all_needed(base: int, masks: tuple[int, ...], result: int) -> bool:
-    if len(masks) < 2:
-        return True  # a single filter was already checked to narrow its input
-    for skip in range(len(masks)):
-        rest = base
-        for k, mask in enumerate(masks):
-            if k != skip:
-                rest &= mask
-        if rest == result:
-            return False
     return True
 
 

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
+
 from ruclevr.cli import UsageError
 
 TMP_SUFFIX = ".tmp"
@@ -64,6 +66,17 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
 def atomic_write_json(path: str | os.PathLike[str], obj: Any, *, indent: int | None = 2) -> None:
     """Write JSON (UTF-8, non-ASCII kept readable) atomically."""
     atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=indent) + "\n")
+
+
+def atomic_write_compact_json(path: str | os.PathLike[str], obj: Any) -> None:
+    """Write compact JSON atomically, for files this project alone reads back (checkpoints): by
+    orjson, several times faster than the standard library, which :func:`read_json` reads to the
+    same values; by the standard library where orjson cannot (integers beyond 64 bits)."""
+    try:
+        data = orjson.dumps(obj)
+    except TypeError:
+        data = json.dumps(obj, ensure_ascii=False).encode()
+    atomic_write_bytes(path, data + b"\n")
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
