@@ -50,7 +50,7 @@ from filter.pipeline import OutputPaths
 from ruclevr import __version__
 from ruclevr.cli import UsageError, progress_disabled
 from ruclevr.io import atomic_write_json, read_json
-from ruclevr.jsonstream import JsonDocument
+from ruclevr.jsonstream import JsonDocument, checked_info, input_document
 from ruclevr.records import changed_outputs, describe_outputs, files_under, read_record
 
 
@@ -226,8 +226,8 @@ def check_previous_settings(paths: BuildPaths, settings: Mapping[str, Any]) -> N
 
 
 def export_is_current(path: Path, settings: ExportSettings) -> bool:
-    """Whether an existing export was made with these shots, seed and prompt."""
-    info = read_json(path).get("info", {})
+    """Whether an existing export was made with these shots, seed and prompt (its record alone is read)."""
+    info = checked_info(input_document(path, "provenance", str(path)), str(path))
     recorded = (info.get("settings", {}).get("shots"), info.get("seed"), info.get("settings", {}).get("prompt", {}).get("sha256"))
     return recorded == (settings.shots, settings.seed, settings.prompts().sha256)
 
