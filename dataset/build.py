@@ -121,6 +121,18 @@ class BuildSettings:
     questions_args: tuple[str, ...] = ()
     translate_args: tuple[str, ...] = ()
     filter_args: tuple[str, ...] = ()
+    # --families folders for the questions stage, and whether they replace the shipped families;
+    # the later stages read the choice from the questions' info
+    families: tuple[tuple[Path, ...], bool] = ((), False)
+
+    def families_argv(self) -> list[str]:
+        folders, only = self.families
+        return [part for folder in folders for part in ("--families", str(folder))] + (["--families-only"] if only else [])
+
+    def families_setting(self) -> dict[str, Any]:
+        """The questions stage's families, recorded only when given (so earlier builds compare equal)."""
+        folders, only = self.families
+        return {"families": [str(folder) for folder in folders], "families_only": only} if folders else {}
 
     def by_stage(self, defaults: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
         """Settings grouped by the first stage they affect (for comparing with an earlier run).
@@ -138,7 +150,7 @@ class BuildSettings:
                        "height": value("height", self.height), "samples": value("samples", self.samples),
                        "args": list(self.render_args)},
             "questions": {"seed": self.seed, "per_image": value("per_image", self.per_image),
-                          "args": list(self.questions_args)},
+                          "args": list(self.questions_args), **self.families_setting()},
             "translate": {"backend": self.backend, "seed": self.seed, "args": list(self.translate_args)},
             "filter": {"backend": self.filter_backend, "args": list(self.filter_args)},
             "export": {"shots": self.shots, "seed": self.seed, "prompt_sha256": prompt.sha256},
@@ -359,7 +371,7 @@ class Build:
         argv = ["--in", str(self.paths.scenes), "--out", str(self.paths.questions), "--seed", str(s.seed)]
         if s.per_image is not None:
             argv += ["--per-image", str(s.per_image)]
-        return argv + list(s.questions_args) + self.overwrite_flag()
+        return argv + s.families_argv() + list(s.questions_args) + self.overwrite_flag()
 
     def translate_argv(self) -> list[str]:
         argv = ["--in", str(self.paths.questions), "--out", str(self.paths.translated),

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from dataset.annotate.cli import add_annotate_parser, command_annotate
 from filter.backends import BACKENDS as FILTER_BACKENDS
+from questions.family_sources import add_family_arguments, sources_from_arguments
 from ruclevr import __version__
 from ruclevr.cli import (
     ArgumentParser,
@@ -69,6 +70,7 @@ def add_build_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--filter-backend", choices=FILTER_BACKENDS, default="morph",
                         help="acceptability filter: morph (morphological checker, offline, default), rucola, none")
     parser.add_argument("--license", default="cc-by-4.0", help="licence id written in the card; default cc-by-4.0")
+    add_family_arguments(parser)
     for stage in ("render", "questions", "translate", "filter"):
         parser.add_argument(f"--{stage}-args", default="", metavar="ARGS",
                             help=f"more options passed to the {stage} stage as they are, in one quoted string "
@@ -165,8 +167,7 @@ def add_augment_parser(commands: argparse._SubParsersAction) -> None:
                              "default: masks/ beside --scenes (skipped when absent)")
     parser.add_argument("--prefix", default="ruclevr_swap",
                         help="file name prefix of the augmented images, masks and scene files; default ruclevr_swap")
-    parser.add_argument("--families", type=Path, default=None,
-                        help="folder of question family files (English and Russian templates); default: the shipped ones")
+    add_family_arguments(parser, recorded=True)
     parser.add_argument("--yo", choices=("e", "yo"), default="e",
                         help="ё spelling of Russian questions and answers: e (as MERA writes, default) or yo")
     parser.add_argument("--filter-backend", choices=FILTER_BACKENDS, default="morph",
@@ -258,6 +259,7 @@ def command_build(args: argparse.Namespace) -> int:
         render_args=split_extra_args(args.render_args, "--render-args"),
         questions_args=split_extra_args(args.questions_args, "--questions-args"),
         translate_args=split_extra_args(args.translate_args, "--translate-args"),
+        families=family_folders(args),
         filter_args=split_extra_args(args.filter_args, "--filter-args"),
     )
     check_prompts(PromptSet.from_paths(args.prompt))
@@ -280,6 +282,14 @@ def command_build(args: argparse.Namespace) -> int:
         return 128 + signal.SIGTERM
     print(format_summary(paths, report))
     return 0
+
+
+def family_folders(args: argparse.Namespace) -> tuple[tuple[Path, ...], bool]:
+    """build: the --families folders (absolute: the stages run from the build folder's parent too) and --families-only."""
+    sources = sources_from_arguments(args)
+    if sources is None:
+        return (), False
+    return tuple(folder.resolve() for folder in sources.folders), not sources.shipped
 
 
 def command_export(args: argparse.Namespace) -> int:
@@ -362,7 +372,7 @@ def command_augment(args: argparse.Namespace) -> int:
 
     swap = ColorSwap(parse_color_map(args.color_map) if args.color_map else None, args.seed)
     settings = AugmentSettings(
-        swap=swap, n=args.n, prefix=check_name_part(args.prefix, "--prefix"), families_dir=args.families, yo=args.yo,
+        swap=swap, n=args.n, prefix=check_name_part(args.prefix, "--prefix"), families=sources_from_arguments(args), yo=args.yo,
         filter_backend=args.filter_backend, threshold=args.threshold, filter_model=args.filter_model,
         batch_size=args.batch_size, device=args.device, workers=args.workers, threads=args.threads,
     )

@@ -13,6 +13,7 @@ from typing import Any
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from questions.families import families_digest, family_files, load_families
+from questions.family_sources import FamilySources, add_family_arguments, sources_from_arguments
 from questions.generate import CHUNK_SCENES, ResumeMismatch, SceneFailed, SplitWideUnique, generate_chunks
 from questions.scene_questions import MIX_AXES, Settings, mix_class
 from questions.validator import FAMILY_SUFFIXES, FamilyError, validate_files
@@ -70,9 +71,7 @@ def generation_parser() -> ArgumentParser:
     parser.add_argument("--out", required=True, type=Path, help="questions.json to write ({info, questions}).")
     parser.add_argument("--per-image", type=positive_int, default=10, help="questions per image, at most one per family (default 10).")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of all random choices; same seed, same file (default 0).")
-    parser.add_argument(
-        "--families", type=Path, default=None, help="folder of family files (*.yaml, *.yml, *.json); default: the shipped questions/families."
-    )
+    add_family_arguments(parser)
     parser.add_argument(
         "--budget", type=positive_int, default=Settings.budget,
         help=f"search steps per scene across all families; a hard scene ends with fewer questions instead of stalling (default {Settings.budget}).",
@@ -123,13 +122,14 @@ def generate_command(argv: Sequence[str]) -> int:
     on_ray = run_text_stage(args, argv, "questions", PROG)
     if on_ray is not None:
         return on_ray
-    families = _load_families(args.families)
+    sources = sources_from_arguments(args) or FamilySources()
+    families = _load_families(sources)
     scene_count, scenes_info = check_scenes(args.scenes)
     mix = parse_mix(args.mix, args.mix_by, families) if args.mix is not None else ()
     settings = Settings(seed=args.seed, per_image=args.per_image, budget=args.budget, split_repeats=args.split_repeats,
                         balance_block=args.balance_block, unique_across_blocks=args.unique_across_blocks,
                         mix=mix, mix_by=args.mix_by)
-    record = run_record(args, settings, families, scenes_info)
+    record = run_record(args, settings, sources, families, scenes_info)
     shard = parse_shard(args.shard, os.environ) if args.shard is not None else None
     positions = shard_positions(shard, scene_count, settings.balance_block) if shard else range(scene_count)
     out, file_record = args.out, record
@@ -244,14 +244,14 @@ def merge_command(argv: Sequence[str]) -> int:
 SHARD_KEYS = ("shard", "scene_count", "question_count", "refused_realisations")
 
 
-def _load_families(directory: Path | None) -> dict:
+def _load_families(sources: FamilySources) -> dict:
     try:
-        return load_families(directory)
+        return load_families(sources)
     except FamilyError as error:
         raise UsageError(f"bad family files: {error}") from None
 
 
-def run_record(args: Any, settings: Settings, families: dict, scenes_info: Any) -> dict[str, Any]:
+def run_record(args: Any, settings: Settings, sources: FamilySources, families: dict, scenes_info: Any) -> dict[str, Any]:
     """What the output is made of and with: enough to tell whether an existing file or checkpoint matches."""
     return {
         "stage": "questions",
@@ -265,8 +265,8 @@ def run_record(args: Any, settings: Settings, families: dict, scenes_info: Any) 
         "balance_block": settings.balance_block,
         "unique_across_blocks": settings.unique_across_blocks,
         **({"mix": {"by": settings.mix_by, "shares": dict(settings.mix)}} if settings.mix else {}),
-        "families": "builtin" if args.families is None else str(args.families),
-        "families_digest": families_digest(args.families),
+        "families": sources.record(),
+        "families_digest": families_digest(sources),
         "family_count": len(families),
         "scenes_file": str(args.scenes),
         "scenes_digest": _file_sha256(args.scenes),

@@ -31,7 +31,8 @@ from questions.functions import (
 from questions.placeholders import is_placeholder
 from questions.text import english_template_problems, other_language_problems
 
-FAMILY_SUFFIXES = (".yaml", ".yml", ".json")
+#: What a folder's family files end with: a .json beside them (an output, say) is not one of them.
+FAMILY_SUFFIXES = (".yaml", ".yml")
 FAMILY_KEYS = ("id", "group", "params", "program", "constraints", "text", "clevr")
 REQUIRED_KEYS = ("id", "group", "params", "program", "text")
 NODE_KEYS = ("function", "inputs", "value_inputs")

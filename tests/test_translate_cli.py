@@ -258,7 +258,7 @@ def test_an_exception_on_one_question_does_not_take_its_chunk_with_it():
 
 
 def native_questions(native, families_dir):
-    """One question per family with Russian text (first attribute values), plus one of no known family."""
+    """One question per family with Russian text (first attribute values), plus one without its params."""
     from assets.vocabulary import ATTRIBUTES, load_vocabulary
 
     vocabulary = load_vocabulary()
@@ -277,7 +277,7 @@ def native_questions(native, families_dir):
         record = question_record(index, "(English text not used by native)", "yes")
         records.append({**record, "family": family.family, "params": params})
     unknown = question_record(len(records), "?", "no")
-    records.append({**unknown, "family": "no/such_family", "params": {}})
+    records.append({**unknown, "family": families[0].family, "params": {}})
     return records
 
 
@@ -295,8 +295,21 @@ def test_native_backend_through_the_cli(tmp_path):
     assert [item["question_ru"] for item in document["questions"]] == [apply_yo_policy(t, "e") for t in expected]
     assert {item["translator"] for item in document["questions"]} == {"native"}
     [failure] = document["info"]["translate"]["failed"]
-    assert failure["index"] == len(records) - 1 and "no/such_family" in failure["reason"]
+    assert failure["index"] == len(records) - 1 and "has no value for" in failure["reason"]
     assert document["info"]["translate"]["seed"] == 3
+
+
+def test_a_question_of_a_family_not_given_stops_the_run_with_one_line_naming_families(tmp_path):
+    from translate import native
+    records = native_questions(native, families_dir=None)
+    records[2] = {**records[2], "family": "no/such_family"}
+    questions = write(tmp_path / "questions.json", json.dumps({"info": {"families": "builtin"}, "questions": records}))
+    out = tmp_path / "questions_ru.json"
+    result = run_stage_process("translate", "--in", questions, "--out", out)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    [line] = result.stderr.splitlines()
+    assert "question 2 is of family 'no/such_family'" in line and "the shipped families" in line and "--families DIR" in line
+    assert "rerun" not in line and not out.exists()
 
 
 def test_programs_are_passed_on_unread_only_in_their_exact_form(tmp_path):

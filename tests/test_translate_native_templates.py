@@ -157,23 +157,25 @@ def test_a_good_family_file_in_the_engine_format_loads(tmp_path):
     assert realiser.render("test/count", params, 1) == "Сколько маленьких цилиндров на картинке?"
 
 
-def test_single_family_json_file_loads(tmp_path):
+def test_single_family_in_json_syntax_loads_from_a_yaml_file_and_a_json_file_is_not_read(tmp_path):
     family = {
         "id": "test/one", "group": "test", "params": {"<S>": "shape"},
         "program": [{"function": "scene"}, {"function": "filter", "inputs": [0], "value_inputs": ["<S>"]},
                     {"function": "unique", "inputs": [1]}, {"function": "query_color", "inputs": [2]}],
         "text": {"en": ["What color is the <S>?"], "ru": ["Где [<S>]?"]},
     }
-    write(tmp_path, "one.json", json.dumps(family, ensure_ascii=False))
+    write(tmp_path, "one.yaml", json.dumps(family, ensure_ascii=False))
+    write(tmp_path, "questions.json", json.dumps({**family, "id": "test/output"}, ensure_ascii=False))  # an output left there
     realiser = NativeRealiser(tmp_path)
     assert realiser.render("test/one", {"<S>": "sphere"}) == "Где сфера?"
+    assert "test/output" not in realiser.families
 
 
 @pytest.mark.parametrize(
     "name, text, message",
     [
         ("bad.yaml", "families: [\n  - id: x\n    text: {ru: [\n", "bad.yaml:2: invalid YAML"),
-        ("bad.json", "{not json", "bad.json:1: invalid JSON"),
+        ("bad.yml", "{not: [json", "bad.yml:2: invalid YAML"),
         ("list.yaml", "families:\n  - just a string\n", "list.yaml:2: families\\[0\\]: a family must be a mapping"),
         ("text.yaml", FAMILY.replace("      ru:\n", "      ru: {0: x}\n      xx:\n"),
          "text.yaml:11: family test/count families\\[0\\].text.ru: expected a non-empty list of non-empty strings"),

@@ -10,6 +10,7 @@ import argparse
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from questions.family_sources import sources_from_arguments
 from ruclevr.cli import UsageError
 from translate.base import Backend
 
@@ -21,10 +22,9 @@ def check_backend_options(args: argparse.Namespace) -> None:
         raise UsageError(f"--model applies only to --backend marian, not {args.backend}")
     if args.cache is not None and args.backend == "native":
         raise UsageError("--cache applies only to --backend google or marian; native needs no cache")
-    if args.families is not None and args.backend != "native":
+    if (args.families or args.families_only) and args.backend != "native":
         raise UsageError(f"--families applies only to --backend native, not {args.backend}")
-    if args.families is not None and not args.families.is_dir():
-        raise UsageError(f"--families {args.families}: no such folder")
+    sources_from_arguments(args)  # a folder that is not there is reported before anything is read
 
 
 def translator_name(args: argparse.Namespace) -> str:
@@ -66,7 +66,7 @@ def make_native_backend(args: argparse.Namespace) -> Backend:
     from translate.native import NativeRealiser
 
     try:
-        return NativeRealiser(families_dir=args.families, seed=args.seed)
+        return NativeRealiser(families_dir=args.family_sources, seed=args.seed)
     except ValueError as error:  # bad family files: every problem, one per line, joined into one
         raise UsageError("; ".join(str(error).splitlines())) from None
 

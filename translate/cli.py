@@ -24,6 +24,7 @@ from typing import Any
 from tqdm import tqdm
 
 import ruclevr
+from questions.family_sources import FamilySources, add_family_arguments, recorded_sources, sources_from_arguments
 from render.farm.plan import add_text_farm_arguments, run_text_stage
 from render.farm.shards import (
     SHARD_SPEC_HELP,
@@ -166,7 +167,7 @@ def build_parser() -> ArgumentParser:
         help=f"google: seconds before the first retry, doubling each time (default {DEFAULT_BACKOFF_S:g})",
     )
     parser.add_argument("--seed", type=non_negative_int, default=0, help="native: seed for synonym choices (default 0)")
-    parser.add_argument("--families", type=Path, help="native: folder of family files (default: the packaged ones)")
+    add_family_arguments(parser, recorded=True)
     parser.add_argument(
         "--shard", default=None, metavar="SPEC",
         help=f"translate only one shard of the scenes: {SHARD_SPEC_HELP}; writes OUT.shard-I-of-N.json, and "
@@ -188,6 +189,9 @@ def translate_questions(argv: Sequence[str] | None) -> int:
     if on_ray is not None:
         return on_ray
     sha256 = input_sha256(args.questions)
+    document = JsonDocument(args.questions, "questions")
+    info = questions_info(document)
+    args.family_sources = family_sources(args, info)
     translator = translator_name(args)
     fingerprint = run_fingerprint(sha256, translator, args)
     shard = parse_shard(args.shard, os.environ) if args.shard is not None else None
@@ -204,8 +208,6 @@ def translate_questions(argv: Sequence[str] | None) -> int:
         return 0
     remove_temporaries_of(out)
     run = TranslationRun(args, translator, progress_log)
-    document = JsonDocument(args.questions, "questions")
-    info = questions_info(document)
     try:
         with DocumentWriter(out, "questions") as writer:
             for texts in run.encoded_windows(document, selected, expected_count(info, selected)):
@@ -220,7 +222,18 @@ def translate_questions(argv: Sequence[str] | None) -> int:
         report_failures(run.failed, run.seen, out)
         return EXIT_FAILURES
     progress_log.remove()
+    refused = sum(getattr(run.backend, "refusals", {}).values())
+    log.info(f"{PROG}: wrote {writer.count} questions to {out} ({translator}"
+             + (f"; {refused} realisations refused by the reading check, another template said them" if refused else "")
+             + ")")
     return 0
+
+
+def family_sources(args: argparse.Namespace, info: Mapping[str, Any]) -> FamilySources | None:
+    """native: the families ``--families`` names, else those the questions stage recorded in ``info.families``."""
+    if args.backend != "native":
+        return None
+    return sources_from_arguments(args) or recorded_sources(info, f"--in {args.questions}")
 
 
 class TranslationRun:
@@ -276,6 +289,7 @@ class TranslationRun:
         pending = [(index, question) for index, question, _ in window if not (index < len(done) and done[index])]
         texts: dict[int, str] = {}
         if pending:
+            self.check_families(pending)
             realised, reasons = realise_chunk(self.started_backend(), [question for _, question in pending])
             texts = {index: apply_yo_policy(text, args.yo) for (index, _), text in zip(pending, realised, strict=True) if text is not None}
             self.failed.update({pending[position][0]: reason for position, reason in reasons.items()})
@@ -290,6 +304,20 @@ class TranslationRun:
             if text is not None:
                 items.append(encode_extended(question, encoded, russian_fields(text, answer, self.translator)))
         return items
+
+    def check_families(self, pending: Sequence[tuple[int, Mapping[str, Any]]]) -> None:
+        """native: a question of a family it was not given stops the run with one line (every
+        other question of that family would fail too, and so would a rerun)."""
+        backend = self.started_backend()
+        known = getattr(backend, "families", None)
+        if known is None:
+            return
+        for index, question in pending:
+            family = question.get("family")
+            if isinstance(family, str) and family not in known:
+                raise UsageError(
+                    f"--in {self.args.questions}: question {index} is of family {family!r}, which is not among "
+                    f"{self.args.family_sources.describe()}; pass --families DIR with the folder of its family file")
 
     def is_done(self, index: int) -> bool:
         return index < len(self.done) and bool(self.done[index])
@@ -383,7 +411,8 @@ def run_fingerprint(source_sha256: str, translator: str, args: argparse.Namespac
     """What decides the output's content: a finished output or saved progress is reused only if it matches."""
     decisive = {"source_sha256": source_sha256, "translator": translator, "yo": args.yo}
     if args.backend == "native":
-        decisive.update(seed=args.seed, families=str(args.families.resolve()) if args.families else None)
+        sources = args.family_sources
+        decisive.update(seed=args.seed, families=None if sources.is_shipped_only else sources.record())
     return records.fingerprint(decisive)
 
 

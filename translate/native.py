@@ -18,14 +18,13 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import getitem, itemgetter
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from assets.vocabulary import Vocabulary, load_vocabulary
-from questions.families import FAMILIES_DIR
+from questions.families import FAMILIES_DIR, Sources, as_sources
 from questions.family import Family
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, Structure, admitted
 from ruclevr import streams
@@ -48,6 +47,11 @@ _LOW_WATER = 1 << 64
 
 class RealisationError(ValueError):
     """A question that cannot be realised: unknown family, a missing or unknown parameter value."""
+
+
+class UnknownFamily(RealisationError):
+    """A question of a family the realiser was not given: every other question of it fails too,
+    so the run stops (the fix is naming its folder with ``--families``)."""
 
 
 class _Draw(NamedTuple):
@@ -75,19 +79,20 @@ class NativeRealiser:
 
     name = "native"
 
-    def __init__(self, families_dir: Path | None = None, seed: int = 0, families: Iterable[Family] | None = None):
-        """Realise the families of ``families_dir`` (default: the shipped ones), read by the question
-        engine's loader, or the engine ``families`` given (for families the engine cannot read yet)."""
+    def __init__(self, families_dir: Sources = None, seed: int = 0, families: Iterable[Family] | None = None):
+        """Realise the families of ``families_dir`` (default: the shipped ones; a folder: its families
+        alone; or :class:`FamilySources`), read by the question engine's loader, or the engine
+        ``families`` given (for families the engine cannot read yet)."""
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-        self.families_dir = Path(families_dir) if families_dir is not None else DEFAULT_FAMILIES_DIR
+        self.sources = as_sources(families_dir)
         self.seed = int(seed)
         self._vocabulary: Vocabulary = load_vocabulary()
         self._lexicon = build_lexicon(self._vocabulary)
         if families is not None:
             self._families, self._by_position = compile_families(families, self._lexicon)
         else:
-            self._families, self._by_position = load_families(self.families_dir, self._lexicon)
+            self._families, self._by_position = load_families(self.sources, self._lexicon)
         self._words = self._russian_words_by_kind()
         self._object_noun = str(self._vocabulary.object_noun["ru"]["lemma"])
         self._genders = {lemma: noun.gender for lemma, noun in self._lexicon.nouns.items()}
@@ -292,7 +297,8 @@ class NativeRealiser:
         try:
             return self._families[family]
         except (KeyError, TypeError):
-            raise RealisationError(f"family {family!r} is not among the family files in {self.families_dir}") from None
+            raise UnknownFamily(f"family {family!r} is not among {self.sources.describe()}; pass --families DIR "
+                                f"with the folder of its family file") from None
 
     # -- choices ------------------------------------------------------------------------------
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import MappingProxyType
 
+from questions.families import Sources
 from questions.families import load_families as load_engine_families
 from questions.family import Family
 from questions.readings import Structure, structure_of
@@ -99,8 +99,8 @@ def compile_family(family: Family, lexicon: Lexicon) -> tuple[RussianFamily, lis
     return RussianFamily(family.id, family.source, MappingProxyType(kinds), slots, tuple(templates), structure, sites, answer), problems
 
 
-def load_families(directory: Path, lexicon: Lexicon) -> tuple[dict[str, RussianFamily], dict[tuple[str, int], str]]:
-    """Every family under ``directory`` by id, and CLEVR's (template_filename, question_family_index) -> id.
+def load_families(directory: Sources, lexicon: Lexicon) -> tuple[dict[str, RussianFamily], dict[tuple[str, int], str]]:
+    """Every family of ``directory`` (a folder, or :class:`questions.family_sources.FamilySources`) by id, and CLEVR's (template_filename, question_family_index) -> id.
 
     The files are read and validated by the question engine's loader, which checks Russian
     templates by the rules this module compiles them with; any problem raises TemplateError

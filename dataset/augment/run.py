@@ -22,6 +22,7 @@ from filter.pipeline import FilterJob, run_filter
 from filter.rucola import RucolaOptions
 from questions.families import families_digest, load_families
 from questions.family import Family
+from questions.family_sources import FamilySources, recorded_sources
 from questions.validator import FamilyError
 from render import settings_from_record
 from ruclevr import __version__
@@ -32,12 +33,23 @@ from ruclevr.records import read_record, same_record
 from translate.native import NativeRealiser
 
 
-def read_sources(sources: AugmentSources, families: Mapping[str, Family]) -> tuple[dict, list[dict], dict, list[dict]]:
-    """Scenes and questions, checked so that nothing is written when either cannot be augmented."""
+def read_scenes(sources: AugmentSources) -> tuple[dict, list[dict]]:
     if sources.masks_dir is not None and not sources.masks_dir.is_dir():
         raise UsageError(f"--masks {str(sources.masks_dir)!r} is not a folder")
-    scenes_info, scenes = read_stage_file(sources.scenes_path, "scenes", "scenes")
-    questions_info, questions = read_stage_file(sources.questions_path, "questions", "questions")
+    return read_stage_file(sources.scenes_path, "scenes", "scenes")
+
+
+def chosen_families(chosen: FamilySources | None, questions_path: Path, questions_info: Mapping[str, Any]) -> tuple[FamilySources, dict[str, Family]]:
+    """The families given (``--families``), else those the questions stage recorded in its info; loaded."""
+    family_sources = chosen or recorded_sources(questions_info, f"--questions {questions_path}")
+    try:
+        return family_sources, load_families(family_sources)
+    except FamilyError as error:
+        raise UsageError(str(error).splitlines()[0]) from None
+
+
+def check_sources(sources: AugmentSources, scenes: list[dict], questions: list[dict], families: Mapping[str, Family]) -> None:
+    """UsageError for a scene that cannot be re-rendered or a question that cannot be carried over."""
     colours = set(load_vocabulary().names("color"))
     filenames = set()
     for position, scene in enumerate(scenes):
@@ -62,10 +74,10 @@ def read_sources(sources: AugmentSources, families: Mapping[str, Family]) -> tup
         if missing:
             raise UsageError(f"{where} lacks {', '.join(missing)} (is it the question stage's output?)")
         if question["family"] not in families:
-            raise UsageError(f"{where}: family {question['family']!r} is not among the family files; pass --families DIR")
+            raise UsageError(f"{where}: family {question['family']!r} is not among the family files; pass --families DIR "
+                             "with the folder of its family file")
         if question["image_filename"] not in filenames:
             raise UsageError(f"{where} asks about {question['image_filename']}, which no scene in {sources.scenes_path.name} has")
-    return scenes_info, scenes, questions_info, questions
 
 
 def render_defining_record(sources: AugmentSources, settings: AugmentSettings) -> dict[str, Any]:
@@ -173,13 +185,12 @@ def augment(
     re-rendered by Blender worker processes as ``python -m render`` spreads its own (one per GPU,
     or one per core); ``make_scorer`` defaults to the chosen filter backend.
     """
-    try:
-        families = load_families(settings.families_dir)
-    except FamilyError as error:
-        raise UsageError(str(error).splitlines()[0]) from None
-    scenes_info, scenes, questions_info, questions = read_sources(sources, families)
+    scenes_info, scenes = read_scenes(sources)
+    questions_info, questions = read_stage_file(sources.questions_path, "questions", "questions")
+    family_sources, families = chosen_families(settings.families, sources.questions_path, questions_info)
+    check_sources(sources, scenes, questions, families)
     paths = AugmentPaths(out, settings.prefix)
-    realiser = NativeRealiser(families_dir=settings.families_dir, seed=settings.swap.seed)
+    realiser = NativeRealiser(families_dir=family_sources, seed=settings.swap.seed)
     chosen = scenes if settings.n is None else scenes[: settings.n]
     planned = plan_scenes(chosen, settings.swap, paths)
     plan = plan_rendering(settings)
@@ -194,7 +205,7 @@ def augment(
         return result
     rendered = [read_json(paths.layout.scene_path(int(recoloured["image_index"]))) for _, recoloured in planned]
     warn_of_changed_masks(rendered)
-    info = run_info(sources, settings, scenes_info, questions_info, families_digest(settings.families_dir))
+    info = run_info(sources, settings, scenes_info, questions_info, families_digest(family_sources))
     atomic_write_json(paths.scenes, {"info": info, "scenes": rendered})
 
     carried, dropped, asked = carry_questions_over(planned, rendered, questions, QuestionRecolourer(families, settings.swap.seed))

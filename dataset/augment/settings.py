@@ -7,6 +7,7 @@ from pathlib import Path
 
 from dataset.augment.colours import ColorSwap
 from dataset.layout import QuestionStageFiles
+from questions.family_sources import FamilySources
 from render import OutputLayout
 
 PROG = "python -m dataset augment"
@@ -43,7 +44,7 @@ class AugmentSettings:
     swap: ColorSwap
     n: int | None = None  # only the first n source scenes
     prefix: str = DEFAULT_PREFIX
-    families_dir: Path | None = None
+    families: FamilySources | None = None  # None: those the questions file's info.families records
     yo: str = "e"
     filter_backend: str = "morph"
     threshold: float | None = None
