@@ -1,0 +1,196 @@
+"""``python -m questions validate --realise N``: realise each family before a run does.
+
+For every family, questions are made on scene graphs (a scenes.json, or graphs sampled without
+rendering) until N are asked, and then every text template of every language the family has is
+tried on each of them:
+
+- English: does the template admit one of the question's unsafe readings (the reading check,
+  :func:`questions.text.english_readings`)? The engine refuses it there and takes another;
+- Russian: the native realiser's reading check (:meth:`NativeRealiser.realise_with_template`),
+  and the text it writes read back by the ``morph`` checker, the filter stage's default.
+
+A template refused on ``REFUSED_LIMIT`` or more of the questions, or with any text the checker
+rejects, is a problem reported with its file and line; so is a family asked on none of the
+scenes. The answers' balance is reported per family.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from filter.morph import MorphChecker
+from questions.family import Family
+from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, structure_of
+from questions.scene_questions import QuestionMaker, RunState, Settings
+from questions.text import english_readings, without_other
+from questions.validator import template_lines
+from translate.spelling import apply_yo_policy
+
+#: The share of a family's questions a template may be refused on (as benchmarks/reading_bench.py).
+REFUSED_LIMIT = 0.10
+#: Scenes a family is tried on per question asked for, at most.
+SCENES_PER_QUESTION = 10
+#: Problems shown per template (with an example text), the rest counted.
+EXAMPLES = 1
+
+
+@dataclass
+class TemplateCheck:
+    """One template's results over a family's questions."""
+
+    tried: int = 0
+    refused: int = 0
+    readings: Counter[str] = field(default_factory=Counter)
+    rejected: int = 0
+    reasons: Counter[str] = field(default_factory=Counter)
+    example: str = ""
+
+
+@dataclass
+class FamilyReport:
+    family: Family
+    scenes_tried: int
+    questions: list[dict[str, Any]]
+    templates: dict[tuple[str, int], TemplateCheck]  # (language, index) -> check
+    unchecked_languages: tuple[str, ...]
+    unsayable: int  # questions found but not asked: no English template could say them with one reading
+    problems: list[str]
+
+    @property
+    def answers(self) -> Counter[str]:
+        return Counter(question["answer"] for question in self.questions)
+
+    def summary(self) -> str:
+        """One line: realised, refused and rejected per language, and the answers' balance."""
+        unsayable = f" ({self.unsayable} more not asked: no English template says them with one reading)" if self.unsayable else ""
+        parts = [f"{self.family.id}: {len(self.questions)} questions on {self.scenes_tried} scenes{unsayable}"]
+        for language in self.family.text:
+            if language in self.unchecked_languages:
+                parts.append(f"{language}: not realised (no realiser)")
+                continue
+            checks = [check for (lang, _), check in self.templates.items() if lang == language]
+            realised = sum(check.tried - check.refused for check in checks)
+            refused = sum(check.refused for check in checks)
+            rejected = sum(check.rejected for check in checks)
+            filtered = f", {rejected} rejected by the filter" if language == "ru" else ""
+            parts.append(f"{language}: {realised} realised, {refused} refused{filtered}")
+        answers = self.answers
+        if answers:
+            top, count = answers.most_common(1)[0]
+            balance = " ".join(f"{answer}:{n}" for answer, n in sorted(answers.items()))
+            parts.append(f"answers {balance} (most common {top!r}, {count / len(self.questions):.0%})")
+        return "; ".join(parts)
+
+
+def family_locations(files: Iterable[Path]) -> dict[str, tuple[Path, dict[tuple[str, int], int]]]:
+    """Family id -> its file and the line of each (language, index) template."""
+    found: dict[str, tuple[Path, dict[tuple[str, int], int]]] = {}
+    for path in files:
+        for (family_id, language, index), line in template_lines(path).items():
+            found.setdefault(family_id, (path, {}))[1][(language, index)] = line
+    return found
+
+
+def check_families(
+    families: Mapping[str, Family],
+    locations: Mapping[str, tuple[Path, Mapping[tuple[str, int], int]]],
+    scenes: Sequence[Mapping[str, Any]],
+    per_family: int,
+    seed: int,
+    realiser: Any,
+) -> Iterable[FamilyReport]:
+    """Each family's report, in order; ``realiser``: the Russian realiser of these families (None: no Russian check)."""
+    checker = MorphChecker()
+    for family in families.values():
+        scenes_tried, questions, unsayable = asked_questions(family, scenes, per_family, seed)
+        templates: dict[tuple[str, int], TemplateCheck] = {}
+        for index, template in enumerate(family.text["en"]):
+            templates[("en", index)] = english_check(family, template, questions)
+        unchecked = tuple(language for language in family.text if language not in ("en", "ru") or (language == "ru" and realiser is None))
+        if "ru" in family.text and realiser is not None:
+            for index in range(len(family.text["ru"])):
+                templates[("ru", index)] = russian_check(realiser, checker, apply_yo_policy, index, questions)
+        path, lines = locations.get(family.id, (Path(family.source), {}))
+        problems = family_problems(family, scenes_tried, questions, templates, path, lines)
+        yield FamilyReport(family, scenes_tried, questions, templates, unchecked, unsayable, problems)
+
+
+def asked_questions(family: Family, scenes: Sequence[Mapping[str, Any]], wanted: int, seed: int) -> tuple[int, list[dict[str, Any]], int]:
+    """Questions of this family alone, one per scene as a run would ask them, until ``wanted`` are
+    asked; with the scenes tried and how many found questions no English template could say."""
+    maker = QuestionMaker({family.id: family}, Settings(seed=seed, per_image=1))
+    state = RunState()
+    questions: list[dict[str, Any]] = []
+    tried = 0
+    for scene in scenes[: wanted * SCENES_PER_QUESTION]:
+        tried += 1
+        questions.extend(maker.questions_for_scene(scene, state))
+        if len(questions) >= wanted:
+            break
+    return tried, questions, state.refusals[f"{family.id} en {NO_TEMPLATE}"]
+
+
+def english_check(family: Family, template: str, questions: Sequence[Mapping[str, Any]]) -> TemplateCheck:
+    """Which of the questions this English template could not say with one reading."""
+    check = TemplateCheck()
+    structure = structure_of(family)
+    for question in questions:
+        check.tried += 1
+        admitted = english_admits_unsafe(template, family, structure, question[UNSAFE_FIELD])
+        if admitted:
+            check.refused += 1
+            check.readings.update(admitted)
+    return check
+
+
+def english_admits_unsafe(template: str, family: Family, structure: Any, unsafe: Sequence[str]) -> tuple[str, ...]:
+    """The unsafe readings of a question the English template admits (as the engine says it:
+    without "other" where the anchor cannot be the described object)."""
+    unsafe_set = set(unsafe)
+    if structure.same_anchor and not any(f"self:{phrase}" in unsafe_set for phrase in structure.same_anchor):
+        template = without_other(template)
+    return tuple(sorted(set(english_readings(template, family.params, structure)) & unsafe_set))
+
+
+def russian_check(realiser: Any, checker: Any, spell: Any, index: int, questions: Sequence[Mapping[str, Any]]) -> TemplateCheck:
+    """Russian template ``index`` on every question: refused by the reading check, or written and read back by the filter."""
+    check = TemplateCheck()
+    for question in questions:
+        check.tried += 1
+        text = realiser.realise_with_template(question, index)
+        if text is None:
+            check.refused += 1
+            check.readings.update(question[UNSAFE_FIELD])
+            continue
+        reasons = checker.problems(spell(text, "e"))
+        if reasons:
+            check.rejected += 1
+            check.reasons.update(reasons)
+            check.example = check.example or text
+    return check
+
+
+def family_problems(
+    family: Family, scenes_tried: int, questions: Sequence[Mapping[str, Any]],
+    templates: Mapping[tuple[str, int], TemplateCheck], path: Path, lines: Mapping[tuple[str, int], int],
+) -> list[str]:
+    """The located problems of one family's realisations."""
+    if not questions:
+        return [f"{path}: family {family.id}: asked on none of {scenes_tried} scenes (can its program and constraints hold?)"]
+    problems = []
+    for (language, index), check in templates.items():
+        place = f"{path}:{lines[(language, index)]}" if (language, index) in lines else str(path)
+        where = f"{place}: family {family.id} text.{language}[{index}]"
+        if check.tried and check.refused / check.tried >= REFUSED_LIMIT:
+            readings = ", ".join(reading for reading, _ in check.readings.most_common(3))
+            problems.append(f"{where}: admits another reading with another answer in {check.refused} of {check.tried} "
+                            f"questions ({readings}); rewrite it (docs/questions.md, One reading per question)")
+        if check.rejected:
+            reasons = "; ".join(reason for reason, _ in check.reasons.most_common(2))
+            problems.append(f"{where}: the filter rejects {check.rejected} of {check.tried} texts, "
+                            f"e.g. «{check.example}»: {reasons}")
+    return problems

@@ -1,0 +1,100 @@
+"""``python -m questions validate --realise N``: every family realised before a run, problems located by file and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import run_stage_process
+
+SHIPPED = Path(__file__).resolve().parents[1] / "questions" / "families"
+
+RELATED_COUNT = """\
+  - id: mine/count_related
+    group: count
+    params: {<Z>: size, <C>: color, <M>: material, <S>: shape, <R>: relation,
+             <Z2>: size, <C2>: color, <M2>: material, <S2>: shape}
+    program:
+      - {function: scene}
+      - {function: filter, inputs: [0], value_inputs: [<Z>, <C>, <M>, <S>]}
+      - {function: unique, inputs: [1]}
+      - {function: relate, inputs: [2], value_inputs: [<R>]}
+      - {function: filter, inputs: [3], value_inputs: [<Z2>, <C2>, <M2>, <S2>]}
+      - {function: count, inputs: [4]}
+    text:
+      en: ["How many <Z2> <C2> <M2> <S2>s are <R> the <Z> <C> <M> <S>?"]
+      ru: ["Сколько [<Z2> <C2> <M2> <S2>|род,мн] находится [<R> <Z> <C> <M> <S>]?"]
+"""
+
+EITHER_OR = """\
+  - id: mine/count_or
+    group: count
+    params: {<Z>: size, <C>: color, <M>: material, <S>: shape,
+             <Z2>: size, <C2>: color, <M2>: material, <S2>: shape}
+    program:
+      - {function: scene}
+      - {function: filter, inputs: [0], value_inputs: [<Z>, <C>, <M>, <S>]}
+      - {function: scene}
+      - {function: filter, inputs: [2], value_inputs: [<Z2>, <C2>, <M2>, <S2>]}
+      - {function: union, inputs: [1, 3]}
+      - {function: count, inputs: [4]}
+    text:
+      en: ["How many things are <Z> <C> <M> <S>s or <Z2> <C2> <M2> <S2>s?",
+           "How many things are either <Z> <C> <M> <S>s or <Z2> <C2> <M2> <S2>s?"]
+"""
+
+
+def line_of(text: str, needle: str) -> int:
+    return next(number for number, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def test_every_shipped_family_is_realised_without_a_problem():
+    result = run_stage_process("questions", "validate", SHIPPED, "--realise", "20")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[-1].startswith("questions: ok: 118 families")
+    reports = [line for line in lines if " questions on " in line]
+    assert len(reports) == 118
+    assert all(": 20 questions on " in line and "ru: " in line and ", 0 rejected by the filter" in line for line in reports)
+
+
+def test_well_formed_families_that_cannot_be_said_well_are_caught_with_file_and_line(tmp_path):
+    nominative = RELATED_COUNT.replace("|род,мн]", "]")  # «Сколько маленький предмет находится ...»
+    text = "families:\n" + nominative + EITHER_OR
+    path = tmp_path / "mine.yaml"
+    path.write_text(text, encoding="utf-8")
+    family_file = tmp_path / "questions.json"  # an output in the folder: not a family file
+    family_file.write_text("{}", encoding="utf-8")
+    assert run_stage_process("questions", "validate", tmp_path).returncode == 0  # well formed ...
+
+    result = run_stage_process("questions", "validate", tmp_path, "--realise", "20")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    russian = f"{path}:{line_of(text, 'Сколько [<Z2>')}: family mine/count_related text.ru[0]"
+    either = f"{path}:{line_of(text, 'are either')}: family mine/count_or text.en[1]"
+    [rejected] = [line for line in result.stderr.splitlines() if russian in line]
+    assert "the filter rejects 20 of 20 texts" in rejected and "genitive" in rejected
+    [unsafe] = [line for line in result.stderr.splitlines() if either in line]
+    assert "admits another reading with another answer" in unsafe and "exclusive:" in unsafe
+    assert not any("text.en[0]" in line for line in result.stderr.splitlines())  # the safe templates pass
+    assert "mine/count_or: 20 questions" in result.stdout
+
+    fixed = "families:\n" + RELATED_COUNT + EITHER_OR.replace(',\n           "How many things are either <Z> <C> <M> <S>s or <Z2> <C2> <M2> <S2>s?"', "")
+    path.write_text(fixed, encoding="utf-8")
+    assert run_stage_process("questions", "validate", tmp_path, "--realise", "20").returncode == 0
+
+
+def test_realise_on_given_scenes(tmp_path):
+    import json
+
+    from render import SceneOptions, sample_scene_graph
+
+    scenes = [sample_scene_graph(5, index, SceneOptions(min_objects=4, max_objects=8)) for index in range(30)]
+    scenes_file = tmp_path / "scenes.json"
+    scenes_file.write_text(json.dumps({"info": {}, "scenes": scenes}), encoding="utf-8")
+    folder = tmp_path / "families"
+    folder.mkdir()
+    (folder / "mine.yaml").write_text("families:\n" + RELATED_COUNT, encoding="utf-8")
+    result = run_stage_process("questions", "validate", folder, "--realise", "3", "--scenes", scenes_file)
+    assert result.returncode == 0, result.stderr
+    assert "mine/count_related: 3 questions on " in result.stdout
+    bad = run_stage_process("questions", "validate", folder, "--scenes", scenes_file)
+    assert bad.returncode == 2 and "--scenes applies only with --realise" in bad.stderr
