@@ -20,7 +20,7 @@ from typing import Any
 
 from assets.vocabulary import Vocabulary
 from questions.functions import RELATION
-from questions.placeholders import ANGLE_TOKEN, PLACEHOLDER, is_placeholder, placeholders
+from questions.placeholders import ANGLE_TOKEN, PLACEHOLDER, did_you_mean, is_placeholder, placeholders
 from questions.random_stream import RandomStream
 
 #: An optional part ``[...]`` (group 1), or a placeholder (group 2) with an optional plural ``s`` (group 3).
@@ -46,7 +46,7 @@ def english_template_problems(text: str, param_types: Mapping[str, str]) -> list
     used = placeholders(text)
     for name in dict.fromkeys(used):
         if name not in param_types:
-            problems.append(f"placeholder {name} names no declared parameter")
+            problems.append(f"placeholder {name} names no declared parameter{did_you_mean(name, param_types)}")
     for name in param_types:
         if name not in used:
             problems.append(f"parameter {name} is never said in this text")
@@ -60,7 +60,7 @@ def english_template_problems(text: str, param_types: Mapping[str, str]) -> list
 def other_language_problems(text: str, param_types: Mapping[str, str]) -> list[str]:
     """Another language's template is opaque except for its ``<NAME>`` tokens, which must be declared."""
     return [
-        f"placeholder {name} names no declared parameter"
+        f"placeholder {name} names no declared parameter{did_you_mean(name, param_types)}"
         for name in dict.fromkeys(placeholders(text))
         if name not in param_types
     ]

@@ -28,7 +28,7 @@ from questions.functions import (
     answer_types,
     function_registry,
 )
-from questions.placeholders import is_placeholder
+from questions.placeholders import did_you_mean, is_placeholder
 from questions.text import english_template_problems, other_language_problems
 
 #: What a folder's family files end with: a .json beside them (an output, say) is not one of them.
@@ -237,7 +237,7 @@ class _Checker:
             self.label = f"family {family_id}"
         for key in raw:
             if key not in FAMILY_KEYS:
-                self.report(path + (key,), f"unknown key {key!r}; allowed: {', '.join(FAMILY_KEYS)}")
+                self.report(path + (key,), f"unknown key {key!r}{did_you_mean(key, FAMILY_KEYS)}; allowed: {', '.join(FAMILY_KEYS)}")
         for key in REQUIRED_KEYS:
             if key not in raw:
                 self.report(path, f"missing {key!r}")
@@ -294,7 +294,8 @@ class _Checker:
                 self.report(path + (name,), f"parameter name {name!r} must look like <Z> or <C2>")
                 continue
             if kind not in param_types():
-                self.report(path + (name,), f"parameter {name} has unknown type {kind!r}; allowed: {', '.join(param_types())}")
+                self.report(path + (name,), f"parameter {name} has unknown type {kind!r}{did_you_mean(kind, param_types())}; "
+                            f"allowed: {', '.join(param_types())}")
                 continue
             params[name] = kind
         return params
@@ -328,7 +329,8 @@ class _Checker:
         for key in raw:
             if key not in NODE_KEYS:
                 hint = " (CLEVR's side_inputs are called value_inputs here)" if key == "side_inputs" else ""
-                self.report(path + (key,), f"unknown key {key!r}; allowed: {', '.join(NODE_KEYS)}{hint}")
+                guess = "" if hint else did_you_mean(key, NODE_KEYS)
+                self.report(path + (key,), f"unknown key {key!r}{guess}; allowed: {', '.join(NODE_KEYS)}{hint}")
         inputs = raw.get("inputs", [])
         values = raw.get("value_inputs", [])
         if not isinstance(inputs, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in inputs):
@@ -341,7 +343,7 @@ class _Checker:
         registry = function_registry()
         if name != FILTER_MACRO and name not in registry:
             known = ", ".join([FILTER_MACRO, *registry])
-            self.report(path + ("function",), f"unknown function {name!r}; known: {known}")
+            self.report(path + ("function",), f"unknown function {name!r}{did_you_mean(name, [FILTER_MACRO, *registry])}; known: {known}")
             for value in values:  # count its parameters as used: one typo, one problem
                 if value in params:
                     uses[value] = uses.get(value, 0) + 1
@@ -383,7 +385,7 @@ class _Checker:
             if is_placeholder(value):
                 attribute = params.get(value)
                 if attribute is None:
-                    self.report(path + (slot,), f"{value} names no declared parameter")
+                    self.report(path + (slot,), f"{value} names no declared parameter{did_you_mean(value, params)}")
                     continue
                 if attribute not in ATTRIBUTES:
                     self.report(path + (slot,), f"filter takes attribute parameters, {value} is a {attribute}")
@@ -402,14 +404,15 @@ class _Checker:
     def check_value(self, path: Path_, value: str, value_type: str | None, params: Mapping[str, str], uses: dict[str, int]) -> None:
         if is_placeholder(value):
             if value not in params:
-                self.report(path, f"{value} names no declared parameter")
+                self.report(path, f"{value} names no declared parameter{did_you_mean(value, params)}")
             elif params[value] != value_type:
                 self.report(path, f"{value} is a {params[value]} parameter, this input needs a {value_type}")
             else:
                 uses[value] = uses.get(value, 0) + 1
         elif value not in allowed_values(value_type):
             allowed = ", ".join(allowed_values(value_type))
-            self.report(path, f"unknown {value_type} {value!r}; allowed: {allowed} or a parameter")
+            self.report(path, f"unknown {value_type} {value!r}{did_you_mean(value, allowed_values(value_type))}; "
+                        f"allowed: {allowed} or a parameter")
 
     # -- constraints --------------------------------------------------------------------------
     def check_constraints(
@@ -453,7 +456,7 @@ class _Checker:
         names = set()
         for slot, name in enumerate(raw):
             if name not in params:
-                self.report(path + (slot,), f"{name!r} names no declared parameter")
+                self.report(path + (slot,), f"{name!r} names no declared parameter{did_you_mean(name, params)}")
             elif name not in macro_params:
                 self.report(path + (slot,), f"{name} is not an input of a filter node, so it always has a value")
             else:

@@ -210,3 +210,27 @@ def test_the_documented_worked_example_is_a_valid_family_with_its_hand_answer(tm
     search = SceneSearch(SceneIndex.from_scene(scene), RandomStream.for_unit("questions.search", 0, 0))
     params = {"<C>": "gray", "<R>": "right", "<C2>": "yellow", "<R2>": "front", "<S3>": "cylinder"}
     assert search.instantiate(Plan.of(family), params).answer == "blue"
+
+
+def test_misspelt_names_get_the_closest_known_name(tmp_path):
+    text = (GOOD.replace("{<C>: color, <S>: shape}", "{<C>: colour, <S>: shape, <S2>: shape, <Z>: size}")
+            .replace("      - {function: count, inputs: [1]}",
+                     "      - {function: scene}\n"
+                     "      - {function: filter_shape, inputs: [2], value_inputs: [<S3>]}\n"
+                     "      - {function: filter_size, inputs: [3], value_inputs: [larg]}\n"
+                     "      - {function: intersection, inputs: [1, 4]}\n"
+                     "      - {functoin: count, inputs: [5]}"))
+    problems = problems_of(write(tmp_path, text))
+    assert any("unknown type 'colour' (did you mean 'color'?)" in p for p in problems)
+    assert any("<S3> names no declared parameter (did you mean '<S2>'?)" in p for p in problems)
+    assert any("unknown size 'larg' (did you mean 'large'?)" in p for p in problems)
+    assert any(f":{line_of(text, 'intersection')}:" in p and "'intersection' (did you mean 'intersect'?)" in p for p in problems)
+    assert any("unknown key 'functoin' (did you mean 'function'?)" in p for p in problems)
+    assert not any("did you mean '<S>'" in p or "did you mean '<Z>'" in p for p in problems)  # only the same letter
+
+
+def test_a_json_file_in_a_folder_is_not_a_family_file(tmp_path):
+    write(tmp_path, GOOD)
+    write(tmp_path, '{"info": {}, "questions": []}', name="questions.json")
+    assert list(load_families(tmp_path)) == ["test/count_color"]
+    assert main(["validate", str(tmp_path)]) == 0

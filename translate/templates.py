@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from assets.vocabulary import load_vocabulary
-from questions.placeholders import is_placeholder
+from questions.placeholders import did_you_mean, is_placeholder
 from translate.morphology import Lexicon, MorphologyError, build_lexicon, verb_number, word_role
 from translate.template_syntax import (
     WORD,
@@ -158,7 +158,8 @@ class _Compiler:
         self.problems: list[str] = []
 
     def unknown(self, where: str, name: str) -> None:
-        self.problems.append(f"{where}{name} is not a parameter of this family (parameters: {', '.join(self.kinds) or 'none'})")
+        self.problems.append(f"{where}{name} is not a parameter of this family{did_you_mean(name, self.kinds)} "
+                             f"(parameters: {', '.join(self.kinds) or 'none'})")
 
     def compile(self, template: Template) -> CompiledTemplate | None:
         phrase_of: dict[str, NounPhrase] = {}
