@@ -205,3 +205,19 @@ def test_template_errors_are_usage_errors_in_one_line_with_the_rest_listed(tmp_p
         NativeRealiser(tmp_path)
     assert "\n" not in str(caught.value) and str(caught.value).endswith("(and 1 more problems)")
     assert [p.split(".text.ru[")[1][:1] for p in caught.value.problems] == ["0", "1"]
+
+
+def test_a_verb_agrees_with_groups_joined_by_and_or_with_any_one_nominative_group():
+    two = {"<Z>": "size", "<C>": "color", "<M>": "material", "<S>": "shape",
+           "<Z2>": "size", "<C2>": "color", "<M2>": "material", "<S2>": "shape"}
+    joined = "Находится ли [<Z> <C> <M> <S>] и [<Z2> <C2> <M2> <S2>] слева?"
+    [problem] = validate_template(joined, two)
+    assert problem == ("column 1: the verb 'Находится' is singular but its subject "
+                       "[<Z> <C> <M> <S>] и [<Z2> <C2> <M2> <S2>] is plural")
+    assert validate_template(joined.replace("Находится", "Находятся"), two) == []
+    apart = "Находится ли [<Z> <C> <M> <S>] так же близко к камере, как [<Z2> <C2> <M2> <S2>]?"
+    assert validate_template(apart, two) == []
+    apart = "Находится ли [<Z> <C> <M> <S>] так же близко к камере как [<Z2> <C2> <M2> <S2>]?"
+    assert validate_template(apart, two) == []  # no «и»: not one plural subject
+    [problem] = validate_template(apart.replace("Находится", "Находятся"), two)
+    assert " и " not in problem and "is plural but its subject [<Z> <C> <M> <S>] or [<Z2> <C2> <M2> <S2>] is singular" in problem

@@ -86,6 +86,7 @@ class NativeRealiser:
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
         self.sources = as_sources(families_dir)
+        self._known = "the families it was given" if families is not None else self.sources.describe()
         self.seed = int(seed)
         self._vocabulary: Vocabulary = load_vocabulary()
         self._lexicon = build_lexicon(self._vocabulary)
@@ -305,7 +306,7 @@ class NativeRealiser:
         try:
             return self._families[family]
         except (KeyError, TypeError):
-            raise UnknownFamily(f"family {family!r} is not among {self.sources.describe()}; pass --families DIR "
+            raise UnknownFamily(f"family {family!r} is not among the family files ({self._known}); pass --families DIR "
                                 f"with the folder of its family file") from None
 
     # -- choices ------------------------------------------------------------------------------

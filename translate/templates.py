@@ -198,24 +198,30 @@ class _Compiler:
         return CompiledTemplate(template.text, tuple(parts), bool(SENTENCE_START.search(template.text)))
 
     def check_verbs(self, template: Template) -> None:
-        """Verbs written in the text agree in number with their subject: the nominative groups
-        of the same clause (two joined by «и» are plural)."""
+        """Verbs written in the text agree in number with their subject: a nominative group of
+        the same clause, or groups joined by «и» (plural). Where a clause has several nominative
+        groups not joined by «и», the verb may agree with any one of them."""
         for clause in _clauses(template):
             subjects = [part for _, part in clause if isinstance(part, Group) and self.is_subject(part)]
             if not subjects:
                 continue
-            plural = len(subjects) > 1 or any(part.number == "plur" for part in subjects)
+            joined = len(subjects) > 1 and _joined_by_and(clause, subjects)
+            numbers = {"plur"} if joined else {part.number or "sing" for part in subjects}
             for column, part in clause:
                 if not isinstance(part, str):
                     continue
-                for word in WORD.finditer(part):
-                    number = verb_number(word.group())
-                    if number is not None and (number == "plur") != plural:
-                        subject = " и ".join(group.source for group in subjects)
-                        self.problems.append(
-                            f"column {column + word.start()}: the verb {word.group()!r} is {'plural' if number == 'plur' else 'singular'} "
-                            f"but its subject {subject} is {'plural' if plural else 'singular'}"
-                        )
+                for word in _ANY_CASE_WORD.finditer(part):
+                    number = verb_number(word.group().lower())
+                    if number is None or number in numbers:
+                        continue
+                    if joined:
+                        subject = f"its subject {' и '.join(group.source for group in subjects)} is plural"
+                    else:
+                        subject = f"its subject {' or '.join(group.source for group in subjects)} is {'plural' if 'plur' in numbers else 'singular'}"
+                    self.problems.append(
+                        f"column {column + word.start()}: the verb {word.group()!r} is {'plural' if number == 'plur' else 'singular'} "
+                        f"but {subject}"
+                    )
 
     def is_subject(self, group: Group) -> bool:
         """A nominative group without a relation and with a fixed number: a possible subject."""
@@ -372,6 +378,25 @@ class _Compiler:
 
 
 _CLAUSE_END = re.compile(r"[.,;:?!—]")
+_ANY_CASE_WORD = re.compile(WORD.pattern, re.IGNORECASE)
+_AND = re.compile(r"\s*и\s*")
+
+
+def _joined_by_and(clause: list[tuple[int, object]], subjects: list[Group]) -> bool:
+    """Whether each two successive subject groups of the clause have only «и» between them."""
+    between: list[str] = []
+    seen = 0
+    for _, part in clause:
+        if isinstance(part, Group) and any(part is subject for subject in subjects):
+            if seen and not _AND.fullmatch("".join(between)):
+                return False
+            seen += 1
+            between = []
+        elif isinstance(part, str):
+            between.append(part)
+        else:
+            between.append("\0")  # another group or a placeholder between them
+    return True
 
 
 def _clauses(template: Template) -> list[list[tuple[int, object]]]:
