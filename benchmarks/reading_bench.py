@@ -10,6 +10,7 @@ and, apart, the questions that no template could say with one reading (the engin
 them; the Russian realiser reports them as failures).
 
     python benchmarks/reading_bench.py --scenes 1000
+    python benchmarks/reading_bench.py --scenes 1000 --families my_families/   # the shipped ones and one's own
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from collections import Counter
 
 from filter.morph import MorphChecker
 from questions.families import load_families
+from questions.family_sources import FamilySources, add_family_arguments, sources_from_arguments
 from questions.generate import Settings, generate
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, structure_of
-from questions.text import english_readings, without_other
+from questions.realise_check import english_admits_unsafe
 from render import SceneOptions, sample_scene_graph
 from translate.native import NativeRealiser, RealisationError
 
@@ -34,11 +36,13 @@ def main() -> None:
     parser.add_argument("--scenes", type=int, default=1000, help="number of sampled scenes (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of scenes, questions and Russian words (default 0)")
     parser.add_argument("--limit", type=float, default=0.10, help="largest refused share per template (default 0.10)")
+    add_family_arguments(parser)
     args = parser.parse_args()
+    sources = sources_from_arguments(args) or FamilySources()
 
     options = SceneOptions(min_objects=3, max_objects=10)
     scenes = [sample_scene_graph(args.seed, index, options) for index in range(args.scenes)]
-    families = load_families()
+    families = load_families(sources)
     english_refusals: Counter[str] = Counter()
     started = time.perf_counter()
     questions = generate(scenes, families, Settings(seed=args.seed), progress=False, refusals=english_refusals)
@@ -47,7 +51,7 @@ def main() -> None:
     english_used = Counter(f"{q['family']} en {q['template_index']}" for q in questions)
     english_bad = sum(1 for q in questions if _english_admits_unsafe(q, families[q["family"]]))
 
-    realiser = NativeRealiser(seed=args.seed)
+    realiser = NativeRealiser(families_dir=sources, seed=args.seed)
     russian_used: Counter[str] = Counter()
     russian: list[tuple[dict, str]] = []
     unrealisable = 0
@@ -58,6 +62,8 @@ def main() -> None:
             text = realiser.realise_one(question)
         except RealisationError:
             unrealisable += 1
+            continue
+        if text is None:  # a family with no Russian text
             continue
         refused_now = sum(realiser.refusals.values()) - before
         russian_used[_russian_template(realiser, question, refused_now)] += 1
@@ -100,11 +106,7 @@ def main() -> None:
 
 def _english_admits_unsafe(question: dict, family) -> bool:
     template = family.text["en"][question["template_index"]]
-    structure = structure_of(family)
-    unsafe = set(question[UNSAFE_FIELD])
-    if structure.same_anchor and not any(f"self:{p}" in unsafe for p in structure.same_anchor):
-        template = without_other(template)
-    return bool(set(english_readings(template, family.params, structure)) & unsafe)
+    return bool(english_admits_unsafe(template, family, structure_of(family), question[UNSAFE_FIELD]))
 
 
 def _russian_audit(russian: list[tuple[dict, str]], families) -> dict[str, int]:
