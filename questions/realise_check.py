@@ -27,7 +27,7 @@ from questions.family import Family
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, structure_of
 from questions.scene_questions import QuestionMaker, RunState, Settings
 from questions.text import english_readings, without_other
-from questions.validator import template_lines
+from questions.validator import located_data
 from translate.spelling import apply_yo_policy
 
 #: The share of a family's questions a template may be refused on (as benchmarks/reading_bench.py).
@@ -87,11 +87,22 @@ class FamilyReport:
 
 
 def family_locations(files: Iterable[Path]) -> dict[str, tuple[Path, dict[tuple[str, int], int]]]:
-    """Family id -> its file and the line of each (language, index) template."""
+    """Family id -> its file and the line of each (language, index) text template."""
     found: dict[str, tuple[Path, dict[tuple[str, int], int]]] = {}
     for path in files:
-        for (family_id, language, index), line in template_lines(path).items():
-            found.setdefault(family_id, (path, {}))[1][(language, index)] = line
+        data, lines = located_data(path)
+        if isinstance(data, Mapping) and isinstance(data.get("families"), list):
+            entries = [(("families", i), entry) for i, entry in enumerate(data["families"])]
+        else:
+            entries = [((), data)]
+        for where, entry in entries:
+            if not isinstance(entry, Mapping) or not isinstance(entry.get("text"), Mapping):
+                continue
+            templates = found.setdefault(str(entry.get("id")), (path, {}))[1]
+            for language, texts in entry["text"].items():
+                for index in range(len(texts) if isinstance(texts, list) else 0):
+                    if where + ("text", language, index) in lines:
+                        templates[(language, index)] = lines[where + ("text", language, index)]
     return found
 
 

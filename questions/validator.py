@@ -487,24 +487,8 @@ class _Checker:
         return text
 
 
-def template_lines(path: Path) -> dict[tuple[str, str, int], int]:
-    """(family id, language, template index) -> the line each text template of a readable file is on
-    (for reports about templates found after validation, e.g. by ``validate --realise``)."""
+
+def located_data(path: Path) -> tuple[Any, dict[Path_, int]]:
+    """A readable family file's data and the line of each value in it, by path (``None, {}`` when unreadable)."""
     data, lines, problem = _parse(Path(path), Path(path).read_text(encoding="utf-8"))
-    if problem is not None:
-        return {}
-    entries: list[tuple[Path_, Any]] = []
-    if isinstance(data, Mapping) and isinstance(data.get("families"), list):
-        entries = [(("families", i), entry) for i, entry in enumerate(data["families"])]
-    elif isinstance(data, Mapping):
-        entries = [((), data)]
-    found: dict[tuple[str, str, int], int] = {}
-    for where, entry in entries:
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("text"), Mapping):
-            continue
-        for language, templates in entry["text"].items():
-            for index in range(len(templates) if isinstance(templates, list) else 0):
-                line = lines.get(where + ("text", language, index))
-                if line is not None:
-                    found[(str(entry.get("id")), str(language), index)] = line
-    return found
+    return (None, {}) if problem else (data, lines)
