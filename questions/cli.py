@@ -431,7 +431,7 @@ def realise_scenes(path: Path | None, seed: int, count: int) -> list[dict[str, A
         options = SceneOptions(min_objects=3, max_objects=10)
         return [sample_scene_graph(seed, index, options) for index in range(count)]
     check_scenes(path)
-    scenes = []
+    scenes: list[dict[str, Any]] = []
     for scene in JsonDocument(path, "scenes").items():
         if len(scenes) == count:
             break

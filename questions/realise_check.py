@@ -91,6 +91,7 @@ def family_locations(files: Iterable[Path]) -> dict[str, tuple[Path, dict[tuple[
     found: dict[str, tuple[Path, dict[tuple[str, int], int]]] = {}
     for path in files:
         data, lines = located_data(path)
+        entries: list[tuple[tuple[Any, ...], Any]]
         if isinstance(data, Mapping) and isinstance(data.get("families"), list):
             entries = [(("families", i), entry) for i, entry in enumerate(data["families"])]
         else:
