@@ -290,7 +290,9 @@ def test_native_backend_through_the_cli(tmp_path):
     assert all(expected), expected
 
     out = tmp_path / "questions_ru.json"
-    assert run_stage("translate", "--questions", questions, "--out", out, "--seed", "3") == cli.EXIT_FAILURES
+    result = run_stage_process("translate", "--questions", questions, "--out", out, "--seed", "3")
+    assert result.returncode == cli.EXIT_FAILURES
+    assert "fails on them again on a rerun" in result.stderr and "rerun the same command" not in result.stderr
     document = read(out)
     assert [item["question_ru"] for item in document["questions"]] == [apply_yo_policy(t, "e") for t in expected]
     assert {item["translator"] for item in document["questions"]} == {"native"}

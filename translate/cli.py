@@ -219,7 +219,7 @@ def translate_questions(argv: Sequence[str] | None) -> int:
     finally:
         progress_log.close()
     if run.failed:
-        report_failures(run.failed, run.seen, out)
+        report_failures(run.failed, run.seen, out, retry_helps=args.backend != "native")
         return EXIT_FAILURES
     progress_log.remove()
     refused = sum(getattr(run.backend, "refusals", {}).values())
@@ -457,14 +457,18 @@ def run_settings(
     }
 
 
-def report_failures(failed: Mapping[int, str], total: int, out: Path) -> None:
+def report_failures(failed: Mapping[int, str], total: int, out: Path, *, retry_helps: bool = True) -> None:
+    """The failures by index, and what to do: rerun (a server or model may answer next time), or,
+    for the native realiser, which fails on the same questions every time, fix what it names."""
     for index in sorted(failed)[:FAILURES_SHOWN]:
         log.error(f"{PROG}: question {index} failed: {failed[index]}")
     if len(failed) > FAILURES_SHOWN:
         log.error(f"{PROG}: ... and {len(failed) - FAILURES_SHOWN} more")
     log.error(f"{PROG}: {len(failed)} of {total} questions failed; "
         f"{out} holds the {total - len(failed)} that succeeded "
-        "(info.translate.failed lists all); rerun the same command to retry the failed ones")
+        "(info.translate.failed lists all); "
+        + ("rerun the same command to retry the failed ones" if retry_helps else
+           "the native realiser fails on them again on a rerun: fix the family files or questions the reasons name"))
 
 
 #: What each shard's info.translate has of its own; merge drops the first and sums the others.
