@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary  # noqa: E402
 from filter.morph import MorphChecker  # noqa: E402
+from questions.family_sources import FamilySources, add_family_arguments, sources_from_arguments  # noqa: E402
 from translate import morphology  # noqa: E402
 from translate.native import DEFAULT_FAMILIES_DIR, NativeRealiser  # noqa: E402
 
@@ -82,17 +83,17 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=50_000, help="questions per pass (default 50000)")
     parser.add_argument("--repeats", type=int, default=5, help="warm passes; the median is reported (default 5)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sampled questions and of the realiser (default 0)")
-    parser.add_argument("--families", type=Path, default=DEFAULT_FAMILIES_DIR,
-                        help="family folder (default: the shipped questions/families/)")
+    add_family_arguments(parser)
     args = parser.parse_args()
+    sources = sources_from_arguments(args) or FamilySources()
     core = pin_to_one_core()
 
     clear_morphology_caches()
-    cold_realiser, load_s = timed(NativeRealiser, args.families, args.seed)
+    cold_realiser, load_s = timed(NativeRealiser, sources, args.seed)
     questions = sample_questions(cold_realiser, args.questions, args.seed)
     cold_texts, cold_s = timed(cold_realiser.realise, questions)
 
-    warm_realiser = NativeRealiser(args.families, args.seed)
+    warm_realiser = NativeRealiser(sources, args.seed)
     warm_realiser.realise(questions)  # fills this realiser's noun-phrase caches
     warm_runs = []
     for _ in range(args.repeats):
@@ -104,7 +105,7 @@ def main() -> None:
     checker = MorphChecker()
     problems, check_s = timed(lambda: sum(bool(checker.problems(t)) for t in warm_texts if t))
     figures = {
-        "settings": {"questions": args.questions, "repeats": args.repeats, "seed": args.seed, "families": str(args.families),
+        "settings": {"questions": args.questions, "repeats": args.repeats, "seed": args.seed, "families": str(DEFAULT_FAMILIES_DIR) if sources.is_shipped_only else sources.record(),
                      "families_with_russian": sum(1 for f in warm_realiser.families.values() if f.templates),
                      "core": core, "python": platform.python_version(), "cpu": platform.processor() or platform.machine()},
         "load_families_s": round(load_s, 3),
