@@ -88,6 +88,10 @@ def test_questions_with_own_families_beside_the_shipped_ones(tmp_path):
     assert result.stderr.strip().splitlines()[-1].startswith(f"translate: wrote {len(document['questions'])} questions to ")
     assert all(q["question_ru"].startswith("Сколько") for q in json.loads(translated.read_text())["questions"])
 
+    (one / "mine.yaml").write_text((one / "mine.yaml").read_text().replace("на картинке", "на изображении"), encoding="utf-8")
+    result = run_stage_process("translate", "--in", only, "--out", tmp_path / "again.json")
+    assert result.returncode == 0 and f"the family files of {one.resolve()} changed since {only} was made" in result.stderr
+
     shipped_only = tmp_path / "shipped_only.json"
     result = run_stage_process("translate", "--in", only, "--out", shipped_only, "--families-only")
     assert result.returncode == 2 and "--families-only needs at least one --families DIR" in result.stderr

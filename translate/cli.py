@@ -24,6 +24,7 @@ from typing import Any
 from tqdm import tqdm
 
 import ruclevr
+from questions.families import families_digest
 from questions.family_sources import FamilySources, add_family_arguments, recorded_sources, sources_from_arguments
 from render.farm.plan import add_text_farm_arguments, run_text_stage
 from render.farm.shards import (
@@ -233,7 +234,15 @@ def family_sources(args: argparse.Namespace, info: Mapping[str, Any]) -> FamilyS
     """native: the families ``--families`` names, else those the questions stage recorded in ``info.families``."""
     if args.backend != "native":
         return None
-    return sources_from_arguments(args) or recorded_sources(info, f"--in {args.questions}")
+    given = sources_from_arguments(args)
+    if given is not None:
+        return given
+    sources = recorded_sources(info, f"--in {args.questions}")
+    recorded = info.get("families_digest")
+    if isinstance(recorded, str) and recorded != families_digest(sources):
+        log.warning(f"{PROG}: the family files of {sources.describe()} changed since {args.questions} was made; "
+                    "its questions are realised with the files as they are now")
+    return sources
 
 
 class TranslationRun:
