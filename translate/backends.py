@@ -10,11 +10,13 @@ import argparse
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from questions.family_sources import sources_from_arguments
-from ruclevr.cli import UsageError
+from questions.families import families_digest
+from questions.family_sources import FamilySources, recorded_sources, sources_from_arguments
+from ruclevr.cli import UsageError, stage_logger
 from translate.base import Backend
 
 CACHE_FILENAME = "translate_cache.sqlite"
+log = stage_logger("translate")
 
 
 def check_backend_options(args: argparse.Namespace) -> None:
@@ -25,6 +27,21 @@ def check_backend_options(args: argparse.Namespace) -> None:
     if (args.families or args.families_only) and args.backend != "native":
         raise UsageError(f"--families applies only to --backend native, not {args.backend}")
     sources_from_arguments(args)  # a folder that is not there is reported before anything is read
+
+
+def family_sources(args: argparse.Namespace, info: Mapping[str, Any]) -> FamilySources | None:
+    """native: the families ``--families`` names, else those the questions stage recorded in ``info.families``."""
+    if args.backend != "native":
+        return None
+    given = sources_from_arguments(args)
+    if given is not None:
+        return given
+    sources = recorded_sources(info, f"--in {args.questions}")
+    recorded = info.get("families_digest")
+    if isinstance(recorded, str) and recorded != families_digest(sources):
+        log.warning(f"translate: the family files of {sources.describe()} changed since {args.questions} was made; "
+                    "its questions are realised with the files as they are now")
+    return sources
 
 
 def translator_name(args: argparse.Namespace) -> str:

@@ -24,8 +24,7 @@ from typing import Any
 from tqdm import tqdm
 
 import ruclevr
-from questions.families import families_digest
-from questions.family_sources import FamilySources, add_family_arguments, recorded_sources, sources_from_arguments
+from questions.family_sources import add_family_arguments
 from render.farm.plan import add_text_farm_arguments, run_text_stage
 from render.farm.shards import (
     SHARD_SPEC_HELP,
@@ -66,6 +65,7 @@ from translate.answers import answer_to_russian
 from translate.backends import (
     CACHE_FILENAME,
     check_backend_options,
+    family_sources,
     make_backend,
     realise_chunk,
     translator_name,
@@ -228,21 +228,6 @@ def translate_questions(argv: Sequence[str] | None) -> int:
              + (f"; {refused} realisations refused by the reading check, another template said them" if refused else "")
              + ")")
     return 0
-
-
-def family_sources(args: argparse.Namespace, info: Mapping[str, Any]) -> FamilySources | None:
-    """native: the families ``--families`` names, else those the questions stage recorded in ``info.families``."""
-    if args.backend != "native":
-        return None
-    given = sources_from_arguments(args)
-    if given is not None:
-        return given
-    sources = recorded_sources(info, f"--in {args.questions}")
-    recorded = info.get("families_digest")
-    if isinstance(recorded, str) and recorded != families_digest(sources):
-        log.warning(f"{PROG}: the family files of {sources.describe()} changed since {args.questions} was made; "
-                    "its questions are realised with the files as they are now")
-    return sources
 
 
 class TranslationRun:
