@@ -125,7 +125,7 @@ def check_families(
         unchecked = tuple(language for language in family.text if language not in ("en", "ru") or (language == "ru" and realiser is None))
         if "ru" in family.text and realiser is not None:
             for index in range(len(family.text["ru"])):
-                templates[("ru", index)] = russian_check(realiser, checker, apply_yo_policy, index, questions)
+                templates[("ru", index)] = russian_check(realiser, checker, index, questions)
         path, lines = locations.get(family.id, (Path(family.source), {}))
         problems = family_problems(family, scenes_tried, questions, templates, path, lines)
         yield FamilyReport(family, scenes_tried, questions, templates, unchecked, unsayable, problems)
@@ -168,7 +168,7 @@ def english_admits_unsafe(template: str, family: Family, structure: Any, unsafe:
     return tuple(sorted(set(english_readings(template, family.params, structure)) & unsafe_set))
 
 
-def russian_check(realiser: Any, checker: Any, spell: Any, index: int, questions: Sequence[Mapping[str, Any]]) -> TemplateCheck:
+def russian_check(realiser: Any, checker: MorphChecker, index: int, questions: Sequence[Mapping[str, Any]]) -> TemplateCheck:
     """Russian template ``index`` on every question: refused by the reading check, or written and read back by the filter."""
     check = TemplateCheck()
     for question in questions:
@@ -178,7 +178,7 @@ def russian_check(realiser: Any, checker: Any, spell: Any, index: int, questions
             check.refused += 1
             check.readings.update(question[UNSAFE_FIELD])
             continue
-        reasons = checker.problems(spell(text, "e"))
+        reasons = checker.problems(apply_yo_policy(text, "e"))  # as the filter stage reads it after translate
         if reasons:
             check.rejected += 1
             check.reasons.update(reasons)
