@@ -192,6 +192,7 @@ class _Compiler:
                 parts.append(compiled[position])
         self.check_all_used(template)
         self.check_verbs(template)
+        self.check_quantity_government(template)
         if self.problems:
             return None
         return CompiledTemplate(template.text, tuple(parts), bool(SENTENCE_START.search(template.text)))
@@ -215,6 +216,26 @@ class _Compiler:
                             f"column {column + word.start()}: the verb {word.group()!r} is {'plural' if number == 'plur' else 'singular'} "
                             f"but its subject {subject} is {'plural' if plural else 'singular'}"
                         )
+
+    def check_quantity_government(self, template: Template) -> None:
+        """A group right after «сколько» or a numeral written in the text is in the case and number
+        it governs: «сколько [..|род,мн]», «два [..|род]», «пять [..|род,мн]» (not «Сколько объект»)."""
+        previous: object = None
+        for part in template.parts:
+            if isinstance(part, Group) and isinstance(previous, str) and not part.reference:
+                first = part.tokens[0]
+                if isinstance(first, Placeholder) and self.kinds.get(first.name) in ("relation", "integer"):
+                    previous = part
+                    continue
+                words = [w for w in WORD.findall(previous.lower()) if w not in _QUANTITY_FILLERS]
+                needed = _QUANTITY_GOVERNMENT.get(words[-1]) if words and not _CLAUSE_END.search(previous.rstrip()[-1:]) else None
+                if needed is not None and (part.case, part.number or "sing") != needed:
+                    features = "род,мн" if needed[1] == "plur" else "род"
+                    self.problems.append(
+                        f"{part.where()}: after «{words[-1]}» the noun phrase is in the genitive "
+                        f"{'plural' if needed[1] == 'plur' else 'singular'}: write [...|{features}]"
+                    )
+            previous = part
 
     def is_subject(self, group: Group) -> bool:
         """A nominative group without a relation and with a fixed number: a possible subject."""
@@ -370,6 +391,13 @@ class _Compiler:
         return Agreement(relation, tuple(words), phrase, group.case or "nomn", group.short, tuple(reads))
 
 
+# Words that govern the noun phrase after them (case, number), and words that may stand between.
+_QUANTITY_GOVERNMENT = {
+    **dict.fromkeys(("сколько", "столько", "несколько", "много", "мало", "пять", "шесть", "семь", "восемь", "девять", "десять"),
+                    ("gent", "plur")),
+    **dict.fromkeys(("два", "две", "три", "четыре", "оба", "обе"), ("gent", "sing")),
+}
+_QUANTITY_FILLERS = frozenset({"всего", "ещё", "еще", "же"})
 _CLAUSE_END = re.compile(r"[.,;:?!—]")
 
 
