@@ -90,6 +90,7 @@ class NativeRealiser:
             self._families, self._by_position = load_families(self.families_dir, self._lexicon)
         self._words = self._russian_words_by_kind()
         self._object_noun = str(self._vocabulary.object_noun["ru"]["lemma"])
+        self._generic_nouns = frozenset(str(w) for w in self._vocabulary.object_noun["ru"]["synonyms"])
         self._genders = {lemma: noun.gender for lemma, noun in self._lexicon.nouns.items()}
         self._draws: dict[str, _Draw] = {}  # by family: one per family file entry
         # Choices are a keyed hash of the question's identity, with the key drawn by NumPy from
@@ -188,6 +189,12 @@ class NativeRealiser:
             more, repeat = found
             if more:
                 readings = [*readings, *more]
+        if sites.coordinated:
+            words = self._bare_noun_first(sites, words)
+        if unsafe and (sites.anchor_repeats or sites.coordinated):
+            more = self._phrase_readings(sites, words, unsafe)
+            if more:
+                readings = [*readings, *more]
         drop: tuple[str, ...] = ()
         if sites.droppable and unsafe is not None:
             drop = tuple(phrase for phrase in sites.droppable if f"self:{phrase}" not in unsafe)
@@ -200,6 +207,51 @@ class NativeRealiser:
         if special is None:
             special = family.special[key] = self._special_template(template, family.slots, repeat, drop, sites.phrase_parts)
         return self._assemble(special, words)
+
+    def _phrase_readings(self, sites: Sites, words: list[str], unsafe: list[str]) -> list[str]:
+        """Unsafe readings the written phrases admit: a phrase after a relation that an object said
+        before it also fits (``anchor``), and adjectives of a phrase reaching a bare noun joined to
+        it by «и»/«или» (``distribute``)."""
+        found = []
+        for relation, phrase, earlier in sites.anchor_repeats:
+            found += [reading for name in earlier
+                      if (reading := f"anchor:{relation}:{name}") in unsafe and self._fits(sites, words, phrase, name)]
+        for first, second in sites.coordinated:
+            reading = f"distribute:{first}:{second}"
+            if reading in unsafe and self._has_attributes(sites, words, first) and not self._has_attributes(sites, words, second):
+                found.append(reading)
+        return found
+
+    def _bare_noun_first(self, sites: Sites, words: list[str]) -> list[str]:
+        """``words`` with two coordinated phrases of a union or sum swapped where the first has
+        adjectives and the second none («кубов и жёлтых сфер», not «жёлтых сфер и кубов»)."""
+        for first, second in sites.coordinated:
+            if self._has_attributes(sites, words, first) and not self._has_attributes(sites, words, second):
+                mine, theirs = dict(sites.phrase_slots[first]), dict(sites.phrase_slots[second])
+                if mine.keys() == theirs.keys():
+                    words = list(words)
+                    for kind, slot in mine.items():
+                        words[slot], words[theirs[kind]] = words[theirs[kind]], words[slot]
+        return words
+
+    def _fits(self, sites: Sites, words: list[str], phrase: str, other: str) -> bool:
+        """Whether one object could fit both phrases' descriptions: no attribute or shape named
+        differently in the two (the same, a narrower or a wider description)."""
+        generic = self._generic_nouns
+        theirs = dict(sites.phrase_slots.get(other, ()))
+        for kind, slot in sites.phrase_slots.get(phrase, ()):
+            other_slot = theirs.get(kind)
+            if other_slot is None:
+                continue
+            mine, their = words[slot], words[other_slot]
+            if kind == "shape":
+                mine, their = ("" if mine in generic else mine), ("" if their in generic else their)
+            if mine and their and mine != their:
+                return False
+        return True
+
+    def _has_attributes(self, sites: Sites, words: list[str], phrase: str) -> bool:
+        return any(words[slot] for kind, slot in sites.phrase_slots.get(phrase, ()) if kind != "shape")
 
     def _agreement_readings(
         self, template: CompiledTemplate, sites: Sites, structure: Structure, words: list[str]
@@ -222,20 +274,13 @@ class NativeRealiser:
         if not repeat:
             return readings, ()
         readings = list(readings)
-        phrase_parts = sites.phrase_parts
         for site, earlier in said_before:
             # The repeated phrase must not read like another earlier one ("слева от предмета").
-            look = self._signature(phrase_parts[site.phrase], words)
-            alike = [name for name in earlier if name != site.phrase and self._signature(phrase_parts[name], words) == look]
+            alike = [name for name in earlier if name != site.phrase and self._fits(sites, words, site.phrase, name)]
             if alike and site.relation is None:
                 return None
             readings += [f"anchor:{site.relation}:{name}" for name in alike]
         return readings, repeat
-
-    def _signature(self, phrase: NounPhrase, words: list[str]) -> tuple[tuple[str, ...], str]:
-        """What a phrase says: its attribute words and its noun."""
-        attributes = tuple(words[value] for kind, value in phrase.modifiers if kind == "slot" and words[value])
-        return attributes, self._head(phrase, words)[0].lemma
 
     def _special_template(
         self, template: CompiledTemplate, slots: tuple[str, ...], repeat: tuple[int, ...], drop: tuple[str, ...],
