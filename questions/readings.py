@@ -145,7 +145,7 @@ def _structure(family: Family) -> Structure:
 
 
 def _coordination(program: tuple[TemplateNode, ...], by_filter: Mapping[int, str]) -> tuple[tuple[tuple[str, str], ...], tuple[int, ...]]:
-    """Pairs of phrases drawn from the whole scene and joined by a union or a sum of their counts,
+    """Pairs of phrases drawn from the whole scene and joined by a union, a sum or an equality of their counts,
     and the sums of two counts of sets."""
     def scene_phrase(index: int) -> str | None:
         if program[index].function == "count":
@@ -158,7 +158,7 @@ def _coordination(program: tuple[TemplateNode, ...], by_filter: Mapping[int, str
     pairs: list[tuple[str, str]] = []
     sums: list[int] = []
     for index, node in enumerate(program):
-        if node.function not in ("union", "add") or len(node.inputs) != 2:
+        if node.function not in ("union", "add", "equal_integer") or len(node.inputs) != 2:
             continue
         first, second = (scene_phrase(i) for i in node.inputs)
         if first is not None and second is not None:

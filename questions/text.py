@@ -173,9 +173,14 @@ def _pronoun_or_phrase(
     phrase = next((text for name, _, text in said if name == anchor), None)
     if anchor is None or phrase is None or singular == [anchor]:
         return content
+    names = [name for name, _, _ in said]
+    alike = [name for name in names if name != anchor and f"anchor:{relation}:{name}" in structure.readings
+             and fits(described.get(anchor, {}), described.get(name, {}))]
+    if alike and names.index(anchor) > max(map(names.index, alike)):
+        # The last phrase said that fits: "that thing" cannot be read as an earlier one.
+        return _IT.sub(lambda match: f"{match.group(1)}that {phrase}", content, count=1)
     if readings is not None:
-        readings += [f"anchor:{relation}:{name}" for name, _, _ in said
-                     if name != anchor and fits(described.get(anchor, {}), described.get(name, {}))]
+        readings += [f"anchor:{relation}:{name}" for name in alike]
     return _IT.sub(lambda match: f"{match.group(1)}the {phrase}", content, count=1)
 
 
