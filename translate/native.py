@@ -285,10 +285,19 @@ class NativeRealiser:
             if alike and site.phrase in earlier and earlier.index(site.phrase) > max(map(earlier.index, alike)):
                 this.append(site.part)
                 continue
-            if alike and site.relation is None:
-                return None
+            if site.relation is None:
+                # No reading of the program to check: refused only where it reads the very same.
+                look = self._signature(sites.phrase_parts[site.phrase], words)
+                if any(self._signature(sites.phrase_parts[name], words) == look for name in alike):
+                    return None
+                continue
             readings += [f"anchor:{site.relation}:{name}" for name in alike]
         return readings, repeat, tuple(this)
+
+    def _signature(self, phrase: NounPhrase, words: list[str]) -> tuple[tuple[str, ...], str]:
+        """What a phrase says: its attribute words and its noun."""
+        attributes = tuple(words[value] for kind, value in phrase.modifiers if kind == "slot" and words[value])
+        return attributes, self._head(phrase, words)[0].lemma
 
     def _special_template(
         self, template: CompiledTemplate, slots: tuple[str, ...], repeat: tuple[int, ...], drop: tuple[str, ...],
