@@ -238,8 +238,8 @@ class ReadingCheck:
                 elif kind == "exclusive":
                     other = format_answer(run_plan(self.plan, choices, scene, (int(rest), _exclusive), outputs)[-1])
                 elif kind == "distribute":
-                    source, _, target = rest.partition(":")
-                    widened_params = self._distributed(params, source, target)
+                    giver, _, taker = rest.partition(":")
+                    widened_params = self._distributed(params, giver, taker)
                     if widened_params is None:
                         continue
                     other = format_answer(run_plan(self.plan, choices_of(self.plan, widened_params), scene)[-1])

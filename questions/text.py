@@ -206,10 +206,15 @@ def _has_attributes(values: Mapping[str, str]) -> bool:
     return any(value for kind, value in values.items() if kind != "shape")
 
 
-def fits(values: Mapping[str, str], other: Mapping[str, str]) -> bool:
-    """Whether one object could fit both descriptions (attribute type -> value, "" for none): no
-    type given two different values, so the same, a narrower or a wider description."""
-    return not any(value and other.get(kind) and other[kind] != value for kind, value in values.items())
+def fits(values: Mapping[str, str], earlier: Mapping[str, str]) -> bool:
+    """Whether a description (attribute type -> value, "" for none) could be read as an earlier
+    one said again: the same or a wider form of it (the earlier object fits it: «крупный
+    предмет» after «крупный серый предмет»), or a narrower form of an earlier description that
+    names something («крупный серый предмет» after «крупный предмет»); not «красный куб» after
+    «металлический куб», nor anything after a bare «предмет»."""
+    mine = {kind: value for kind, value in values.items() if value}
+    theirs = {kind: value for kind, value in earlier.items() if value}
+    return mine.items() <= theirs.items() or bool(theirs) and theirs.items() <= mine.items()
 
 
 def _phrase(param_type: str, value: str, vocabulary: Vocabulary, stream: RandomStream) -> str:
@@ -244,7 +249,11 @@ def tidy_english(text: str) -> str:
     text = _SPACE.sub(" ", text).strip()
     text = _SPACE_BEFORE_PUNCTUATION.sub(r"\1", text)
     text = _ARTICLE.sub(lambda match: match.group(1) + "n ", text)
+    text = _SENTENCE_START.sub(lambda match: match.group(0).upper(), text)  # "…thing. Behind it …"
     return text[:1].upper() + text[1:]
+
+
+_SENTENCE_START = re.compile(r"(?<=[.!?] )[a-z]")
 
 
 def normalise_text(text: str) -> str:

@@ -236,20 +236,12 @@ class NativeRealiser:
         return words
 
     def _fits(self, sites: Sites, words: list[str], phrase: str, other: str) -> bool:
-        """Whether one object could fit both phrases' descriptions: no attribute or shape named
-        differently in the two (the same, a narrower or a wider description)."""
+        """Whether ``phrase`` could be read as ``other``, said before it, said again: the same, a
+        wider form, or a narrower form of a phrase that names something (``questions.text.fits``)."""
         generic = self._generic_nouns
-        theirs = dict(sites.phrase_slots.get(other, ()))
-        for kind, slot in sites.phrase_slots.get(phrase, ()):
-            other_slot = theirs.get(kind)
-            if other_slot is None:
-                continue
-            mine, their = words[slot], words[other_slot]
-            if kind == "shape":
-                mine, their = ("" if mine in generic else mine), ("" if their in generic else their)
-            if mine and their and mine != their:
-                return False
-        return True
+        mine = {kind: words[slot] for kind, slot in sites.phrase_slots.get(phrase, ()) if words[slot] and words[slot] not in generic}
+        theirs = {kind: words[slot] for kind, slot in sites.phrase_slots.get(other, ()) if words[slot] and words[slot] not in generic}
+        return mine.items() <= theirs.items() or bool(theirs) and theirs.items() <= mine.items()
 
     def _has_attributes(self, sites: Sites, words: list[str], phrase: str) -> bool:
         return any(words[slot] for kind, slot in sites.phrase_slots.get(phrase, ()) if kind != "shape")

@@ -200,7 +200,7 @@ def template_sites(
         for position, site in enumerate(sites) if site.role == "phrase" and site.relation is not None
     )
     return Sites(tuple(sites), MappingProxyType(phrase_parts), heads, needs_agreement, tuple(fixed), tuple(droppable),  # type: ignore[arg-type]  # phrase sites hold NounPhrase parts
-                 MappingProxyType(phrase_slots), anchor_repeats, tuple(coordinated))  # type: ignore[arg-type]  # relation is set
+                 MappingProxyType(phrase_slots), anchor_repeats, tuple(coordinated))
 
 
 def agreeing_readings(
