@@ -153,6 +153,19 @@ def test_adjectives_never_stand_before_two_coordinated_nouns(families):
     assert validate_template(either, family.params) == []
 
 
+def test_two_compared_objects_say_the_bare_noun_first(families):
+    """«Одинаковый ли цвет у резинового шара и куба?» reads as a rubber cube too: the cube first."""
+    realiser = NativeRealiser()
+    params = {"<Z>": "", "<C>": "", "<M>": "rubber", "<S>": "sphere", "<Z2>": "", "<C2>": "", "<M2>": "", "<S2>": "cube"}
+    family = realiser.families["compare/zero_hop/color"]
+    texts = [realiser.render(family.family, params, index) for index in range(len(family.templates))]
+    coordinated = [text for text in texts if " и " in text and "что и" not in text]
+    assert coordinated and all(re.search(r"(куб|кубик)\w* и резинов", text) for text in coordinated), texts
+    question = {"image_index": 0, "question_index": 0, "family": "compare/zero_hop/color", "params": params, UNSAFE_FIELD: []}
+    index, text = english(families["compare/zero_hop/color"], question, 0, Counter())
+    assert re.search(r"(cube|block) .*(rubber|matte) (sphere|ball)", text), text
+
+
 def test_a_template_saying_all_before_each_set_admits_no_distribution(families):
     family = families["count/or/color"]
     realiser = NativeRealiser()
