@@ -104,15 +104,25 @@ def main() -> None:
     print(json.dumps(summary, indent=2, ensure_ascii=False))
 
 
+# A noun phrase with an adjective, «и/или» or "and/or", then a bare noun: adjectives that could reach it.
+_RU_BARE_AFTER_ADJECTIVE = re.compile(r"\b\w+(?:ых|их)\s+\w+\s+(?:и|или)\s+(?:кубов|кубиков|шаров|сфер|цилиндров|предметов|объектов)\b")
+_EN_BARE_AFTER_ADJECTIVE = re.compile(
+    r"\b(?:large|big|small|tiny|gray|grey|red|blue|green|brown|purple|cyan|yellow|metal|metallic|shiny|rubber|matte)\s+"
+    r"\w+s\s+(?:and|or)\s+(?:cubes|blocks|spheres|balls|cylinders|things|objects)\b")
+
+
 def _english_admits_unsafe(question: dict, family) -> bool:
     template = family.text["en"][question["template_index"]]
-    return bool(english_admits_unsafe(template, family, structure_of(family), question[UNSAFE_FIELD]))
+    unsafe = question[UNSAFE_FIELD]
+    distributes = any(r.startswith("distribute:") for r in unsafe) and _EN_BARE_AFTER_ADJECTIVE.search(question["question"])
+    return bool(english_admits_unsafe(template, family, structure_of(family), unsafe)) or bool(distributes)
 
 
 def _russian_audit(russian: list[tuple[dict, str]], families) -> dict[str, int]:
     """Read the Russian texts back: pronouns with two agreeing object nouns before them (the
     ``morph`` checker's rule), «другой»/«ещё» where the anchor cannot be the described object,
-    «либо» where the exclusive reading changes the answer, «Посмотрите»."""
+    «либо» where the exclusive reading changes the answer, «Посмотрите»; adjectives before a bare
+    coordinated noun and a sum said as a total where those readings change the answer."""
     checker = MorphChecker()
     counts = Counter()
     for question, text in russian:
@@ -125,6 +135,11 @@ def _russian_audit(russian: list[tuple[dict, str]], families) -> dict[str, int]:
         exclusive = any(f"exclusive:{node}" in unsafe for node in structure.unions)
         counts["libo_with_an_overlap"] += bool(exclusive and "либо" in text.lower())
         counts["posmotrite"] += "Посмотрите" in text
+        # Issue 26: adjectives before two coordinated nouns, a sum said as a total.
+        counts["adjectives_before_coordinated_nouns"] += bool(
+            any(r.startswith("distribute:") for r in unsafe) and _RU_BARE_AFTER_ADJECTIVE.search(text.lower()))
+        counts["sum_said_as_a_total"] += bool(
+            any(f"union:{node}" in unsafe for node in structure.sums) and not re.search(r"сумм|прибав|плюс", text.lower()))
     return dict(counts)
 
 

@@ -11,6 +11,7 @@ from filter.morph_words import (
     AGREEMENT,
     COMPARISON,
     PERSONAL_PRONOUNS,
+    PREPOSITION_CASES,
     PRONOUN,
     Form,
     NounPhrase,
@@ -138,6 +139,11 @@ def pronoun_antecedent_problems(words: Sequence[Word]) -> list[str]:
         pronouns = [f for f in word.forms if f.pos == "NPRO" and f.lemma in PERSONAL_PRONOUNS]
         if not pronouns or len(word.forms) != len(pronouns):
             continue
+        # After a preposition only the forms in a case it governs are readings (за ним: him, not
+        # dative them).
+        governed = PREPOSITION_CASES.get(words[position - 1].lower) if position else None
+        if governed is not None:
+            pronouns = [f for f in pronouns if f.case in governed] or pronouns
         earlier_nouns = [w for w in words[:position] if w.is_noun() and w.forms[0].lemma in object_nouns]
         # Under each reading of the pronoun (ним: him, or dative them) that some noun fits, the
         # nouns it could stand for; the pronoun is ambiguous when even the narrowest has two.

@@ -7,7 +7,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from filter.morph_agreement import agreement_problems
-from filter.morph_words import AGREEMENT, MODIFIER_POS, NUMERAL, PERSONAL_PRONOUNS, PREPOSITION, Form, NounPhrase, Word
+from filter.morph_words import (
+    AGREEMENT,
+    MODIFIER_POS,
+    NUMERAL,
+    PERSONAL_PRONOUNS,
+    PREPOSITION,
+    PREPOSITION_CASES,
+    Form,
+    NounPhrase,
+    Word,
+)
 from translate.morphology import CASE_NAMES, CASES, numeral_government
 
 _GENDERS = ("masc", "femn", "neut")
@@ -16,24 +26,6 @@ _NOMINAL_POS = frozenset({"NOUN", "ADJF", "PRTF", "NPRO", "NUMR"})
 _PAUCAL = frozenset({"два", "три", "четыре", "оба", "полтора"})
 # Quantity words that govern the genitive of either number (сколько кубов, сколько резины).
 _QUANTITY = frozenset({"сколько", "столько", "несколько", "много", "мало", "немного", "немало"})
-# The cases each preposition governs (closed-class grammar, not vocabulary).
-PREPOSITION_CASES: dict[str, frozenset[str]] = {
-    word: frozenset(cases) for words, cases in [
-        (["от", "из", "у", "до", "без", "для", "около", "возле", "позади", "впереди", "среди", "из-за",
-          "левее", "правее",
-          "из-под", "кроме", "после", "вместо", "вокруг", "ради", "против", "напротив", "внутри", "вдоль",
-          "мимо"], ("gent",)),
-        (["к", "ко", "благодаря", "согласно"], ("datv",)),
-        (["через", "сквозь", "про"], ("accs",)),
-        (["при"], ("loct",)),
-        (["перед", "передо", "над", "надо"], ("ablt",)),
-        (["между"], ("ablt", "gent")),
-        (["за", "под", "подо"], ("accs", "ablt")),
-        (["с", "со"], ("gent", "accs", "ablt")),
-        (["в", "во", "на", "о", "об", "обо"], ("accs", "loct")),
-        (["по"], ("datv", "accs", "loct")),
-    ] for word in words
-}
 # Comparatives used as prepositions of place (левее шара); other comparatives take «чем» or «к».
 _PLACE_COMPARATIVES = frozenset({"левее", "правее"})
 

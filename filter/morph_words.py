@@ -129,3 +129,22 @@ def agrees(modifier: Form, noun: Form) -> bool:
 def modifiers_agreeing(modifiers: Iterable[Word], noun: Form) -> list[bool]:
     return [any(agrees(f, noun) for f in m.forms) for m in modifiers]
 
+
+# The cases each preposition governs (closed-class grammar, not vocabulary).
+PREPOSITION_CASES: dict[str, frozenset[str]] = {
+    word: frozenset(cases) for words, cases in [
+        (["от", "из", "у", "до", "без", "для", "около", "возле", "позади", "впереди", "среди", "из-за",
+          "левее", "правее",
+          "из-под", "кроме", "после", "вместо", "вокруг", "ради", "против", "напротив", "внутри", "вдоль",
+          "мимо"], ("gent",)),
+        (["к", "ко", "благодаря", "согласно"], ("datv",)),
+        (["через", "сквозь", "про"], ("accs",)),
+        (["при"], ("loct",)),
+        (["перед", "передо", "над", "надо"], ("ablt",)),
+        (["между"], ("ablt", "gent")),
+        (["за", "под", "подо"], ("accs", "ablt")),
+        (["с", "со"], ("gent", "accs", "ablt")),
+        (["в", "во", "на", "о", "об", "обо"], ("accs", "loct")),
+        (["по"], ("datv", "accs", "loct")),
+    ] for word in words
+}

@@ -10,7 +10,15 @@ once, for every language:
 - ``anchor:<R>:<P>`` — relation ``<R>`` is taken from the object of phrase ``<P>``;
 - ``attach:<R>:<P>`` — the phrase with relation ``<R>`` describes phrase ``<P>`` instead of its own noun;
 - ``exclusive:<n>`` — the union at program node ``n`` is read as "one or the other, not both";
-- ``self:<P>`` — the same-attribute set that phrase ``<P>`` is drawn from includes its anchor.
+- ``self:<P>`` — the same-attribute set that phrase ``<P>`` is drawn from includes its anchor;
+- ``distribute:<P>:<Q>`` — the attributes of phrase ``<P>`` also describe the coordinated phrase
+  ``<Q>`` («жёлтых сфер и кубов»: yellow cubes too);
+- ``union:<n>`` — the sum of two counts at program node ``n`` read as the number of objects in
+  either set, each counted once («сколько всего A и B вместе»).
+
+A repeated phrase that an earlier object also fits («…находится крупный предмет. Сколько
+предметов левее крупного предмета») is an ``anchor`` reading: which texts admit it is the
+realiser's to say: no attribute named differently in the two (``questions.text.fits``).
 
 A phrase is named by the shape parameter of its filter (``<S2>``). The question engine executes
 every other reading on the scene and writes into the question the readings that would give
@@ -21,7 +29,7 @@ unsafe reading and takes the next template.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
@@ -54,6 +62,8 @@ class Structure:
     relation_anchor: Mapping[str, str]  # relation parameter -> phrase whose object it is taken from
     same_anchor: Mapping[str, str]  # phrase drawn from a same-attribute set -> the anchor phrase
     unions: tuple[int, ...]  # program nodes that join two sets
+    coordinated: tuple[tuple[str, str], ...]  # scene-wide phrases joined by a union or a sum, in program order
+    sums: tuple[int, ...]  # program nodes that add the counts of two sets
     readings: tuple[str, ...]  # every other reading the program structure allows
 
 
@@ -128,7 +138,53 @@ def _structure(family: Family) -> Structure:
                     same_anchor[by_filter[j]] = anchor
                     readings.append(f"self:{by_filter[j]}")
     unions = tuple(i for i, node in enumerate(program) if node.function == "union")
-    return Structure(phrases, relation_target, relation_anchor, same_anchor, unions, tuple(readings))
+    coordinated, sums = _coordination(program, by_filter)
+    readings += [f"distribute:{p}:{q}" for pair in coordinated for p, q in (pair, pair[::-1])]
+    readings += [f"union:{node}" for node in sums]
+    return Structure(phrases, relation_target, relation_anchor, same_anchor, unions, coordinated, sums, tuple(readings))
+
+
+def _coordination(program: tuple[TemplateNode, ...], by_filter: Mapping[int, str]) -> tuple[tuple[tuple[str, str], ...], tuple[int, ...]]:
+    """Pairs of phrases drawn from the whole scene and joined by a union, a sum or an equality (of
+    their counts or of an attribute of their objects), and the sums of two counts of sets."""
+    def scene_phrase(index: int) -> str | None:
+        while program[index].function == "count" or program[index].function.startswith("query_") or program[index].function == "unique":
+            index = program[index].inputs[0]
+        name = by_filter.get(index)
+        if name is None or any(program[source].function != "scene" for source in program[index].inputs):
+            return None
+        return name
+
+    pairs: list[tuple[str, str]] = []
+    sums: list[int] = []
+    for index, node in enumerate(program):
+        if not (node.function in ("union", "add") or node.function.startswith("equal_")) or len(node.inputs) != 2:
+            continue
+        first, second = (scene_phrase(i) for i in node.inputs)
+        if first is not None and second is not None:
+            pairs.append((first, second))
+        if node.function == "add" and all(program[i].function == "count" for i in node.inputs):
+            sums.append(index)
+    return tuple(pairs), tuple(sums)
+
+
+def phrase_values(family: Family, structure: Structure, name: str) -> dict[str, str]:
+    """Attribute type -> parameter of phrase ``name``'s filter (``{"size": "<Z2>", ...}``)."""
+    node = family.program[structure.phrases[name].filter]
+    return {family.params[value]: value for value in node.value_inputs if value in family.params}
+
+
+def bare_noun_first(family: Family, structure: Structure, params: Mapping[str, str]) -> Mapping[str, str]:
+    """``params`` with the values of two coordinated phrases of a union or sum swapped where the
+    first has attributes and the second none, so that the text says the bare noun first («cubes
+    and yellow spheres», not «yellow spheres and cubes»: the sets are the same, one reading)."""
+    for first, second in structure.coordinated:
+        mine, theirs = phrase_values(family, structure, first), phrase_values(family, structure, second)
+        if mine.keys() != theirs.keys():
+            continue
+        if any(params.get(mine[k], "") for k in mine if k != "shape") and not any(params.get(theirs[k], "") for k in theirs if k != "shape"):
+            params = {**params, **{mine[k]: params.get(theirs[k], "") for k in mine}, **{theirs[k]: params.get(mine[k], "") for k in mine}}
+    return params
 
 
 def _ancestors(program: tuple[TemplateNode, ...]) -> list[set[int]]:
@@ -181,6 +237,17 @@ class ReadingCheck:
                     other = format_answer(run_plan(edited, choices_of(edited, params), scene)[-1])
                 elif kind == "exclusive":
                     other = format_answer(run_plan(self.plan, choices, scene, (int(rest), _exclusive), outputs)[-1])
+                elif kind == "distribute":
+                    giver, _, taker = rest.partition(":")
+                    widened_params = self._distributed(params, giver, taker)
+                    if widened_params is None:
+                        continue
+                    other = format_answer(run_plan(self.plan, choices_of(self.plan, widened_params), scene)[-1])
+                elif kind == "union":
+                    node = self.family.program[int(rest)]
+                    sets = [outputs[self.family.program[i].inputs[0]] for i in node.inputs]
+                    counted_once = (sets[0] | sets[1]).bit_count()
+                    other = format_answer(run_plan(self.plan, choices, scene, (int(rest), _constant(counted_once)), outputs)[-1])
                 else:  # self: does the anchor pass the phrase's own description?
                     phrase = self.structure.phrases[rest]
                     source = self.family.program[phrase.filter].inputs[0]
@@ -194,6 +261,17 @@ class ReadingCheck:
             if other != answer:
                 unsafe.append(reading)
         return unsafe
+
+
+    def _distributed(self, params: Mapping[str, str], source: str, target: str) -> dict[str, str] | None:
+        """``params`` with the empty attributes of ``target`` given ``source``'s values; None where
+        that changes nothing."""
+        theirs = phrase_values(self.family, self.structure, source)
+        changed = dict(params)
+        for kind, slot in phrase_values(self.family, self.structure, target).items():
+            if kind != "shape" and not params.get(slot, "") and params.get(theirs.get(kind, ""), ""):
+                changed[slot] = params[theirs[kind]]
+        return changed if changed != dict(params) else None
 
 
 _CHECKS: dict[tuple[object, ...], ReadingCheck] = {}
@@ -211,6 +289,10 @@ def reading_check(family: Family) -> ReadingCheck:
 def unsafe_readings(family: Family, params: Mapping[str, str], scene: SceneIndex) -> list[str]:
     """:meth:`ReadingCheck.unsafe` of ``family`` with ``params`` on ``scene``."""
     return reading_check(family).unsafe(params, scene)
+
+
+def _constant(value: int) -> Callable[[Any, tuple[Any, ...]], int]:
+    return lambda _output, _args: value
 
 
 def _exclusive(output: int, args: tuple[Any, ...]) -> int:

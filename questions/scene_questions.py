@@ -20,7 +20,7 @@ from questions.family import Family
 from questions.functions import BOOL, INTEGER
 from questions.plan import Plan, expand_program, parameter_values, release_nodes
 from questions.random_stream import RandomStream
-from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, admitted, reading_check, structure_of
+from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, admitted, bare_noun_first, reading_check, structure_of
 from questions.scene_index import SceneIndex
 from questions.search import Candidate, SceneSearch
 from questions.text import english_readings, normalise_text, realise_english, without_other
@@ -318,7 +318,7 @@ def readable_english(
         if structure.same_anchor and not any(f"self:{phrase}" in unsafe for phrase in structure.same_anchor):
             template = without_other(template)
         readings = list(english_readings(template, family.params, structure))
-        text = realise_english(template, params, family.params, vocabulary, stream, structure, readings)
+        text = realise_english(template, bare_noun_first(family, structure, params), family.params, vocabulary, stream, structure, readings)
         if admitted(readings, unsafe):
             refused.append(template_index)
             continue

@@ -118,14 +118,20 @@ def realise_english(
     words: list[str] = []
     chosen: dict[tuple[str, str], str] = {}
     said: list[tuple[str, bool, str]] = []  # noun phrases so far: (shape parameter, plural, words)
+    described: dict[str, dict[str, str]] = {}  # shape parameter -> its phrase's attribute type -> value
     current: list[str] = []  # words of the noun phrase being said
+    current_values: dict[str, str] = {}
     relation: str | None = None  # a relation just said, waiting for its noun or "it"
+    before_phrase: str | None = None  # the relation said before the phrase being said
+    link = ""  # the text since the last noun phrase
     for kind, content, plural in compile_english(template):
         if kind == "text":
             if relation is not None and structure is not None and _IT.match(content):
-                content = _pronoun_or_phrase(content, relation, said, structure, readings)
+                content = _pronoun_or_phrase(content, relation, said, structure, readings, described)
+                before_phrase = None
             if content.strip():
-                current, relation = [], None
+                current, current_values, relation = [], {}, None
+            link += content
             words.append(content)
         elif kind == "optional":
             if stream.random() < OPTIONAL_KEEP:
@@ -138,13 +144,18 @@ def realise_english(
                 word = chosen[key] = _phrase(param_type, value, vocabulary, stream)
             if param_type == "shape":
                 english = vocabulary.value("shape", value).en if value else vocabulary.object_noun["en"]
+                current_values["shape"] = value
+                if readings is not None and structure is not None:
+                    readings += _phrase_readings(content, before_phrase, link, said, described, current_values)
                 said.append((content, plural, " ".join(w for w in [*current, word] if w)))
+                described[content] = current_values
                 word = _plural(word, english) if plural else word
-                current, relation = [], None
+                current, current_values, relation, before_phrase, link = [], {}, None, None, ""
             elif param_type == RELATION:
-                relation = content
+                relation = before_phrase = content
             else:
                 current.append(word)
+                current_values[param_type] = value
             words.append(word)
     return tidy_english("".join(words))
 
@@ -153,7 +164,8 @@ _IT = re.compile(r"(\s*)it\b")
 
 
 def _pronoun_or_phrase(
-    content: str, relation: str, said: list[tuple[str, bool, str]], structure: Any, readings: list[str] | None
+    content: str, relation: str, said: list[tuple[str, bool, str]], structure: Any, readings: list[str] | None,
+    described: Mapping[str, Mapping[str, str]],
 ) -> str:
     """``content`` (starting with "it") as written, or with "it" replaced by the phrase it stands for."""
     anchor = structure.relation_anchor.get(relation)
@@ -161,9 +173,48 @@ def _pronoun_or_phrase(
     phrase = next((text for name, _, text in said if name == anchor), None)
     if anchor is None or phrase is None or singular == [anchor]:
         return content
+    names = [name for name, _, _ in said]
+    alike = [name for name in names if name != anchor and f"anchor:{relation}:{name}" in structure.readings
+             and fits(described.get(anchor, {}), described.get(name, {}))]
+    if alike and names.index(anchor) > max(map(names.index, alike)):
+        # The last phrase said that fits: "that thing" cannot be read as an earlier one.
+        return _IT.sub(lambda match: f"{match.group(1)}that {phrase}", content, count=1)
     if readings is not None:
-        readings += [f"anchor:{relation}:{name}" for name, _, text in said if name != anchor and text == phrase]
+        readings += [f"anchor:{relation}:{name}" for name in alike]
     return _IT.sub(lambda match: f"{match.group(1)}the {phrase}", content, count=1)
+
+
+_COORDINATION = re.compile(r"^\s*(?:and|or)\s+(?:the\s+)?$")
+
+
+def _phrase_readings(
+    name: str, relation: str | None, link: str, said: list[tuple[str, bool, str]],
+    described: Mapping[str, Mapping[str, str]], values: Mapping[str, str],
+) -> list[str]:
+    """Readings a phrase just said admits: after a relation, an object said before it that fits
+    it too (``anchor``); a bare noun joined by "and"/"or" to a phrase with attributes, which may
+    reach it (``distribute``: "yellow spheres and cubes")."""
+    found: list[str] = []
+    if relation is not None:
+        found += [f"anchor:{relation}:{other}" for other, _, _ in said if other != name and fits(values, described[other])]
+    elif said and _COORDINATION.match(link) and not _has_attributes(values) and _has_attributes(described[said[-1][0]]):
+        found.append(f"distribute:{said[-1][0]}:{name}")
+    return found
+
+
+def _has_attributes(values: Mapping[str, str]) -> bool:
+    return any(value for kind, value in values.items() if kind != "shape")
+
+
+def fits(values: Mapping[str, str], earlier: Mapping[str, str]) -> bool:
+    """Whether a description (attribute type -> value, "" for none) could be read as an earlier
+    one said again: the same or a wider form of it (the earlier object fits it: «крупный
+    предмет» after «крупный серый предмет»), or a narrower form of an earlier description that
+    names something («крупный серый предмет» after «крупный предмет»); not «красный куб» after
+    «металлический куб», nor anything after a bare «предмет»."""
+    mine = {kind: value for kind, value in values.items() if value}
+    theirs = {kind: value for kind, value in earlier.items() if value}
+    return mine.items() <= theirs.items() or bool(theirs) and theirs.items() <= mine.items()
 
 
 def _phrase(param_type: str, value: str, vocabulary: Vocabulary, stream: RandomStream) -> str:
@@ -198,7 +249,11 @@ def tidy_english(text: str) -> str:
     text = _SPACE.sub(" ", text).strip()
     text = _SPACE_BEFORE_PUNCTUATION.sub(r"\1", text)
     text = _ARTICLE.sub(lambda match: match.group(1) + "n ", text)
+    text = _SENTENCE_START.sub(lambda match: match.group(0).upper(), text)  # "…thing. Behind it …"
     return text[:1].upper() + text[1:]
+
+
+_SENTENCE_START = re.compile(r"(?<=[.!?] )[a-z]")
 
 
 def normalise_text(text: str) -> str:
@@ -211,6 +266,8 @@ def normalise_text(text: str) -> str:
 _CHAIN_LINK = re.compile(r"^\s*(?:that\s+(?:is|are)\s+|are\s+|is\s+)?(?:the\s+)?$")
 _OTHER = re.compile(r"\b(?:an)?other\b", re.IGNORECASE)
 _EXCLUSIVE_WORDS = re.compile(r"\beither\b", re.IGNORECASE)
+# Words that say a sum counts each set on its own, so that one object may count twice.
+_SUM_WORDS = re.compile(r"\b(?:plus|sum|add)\b", re.IGNORECASE)
 
 
 def english_readings(template: str, param_types: Mapping[str, str], structure: Any) -> tuple[str, ...]:
@@ -259,6 +316,8 @@ def _english_readings(template: str, types: Mapping[str, str], structure: Any) -
         readings += [f"exclusive:{node}" for node in structure.unions]
     if not _OTHER.search(text):
         readings += [f"self:{phrase}" for phrase in structure.same_anchor]
+    if not _SUM_WORDS.search(text):
+        readings += [f"union:{node}" for node in structure.sums]
     return tuple(dict.fromkeys(readings))
 
 

@@ -66,6 +66,9 @@ GOOD = [
     "Сколько зеленых кубов?",
     "Сколько кубов левее него?",
     "Есть ли что-нибудь слева от его красного шара?",  # a possessive, not the pronoun: no н
+    # after «за» «ним» is instrumental, so singular: only the ball fits, not the plural nouns
+    "Больше ли цилиндров слева от шара, чем предметов за ним?",
+    "Равно ли количество цилиндров слева от шара количеству предметов за ним?",
     "Около 2 больших кубов?",  # digits do not show their case: «около 2 больших кубов» is right
     "Есть ли 3 резиновых куба?",
     "Сколько ещё кубов слева от 5 шаров?",
@@ -93,6 +96,7 @@ BROKEN = [
     # a pronoun with two earlier object nouns of its gender and number
     ("Посмотри на куб за цилиндром. Что слева от него?", {"pronoun"}),
     ("Слева от куба находится цилиндр. Сколько сфер справа от него?", {"pronoun"}),
+    ("Сколько кубов слева от шаров и цилиндров за ними?", {"pronoun"}),  # plural after «за» still two
     # the compared phrase is not nominative
     ("Такого же ли размера куб, как синего шара?", {"comparison"}),
     ("Того же ли цвета красный куб, что и большим цилиндром?", {"comparison"}),

@@ -29,6 +29,7 @@ PUBLISHED_LAYOUTS = [
     ("annotate.control", 5, {}, [5, zlib.crc32(b"annotate.control")]),
     ("annotate.task_order", 5, {}, [5, zlib.crc32(b"annotate.task_order")]),
     ("annotate.annotator_order", 5, {"annotator": 3}, [5, zlib.crc32(b"annotate.annotator_order"), 3]),
+    ("reading.sample", 5, {}, [5, zlib.crc32(b"reading.sample")]),
 ]
 
 
@@ -78,8 +79,9 @@ def test_no_product_module_seeds_a_generator_outside_the_registry() -> None:
 
 
 def test_every_registered_stream_is_drawn_by_the_product() -> None:
-    text = "\n".join(path.read_text(encoding="utf-8") for path in product_files() if path.name != "streams.py")
-    used = set(re.findall(r"""["']((?:render|questions|augment|translate|dataset|annotate)\.[a-z_]+)["']""", text))
+    drawing = [*product_files(), *sorted((ROOT / "benchmarks").glob("*.py"))]  # the reading sample is drawn by a benchmark
+    text = "\n".join(path.read_text(encoding="utf-8") for path in drawing if path.name != "streams.py")
+    used = set(re.findall(r"""["']((?:render|questions|augment|translate|dataset|annotate|reading)\.[a-z_]+)["']""", text))
     assert set(streams.STREAMS) <= used
 
 

@@ -111,7 +111,7 @@ def adjective_lemmas(token: str) -> frozenset[str]:
 
 
 def missing_words(text: str, words: dict[str, str]) -> list[str]:
-    tokens = text.lower().replace("?", " ").replace(",", " ").replace(".", " ").replace(";", " ").split()
+    tokens = text.lower().replace("?", " ").replace(",", " ").replace(".", " ").replace(";", " ").replace(":", " ").replace("—", " ").split()
     lemmas = set().union(*(dictionary_forms(token) for token in tokens))
     missing = []
     for slot, word in words.items():

@@ -221,3 +221,34 @@ def test_a_verb_agrees_with_groups_joined_by_and_or_with_any_one_nominative_grou
     assert validate_template(apart, two) == []  # no «и»: not one plural subject
     [problem] = validate_template(apart.replace("Находится", "Находятся"), two)
     assert " и " not in problem and "is plural but its subject [<Z> <C> <M> <S>] or [<Z2> <C2> <M2> <S2>] is singular" in problem
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("Сколько [<Z> <C> <M> <S>] здесь?", "after «сколько» the noun phrase is in the genitive plural: write [...|род,мн]"),
+        ("Сколько всего [<Z> <C> <M> <S>|род]?", "after «сколько» the noun phrase is in the genitive plural"),
+        ("Сколько ещё [<Z> <C> <M> <S>|мн]?", "after «сколько» the noun phrase is in the genitive plural"),
+        ("Есть ли ровно два [<Z> <C> <M> <S>|род,мн]?", "after «два» the noun phrase is in the genitive singular: write [...|род]"),
+        ("Есть ли пять [<Z> <C> <M> <S>]?", "after «пять» the noun phrase is in the genitive plural"),
+        ("Сколько [<Z> <C> <M> <S>|род,мн] здесь?", None),
+        ("Есть ли ровно два [<Z> <C> <M> <S>|род]?", None),
+        ("Сколько, по-твоему, здесь [<Z> <C> <M> <S>|род,мн]?", None),
+    ],
+)
+def test_a_phrase_after_skolko_or_a_numeral_is_in_the_case_and_number_it_governs(text, problem):
+    problems = validate_template(text, OBJECT)
+    if problem is None:
+        assert problems == []
+    else:
+        assert any(problem in p for p in problems), problems
+
+
+def test_questions_validate_names_file_and_line_of_a_phrase_skolko_does_not_govern(tmp_path, capsys):
+    from questions.cli import main
+
+    text = FAMILY.replace("[<Z> <C> <M> <S>|род,много]", "[<Z> <C> <M> <S>] находится здесь")
+    path = write(tmp_path, "group.yaml", text)
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:13: family test/count families[0].text.ru[1]: column 9, [<Z> <C> <M> <S>]: after «сколько»" in err, err

@@ -96,6 +96,7 @@ class NativeRealiser:
             self._families, self._by_position = load_families(self.sources, self._lexicon)
         self._words = self._russian_words_by_kind()
         self._object_noun = str(self._vocabulary.object_noun["ru"]["lemma"])
+        self._generic_nouns = frozenset(str(w) for w in self._vocabulary.object_noun["ru"]["synonyms"])
         self._genders = {lemma: noun.gender for lemma, noun in self._lexicon.nouns.items()}
         self._draws: dict[str, _Draw] = {}  # by family: one per family file entry
         # Choices are a keyed hash of the question's identity, with the key drawn by NumPy from
@@ -195,11 +196,18 @@ class NativeRealiser:
         sites = family.sites[index]
         readings: Sequence[str] = sites.fixed_readings
         repeat: tuple[int, ...] = ()
+        this: tuple[int, ...] = ()
         if sites.needs_agreement:
             found = self._agreement_readings(template, sites, structure, words)
             if found is None:
                 return None
-            more, repeat = found
+            more, repeat, this = found
+            if more:
+                readings = [*readings, *more]
+        if sites.coordinated:
+            words = self._bare_noun_first(sites, words)
+        if unsafe and (sites.anchor_repeats or sites.coordinated):
+            more = self._phrase_readings(sites, words, unsafe)
             if more:
                 readings = [*readings, *more]
         drop: tuple[str, ...] = ()
@@ -209,17 +217,55 @@ class NativeRealiser:
             return None
         if not repeat and not drop:
             return self._assemble(template, words)
-        key = (index, repeat, drop)
+        key = (index, repeat, drop, this)
         special = family.special.get(key)
         if special is None:
-            special = family.special[key] = self._special_template(template, family.slots, repeat, drop, sites.phrase_parts)
+            special = family.special[key] = self._special_template(template, family.slots, repeat, drop, sites.phrase_parts, this)
         return self._assemble(special, words)
+
+    def _phrase_readings(self, sites: Sites, words: list[str], unsafe: list[str]) -> list[str]:
+        """Unsafe readings the written phrases admit: a phrase after a relation that an object said
+        before it also fits (``anchor``), and adjectives of a phrase reaching a bare noun joined to
+        it by «и»/«или» (``distribute``)."""
+        found = []
+        for relation, phrase, earlier in sites.anchor_repeats:
+            found += [reading for name in earlier
+                      if (reading := f"anchor:{relation}:{name}") in unsafe and self._fits(sites, words, phrase, name)]
+        for first, second in sites.coordinated:
+            reading = f"distribute:{first}:{second}"
+            if reading in unsafe and self._has_attributes(sites, words, first) and not self._has_attributes(sites, words, second):
+                found.append(reading)
+        return found
+
+    def _bare_noun_first(self, sites: Sites, words: list[str]) -> list[str]:
+        """``words`` with two coordinated phrases of a union or sum swapped where the first has
+        adjectives and the second none («кубов и жёлтых сфер», not «жёлтых сфер и кубов»)."""
+        for first, second in sites.coordinated:
+            if self._has_attributes(sites, words, first) and not self._has_attributes(sites, words, second):
+                mine, theirs = dict(sites.phrase_slots[first]), dict(sites.phrase_slots[second])
+                if mine.keys() == theirs.keys():
+                    words = list(words)
+                    for kind, slot in mine.items():
+                        words[slot], words[theirs[kind]] = words[theirs[kind]], words[slot]
+        return words
+
+    def _fits(self, sites: Sites, words: list[str], phrase: str, other: str) -> bool:
+        """Whether ``phrase`` could be read as ``other``, said before it, said again: the same, a
+        wider form, or a narrower form of a phrase that names something (``questions.text.fits``)."""
+        generic = self._generic_nouns
+        mine = {kind: words[slot] for kind, slot in sites.phrase_slots.get(phrase, ()) if words[slot] and words[slot] not in generic}
+        theirs = {kind: words[slot] for kind, slot in sites.phrase_slots.get(other, ()) if words[slot] and words[slot] not in generic}
+        return mine.items() <= theirs.items() or bool(theirs) and theirs.items() <= mine.items()
+
+    def _has_attributes(self, sites: Sites, words: list[str], phrase: str) -> bool:
+        return any(words[slot] for kind, slot in sites.phrase_slots.get(phrase, ()) if kind != "shape")
 
     def _agreement_readings(
         self, template: CompiledTemplate, sites: Sites, structure: Structure, words: list[str]
-    ) -> tuple[list[str], tuple[int, ...]] | None:
-        """Readings that depend on which phrases agree (gender, number) with the words chosen, and
-        the pronouns to replace by their phrase; None where a repeated phrase reads like another.
+    ) -> tuple[list[str], tuple[int, ...], tuple[int, ...]] | None:
+        """Readings that depend on which phrases agree (gender, number) with the words chosen, the
+        pronouns to replace by their phrase, and of those the ones said with «этот» (the phrase
+        is the last said that fits them); None where a repeated phrase reads like another.
 
         Which phrases agree depends only on each phrase's gender and number, so that part is
         worked out once per combination and kept with the template."""
@@ -234,17 +280,25 @@ class NativeRealiser:
             known = sites.agreement_cache[features] = agreeing_readings(sites, structure, features)
         readings, repeat, said_before = known
         if not repeat:
-            return readings, ()
+            return readings, (), ()
         readings = list(readings)
-        phrase_parts = sites.phrase_parts
+        this: list[int] = []
         for site, earlier in said_before:
-            # The repeated phrase must not read like another earlier one ("слева от предмета").
-            look = self._signature(phrase_parts[site.phrase], words)
-            alike = [name for name in earlier if name != site.phrase and self._signature(phrase_parts[name], words) == look]
-            if alike and site.relation is None:
-                return None
+            # The repeated phrase must not read like another earlier one that fits it too
+            # ("слева от предмета"), unless it is the last of them said: then «этого предмета».
+            alike = [name for name in earlier if name != site.phrase and self._fits(sites, words, site.phrase, name)
+                     and (site.relation is None or f"anchor:{site.relation}:{name}" in structure.readings)]
+            if alike and site.phrase in earlier and earlier.index(site.phrase) > max(map(earlier.index, alike)):
+                this.append(site.part)
+                continue
+            if site.relation is None:
+                # No reading of the program to check: refused only where it reads the very same.
+                look = self._signature(sites.phrase_parts[site.phrase], words)
+                if any(self._signature(sites.phrase_parts[name], words) == look for name in alike):
+                    return None
+                continue
             readings += [f"anchor:{site.relation}:{name}" for name in alike]
-        return readings, repeat
+        return readings, repeat, tuple(this)
 
     def _signature(self, phrase: NounPhrase, words: list[str]) -> tuple[tuple[str, ...], str]:
         """What a phrase says: its attribute words and its noun."""
@@ -253,22 +307,24 @@ class NativeRealiser:
 
     def _special_template(
         self, template: CompiledTemplate, slots: tuple[str, ...], repeat: tuple[int, ...], drop: tuple[str, ...],
-        phrase_parts: Mapping[str, NounPhrase],
+        phrase_parts: Mapping[str, NounPhrase], this: tuple[int, ...] = (),
     ) -> CompiledTemplate:
-        """``template`` with pronouns replaced by the phrase they stand for and «другой»/«ещё» dropped."""
+        """``template`` with pronouns replaced by the phrase they stand for (after «этот» where
+        ``this`` says so) and «другой»/«ещё» dropped."""
         parts: list[object] = []
         for index, part in enumerate(template.parts):
             if index in repeat:
                 agreement: Agreement = part  # type: ignore[assignment]  # repeated parts are agreements
                 phrase = phrase_parts[slots[agreement.phrase.head_slot]]  # type: ignore[index]  # a repeated phrase has a shape slot
-                modifiers = tuple(m for m in phrase.modifiers if m[1] not in OTHER_WORDS)
+                modifiers = (("adjective", "этот"),) * (index in this) + tuple(m for m in phrase.modifiers if m[1] not in OTHER_WORDS)
                 reads = ([agreement.relation] if agreement.relation is not None else []) + [
                     i for i in phrase.reads if i != phrase.relation
                 ]
                 part = NounPhrase(agreement.relation, modifiers, phrase.head_slot, phrase.head_noun, agreement.case, phrase.number, tuple(reads))
             elif type(part) is NounPhrase and part.head_slot is not None and slots[part.head_slot] in drop:
                 modifiers = tuple(m for m in part.modifiers if m[1] not in OTHER_WORDS)
-                part = NounPhrase(part.relation, modifiers, part.head_slot, part.head_noun, part.case, part.number, part.reads)
+                part = NounPhrase(part.relation, modifiers, part.head_slot, part.head_noun, part.case, part.number, part.reads,
+                                  part.adjectives_only)
             parts.append(part)
         return CompiledTemplate(template.text, tuple(parts), template.several_sentences)  # type: ignore[arg-type]  # parts are the template's own kinds
 
@@ -430,7 +486,10 @@ class NativeRealiser:
                 modifiers.append((kind, value))
         noun, _ = self._head(phrase, words)
         prefix, case = self._case_after(phrase.relation, words, phrase.case)
-        return prefix + noun_phrase(tuple(modifiers), noun, case, phrase.number)
+        text = noun_phrase(tuple(modifiers), noun, case, phrase.number)
+        if phrase.adjectives_only and modifiers:
+            text = text.rsplit(" ", 1)[0]
+        return prefix + text
 
     def _agreement(self, agreement: Agreement, words: list[str]) -> str:
         noun, number = self._head(agreement.phrase, words)

@@ -55,6 +55,12 @@ class Sites:
     needs_agreement: bool  # pronouns, «который» or chained relations: readings depend on the words' gender and number
     fixed_readings: tuple[str, ...]  # readings admitted whatever the words («либо»; a same-attribute phrase without «другой»)
     droppable: tuple[str, ...]  # same-attribute phrases said with «другой»/«ещё», dropped where the anchor cannot be them
+    # per phrase: (attribute kind, slot) of each of its words, for whether two descriptions fit one object
+    phrase_slots: Mapping[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
+    # phrases written after a relation: (relation, phrase, the other phrases said before it)
+    anchor_repeats: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    # phrases of a union or sum joined by a bare «и»/«или»: the first's adjectives may reach the second
+    coordinated: tuple[tuple[str, str], ...] = ()
     agreement_cache: dict = field(default_factory=dict, compare=False, repr=False)  # phrases' (gender, number) -> readings
 
 
@@ -94,7 +100,7 @@ def compile_family(family: Family, lexicon: Lexicon) -> tuple[RussianFamily, lis
             templates.append(compiled)
     structure = structure_of(family)
     slots = tuple(kinds)
-    sites = tuple(template_sites(template, slots, structure) for template in templates)
+    sites = tuple(template_sites(template, slots, structure, tuple(kinds.values())) for template in templates)
     answer = family.answer_type if family.answer_type in kinds.values() else ""
     return RussianFamily(family.id, family.source, MappingProxyType(kinds), slots, tuple(templates), structure, sites, answer), problems
 
@@ -133,10 +139,18 @@ def compile_families(
 OTHER_WORDS = frozenset({"другой", "ещё", "еще"})
 
 
-def template_sites(template: CompiledTemplate, slots: tuple[str, ...], structure: Structure | None) -> Sites:
+# Words that say a sum counts each set on its own («сумма», «прибавить»): one object may count twice.
+SUM_WORDS = ("сумм", "прибав", "плюс", "сложи")
+_COORDINATORS = frozenset({"и", "или"})
+
+
+def template_sites(
+    template: CompiledTemplate, slots: tuple[str, ...], structure: Structure | None, slot_kinds: tuple[str, ...] = ()
+) -> Sites:
     """The phrases and agreeing groups of ``template`` in text order, for the reading check."""
     sites: list[Site] = []
     marked: set[str] = set()
+    coordinated: list[tuple[str, str]] = []
     gap = ""
     for index, part in enumerate(template.parts):
         if type(part) is str:
@@ -145,6 +159,11 @@ def template_sites(template: CompiledTemplate, slots: tuple[str, ...], structure
         if type(part) is NounPhrase:
             phrase = slots[part.head_slot] if part.head_slot is not None else f"#{index}"
             relation = slots[part.relation] if part.relation is not None else None
+            before = sites[-1] if sites else None
+            if (before is not None and before.role == "phrase" and before.relation is None and relation is None
+                    and gap.strip() in _COORDINATORS and structure is not None
+                    and {(before.phrase, phrase), (phrase, before.phrase)} & set(structure.coordinated)):
+                coordinated.append((before.phrase, phrase))
             sites.append(Site(index, phrase, relation, "phrase", bool(sites) and not gap.strip()))
             if any(value in OTHER_WORDS for _, value in part.modifiers) or "кроме" in gap:
                 marked.add(phrase)
@@ -169,7 +188,19 @@ def template_sites(template: CompiledTemplate, slots: tuple[str, ...], structure
             fixed += [f"exclusive:{node}" for node in structure.unions]
         for phrase in structure.same_anchor:
             (droppable if phrase in marked else fixed).append(phrase if phrase in marked else f"self:{phrase}")
-    return Sites(tuple(sites), MappingProxyType(phrase_parts), heads, needs_agreement, tuple(fixed), tuple(droppable))  # type: ignore[arg-type]  # phrase sites hold NounPhrase parts
+        if not any(word in template.text.lower() for word in SUM_WORDS):
+            fixed += [f"union:{node}" for node in structure.sums]
+    phrase_slots = {
+        name: tuple((slot_kinds[v], v) for k, v in part.modifiers if k == "slot")  # type: ignore[union-attr]  # phrase parts
+        + (((slot_kinds[part.head_slot], part.head_slot),) if part.head_slot is not None else ())  # type: ignore[union-attr]
+        for name, part in phrase_parts.items()
+    } if slot_kinds else {}
+    anchor_repeats = tuple(
+        (site.relation, site.phrase, tuple(dict.fromkeys(s.phrase for s in sites[:position] if s.phrase != site.phrase)))
+        for position, site in enumerate(sites) if site.role == "phrase" and site.relation is not None
+    )
+    return Sites(tuple(sites), MappingProxyType(phrase_parts), heads, needs_agreement, tuple(fixed), tuple(droppable),  # type: ignore[arg-type]  # phrase sites hold NounPhrase parts
+                 MappingProxyType(phrase_slots), anchor_repeats, tuple(coordinated))
 
 
 def agreeing_readings(

@@ -51,6 +51,7 @@ class NounPhrase:
     case: str
     number: str
     reads: tuple[int, ...]  # every parameter the phrase's text depends on
+    adjectives_only: bool = False  # attribute placeholders without a noun: the adjectives, agreeing with «предмет»
     cache: dict = field(default_factory=dict, compare=False, repr=False)  # rendered text by the values it reads
     key: Callable = field(init=False, compare=False, repr=False)  # words -> the values it reads
 
@@ -163,19 +164,23 @@ class _Compiler:
 
     def compile(self, template: Template) -> CompiledTemplate | None:
         phrase_of: dict[str, NounPhrase] = {}
+        placeholders_of: dict[str, tuple[str, ...]] = {}
         compiled: dict[int, NounPhrase] = {}
         for position, part in enumerate(template.parts):
             if isinstance(part, Group) and not part.reference:
                 phrase = self.noun_phrase(part)
                 if phrase is None:
                     continue
-                for token in part.tokens:
-                    if isinstance(token, Placeholder) and self.kinds.get(token.name) != "relation":
-                        if token.name in phrase_of:
-                            self.problems.append(
-                                f"{part.where()}: {token.name} is already in another noun phrase; refer back to it with [он|{token.name}]"
-                            )
-                        phrase_of[token.name] = phrase
+                names = tuple(t.name for t in part.tokens if isinstance(t, Placeholder) and self.kinds.get(t.name) != "relation")
+                for name in names:
+                    if name in phrase_of and placeholders_of[name] != names:
+                        self.problems.append(
+                            f"{part.where()}: {name} is already in another noun phrase; refer back to it with [он|{name}]"
+                        )
+                    # The same description said again («…, левее которого нет других [<Z> <S>|род,мн]»)
+                    # names the set again; words agree with its first phrase.
+                    phrase_of.setdefault(name, phrase)
+                    placeholders_of.setdefault(name, names)
                 compiled[position] = phrase
         parts: list[str | NounPhrase | Agreement | Number] = []
         for position, part in enumerate(template.parts):
@@ -193,6 +198,8 @@ class _Compiler:
                 parts.append(compiled[position])
         self.check_all_used(template)
         self.check_verbs(template)
+        self.check_quantity_government(template)
+        self.check_wording(template)
         if self.problems:
             return None
         return CompiledTemplate(template.text, tuple(parts), bool(SENTENCE_START.search(template.text)))
@@ -222,6 +229,33 @@ class _Compiler:
                         f"column {column + word.start()}: the verb {word.group()!r} is {'plural' if number == 'plur' else 'singular'} "
                         f"but {subject}"
                     )
+
+    def check_quantity_government(self, template: Template) -> None:
+        """A group right after «сколько» or a numeral written in the text is in the case and number
+        it governs: «сколько [..|род,мн]», «два [..|род]», «пять [..|род,мн]» (not «Сколько объект»)."""
+        previous: object = None
+        for part in template.parts:
+            if isinstance(part, Group) and isinstance(previous, str) and not part.reference:
+                first = part.tokens[0]
+                if isinstance(first, Placeholder) and self.kinds.get(first.name) in ("relation", "integer"):
+                    previous = part
+                    continue
+                words = [w for w in WORD.findall(previous.lower()) if w not in _QUANTITY_FILLERS]
+                needed = _QUANTITY_GOVERNMENT.get(words[-1]) if words and not _CLAUSE_END.search(previous.rstrip()[-1:]) else None
+                if needed is not None and (part.case, part.number or "sing") != needed:
+                    features = "род,мн" if needed[1] == "plur" else "род"
+                    self.problems.append(
+                        f"{part.where()}: after «{words[-1]}» the noun phrase is in the genitive "
+                        f"{'plural' if needed[1] == 'plur' else 'singular'}: write [...|{features}]"
+                    )
+            previous = part
+
+    def check_wording(self, template: Template) -> None:
+        """Wordings native readers read two ways or as a calque (:data:`AMBIGUOUS_WORDINGS`)."""
+        text = template.text.lower()
+        for pattern, advice in AMBIGUOUS_WORDINGS:
+            for found in pattern.finditer(text):
+                self.problems.append(f"column {found.start() + 1}: «{template.text[found.start():found.end()]}»: {advice}")
 
     def is_subject(self, group: Group) -> bool:
         """A nominative group without a relation and with a fixed number: a possible subject."""
@@ -333,7 +367,10 @@ class _Compiler:
         reads = [relation] if relation is not None else []
         reads += [value for kind, value in modifiers if kind in ("slot", "count")]  # type: ignore[misc]  # slot and count values are indices
         reads += [head_slot] if head_slot is not None else []
-        return NounPhrase(relation, tuple(modifiers), head_slot, head_noun, group.case or "nomn", group.number or "sing", tuple(reads))
+        # Attribute placeholders alone («все ли кубы [<M2>|мн]», «не [<C2>|род] цвета») say the adjectives only.
+        adjectives_only = head_slot is None and head_noun is None and all(kind == "slot" for kind, _ in modifiers)
+        return NounPhrase(relation, tuple(modifiers), head_slot, head_noun, group.case or "nomn", group.number or "sing", tuple(reads),
+                          adjectives_only)
 
     def agreement(self, group: Group, phrase_of: Mapping[str, NounPhrase]) -> Agreement | None:
         before = len(self.problems)
@@ -377,6 +414,25 @@ class _Compiler:
         return Agreement(relation, tuple(words), phrase, group.case or "nomn", group.short, tuple(reads))
 
 
+# Wordings blind native readers found ambiguous or calqued, with what to write instead.
+AMBIGUOUS_WORDINGS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bтак(?:ой|ая|ое|ие|ого|ой|ому|им|их|ую|ими|ым) же(?! (?:ли )?(?:формы|цвета|размера|материала|форму|цвет|размер|материал))\b"),
+     "«такой же» copies nothing from a bare noun: name the attributes («других больших кубов») or say «самый …»"),
+    (re.compile(r"\bявля(?:ет|ют|ющ|л)\w*|\bпредставля\w* собой"),
+     "a calque: say it directly («Все ли большие предметы — кубы?», «Сколько больших предметов не кубы?»)"),
+    (re.compile(r"\bпревыша\w* ли\b|\bравн[оа]? ли (?:\w+ )?количеств"),
+     "nominative and accusative look alike, so which count is compared with which is open: write «Больше ли A, чем B?» "
+     "or «Верно ли, что A столько же, сколько B?»"),
+    (re.compile(r"\b(?:больше|меньше) ли всего\b"),
+     "reads as «больше всего»: write «Верно ли, что всего на изображении A больше, чем B?»"),
+)
+# Words that govern the noun phrase after them (case, number), and words that may stand between.
+_QUANTITY_GOVERNMENT = {
+    **dict.fromkeys(("сколько", "столько", "несколько", "много", "мало", "пять", "шесть", "семь", "восемь", "девять", "десять"),
+                    ("gent", "plur")),
+    **dict.fromkeys(("два", "две", "три", "четыре", "оба", "обе"), ("gent", "sing")),
+}
+_QUANTITY_FILLERS = frozenset({"всего", "ещё", "еще", "же"})
 _CLAUSE_END = re.compile(r"[.,;:?!—]")
 _ANY_CASE_WORD = re.compile(WORD.pattern, re.IGNORECASE)
 _AND = re.compile(r"\s*и\s*")
