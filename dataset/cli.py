@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dataset.annotate.cli import add_annotate_parser, command_annotate
+from dataset.seeds import add_seed_parser, check_no_seed_in, command_seed
 from filter.backends import BACKENDS as FILTER_BACKENDS
 from ruclevr import __version__
 from ruclevr.cli import (
@@ -27,6 +28,7 @@ from ruclevr.cli import (
     stage_logger,
 )
 from ruclevr.paths import check_output_location
+from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
 from translate.base import BACKENDS as TRANSLATE_BACKENDS
 
 PROG = "python -m dataset"
@@ -41,6 +43,7 @@ def add_export_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=non_negative_int, default=0,
                         help="seed for every random choice (the shot draw here; rendering and questions in build); "
                              "default 0")
+    add_seed_file_option(parser)
     parser.add_argument("--prompt", type=Path, action="append", default=None, metavar="FILE|DIR",
                         help="Jinja instruction template, or a folder of *.j2 templates; repeatable. Rendered in a "
                              "sandbox with the variables question_type and split; each must produce <image> and the "
@@ -107,6 +110,9 @@ def add_hf_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--license", default="cc-by-4.0", help="licence id written in the card; default cc-by-4.0")
     parser.add_argument("--rejected", type=Path, default=None,
                         help="the filter's .rejected.jsonl, so the card's score histogram shows rejected questions too")
+    parser.add_argument("--seed-file", type=Path, default=None, metavar="PATH",
+                        help="the secret seed the data was built with: refuse to write a copy any file of which would "
+                             "hold it (decimal or hexadecimal)")
     parser.add_argument("--overwrite", action="store_true", help="write again even if OUT/README.md exists")
 
 
@@ -222,6 +228,7 @@ def build_parser() -> ArgumentParser:
     add_augment_parser(commands)
     add_gallery_parser(commands)
     add_annotate_parser(commands)
+    add_seed_parser(commands)
     return parser
 
 
@@ -251,6 +258,7 @@ def command_build(args: argparse.Namespace) -> int:
     from dataset.stage_processes import Terminated, terminate_on_sigterm
     from render import render_limit_problem
 
+    apply_seed_file(args, "build")
     settings = BuildSettings(
         n=args.n, seed=args.seed, width=args.width, height=args.height, samples=args.samples,
         per_image=args.per_image, backend=args.backend, filter_backend=args.filter_backend, shots=args.shots,
@@ -259,6 +267,7 @@ def command_build(args: argparse.Namespace) -> int:
         questions_args=split_extra_args(args.questions_args, "--questions-args"),
         translate_args=split_extra_args(args.translate_args, "--translate-args"),
         filter_args=split_extra_args(args.filter_args, "--filter-args"),
+        seed_file=args.seed_file.resolve() if args.seed_file is not None else None,
     )
     check_prompts(PromptSet.from_paths(args.prompt))
     problem = render_limit_problem(args.n, args.width, args.height, args.samples)
@@ -288,12 +297,13 @@ def command_export(args: argparse.Namespace) -> int:
     from dataset.prompt import PromptSet
 
     prompts = PromptSet.from_paths(args.prompt)
+    apply_seed_file(args, "export")
     provenance = parse_provenance(args.provenance)
     target = args.out / PROVENANCE_NAME
     if target.exists() and not args.overwrite:
         log.info(f"{PROG} export: {target} exists; nothing to do (pass --overwrite to export again)")
         return 0
-    info = export_dataset(args.questions, args.scenes, args.out, ExportSettings(args.shots, args.seed, prompts),
+    info = export_dataset(args.questions, args.scenes, args.out, ExportSettings(args.shots, args.seed, prompts, args.seed_record),
                           images_dir=args.images, provenance_files=provenance)
     counts = info["counts"]
     print(f"{args.out}: {counts['shots']} shots, {counts['test']} test "
@@ -310,6 +320,8 @@ def command_hf(args: argparse.Namespace) -> int:
 
     document = stream_document(args.data)
     survey = check_hf_inputs(document, args.license)
+    if args.seed_file is not None:
+        check_no_seed_in(document.folder, args.seed_file)
     if (args.out / CARD_NAME).exists() and not args.overwrite:
         log.info(f"{PROG} hf: {args.out / CARD_NAME} exists; nothing to do (pass --overwrite to write again)")
         return 0
@@ -391,7 +403,7 @@ def command_gallery(args: argparse.Namespace) -> int:
 
 #: What each command's --out names: a folder it fills, or a file it writes.
 OUTPUT_KINDS = {"build": "dir", "export": "dir", "hf": "dir", "stats": "file", "evaluate": "file", "augment": "dir",
-                "gallery": "file", "annotate": "dir"}
+                "gallery": "file", "annotate": "dir", "seed": "file"}
 
 COMMANDS = {
     "build": command_build,
@@ -402,6 +414,7 @@ COMMANDS = {
     "augment": command_augment,
     "gallery": command_gallery,
     "annotate": command_annotate,
+    "seed": command_seed,
 }
 
 

@@ -70,6 +70,11 @@ class ExportSettings:
     shots: int = 10
     seed: int = 0
     prompt: PromptSet | None = None
+    seed_record: int | str | None = None  # what the record says the seed is; a secret seed's commitment
+
+    @property
+    def recorded_seed(self) -> int | str:
+        return self.seed if self.seed_record is None else self.seed_record
 
     def prompts(self) -> PromptSet:
         """The instruction templates: the shipped set unless others were given."""
@@ -309,7 +314,7 @@ def export_dataset(
     info = {
         "stage": "dataset.export",
         "version": __version__,
-        "seed": settings.seed,
+        "seed": settings.recorded_seed,
         "settings": {"shots": settings.shots, "prompt": prompts.record()},
         "counts": {"input_questions": len(columns), **split.counts()},
         "sources": sources,

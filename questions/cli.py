@@ -18,6 +18,7 @@ from questions.scene_questions import MIX_AXES, Settings, mix_class
 from questions.validator import FAMILY_SUFFIXES, FamilyError, validate_files
 from render.farm.plan import add_text_farm_arguments, run_text_stage
 from render.farm.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path
+from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
 from ruclevr import __version__
 from ruclevr.cli import (
     ArgumentParser,
@@ -70,6 +71,7 @@ def generation_parser() -> ArgumentParser:
     parser.add_argument("--out", required=True, type=Path, help="questions.json to write ({info, questions}).")
     parser.add_argument("--per-image", type=positive_int, default=10, help="questions per image, at most one per family (default 10).")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of all random choices; same seed, same file (default 0).")
+    add_seed_file_option(parser)
     parser.add_argument(
         "--families", type=Path, default=None, help="folder of family files (*.yaml, *.yml, *.json); default: the shipped questions/families."
     )
@@ -120,6 +122,7 @@ def generate_command(argv: Sequence[str]) -> int:
     args = generation_parser().parse_args(argv)
     configure_logging(args.verbosity)
     check_output_location(args.out, "file", "--out")
+    apply_seed_file(args, "questions")
     on_ray = run_text_stage(args, argv, "questions", PROG)
     if on_ray is not None:
         return on_ray
@@ -256,7 +259,7 @@ def run_record(args: Any, settings: Settings, families: dict, scenes_info: Any) 
     return {
         "stage": "questions",
         "version": __version__,
-        "seed": settings.seed,
+        "seed": getattr(args, "seed_record", settings.seed),
         "per_image": settings.per_image,
         "budget": settings.budget,
         "family_steps": settings.family_steps,

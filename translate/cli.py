@@ -60,6 +60,7 @@ from ruclevr.jsonstream import (
     input_error,
 )
 from ruclevr.paths import check_output_location
+from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
 from translate.answers import answer_to_russian
 from translate.backends import (
     CACHE_FILENAME,
@@ -166,6 +167,7 @@ def build_parser() -> ArgumentParser:
         help=f"google: seconds before the first retry, doubling each time (default {DEFAULT_BACKOFF_S:g})",
     )
     parser.add_argument("--seed", type=non_negative_int, default=0, help="native: seed for synonym choices (default 0)")
+    add_seed_file_option(parser)
     parser.add_argument("--families", type=Path, help="native: folder of family files (default: the packaged ones)")
     parser.add_argument(
         "--shard", default=None, metavar="SPEC",
@@ -183,6 +185,7 @@ def translate_questions(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbosity)
     check_output_location(args.out, "file", "--out")
+    apply_seed_file(args, "translate")
     check_backend_options(args)
     on_ray = run_text_stage(args, argv or [], "translate", PROG)
     if on_ray is not None:
@@ -383,7 +386,7 @@ def run_fingerprint(source_sha256: str, translator: str, args: argparse.Namespac
     """What decides the output's content: a finished output or saved progress is reused only if it matches."""
     decisive = {"source_sha256": source_sha256, "translator": translator, "yo": args.yo}
     if args.backend == "native":
-        decisive.update(seed=args.seed, families=str(args.families.resolve()) if args.families else None)
+        decisive.update(seed=getattr(args, "seed_record", args.seed), families=str(args.families.resolve()) if args.families else None)
     return records.fingerprint(decisive)
 
 
@@ -417,7 +420,7 @@ def run_settings(
         "source": str(args.questions),
         "source_sha256": source_sha256,
         "yo": args.yo,
-        "seed": args.seed,
+        "seed": getattr(args, "seed_record", args.seed),
         "batch_size": args.batch_size,
         "backend_settings": backend.settings() if backend is not None and hasattr(backend, "settings") else None,
         # native: reading-check refusals by "family ru template" among this run's realisations
