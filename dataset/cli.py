@@ -13,6 +13,7 @@ from pathlib import Path
 
 from dataset.annotate.cli import add_annotate_parser, command_annotate
 from dataset.seeds import add_seed_parser, check_no_seed_in, command_seed
+from dataset.watermark import MARK_FILE, add_watermark_options, hf_copies, watermark_from_args, write_public_export
 from filter.backends import BACKENDS as FILTER_BACKENDS
 from ruclevr import __version__
 from ruclevr.cli import (
@@ -96,6 +97,7 @@ def add_export_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--provenance", action="append", default=[], metavar="NAME=FILE",
                         help="another stage's output whose info record goes into the export (and the card); "
                              "repeatable, e.g. --provenance translate=questions_ru.json")
+    add_watermark_options(parser)
     parser.add_argument("--overwrite", action="store_true", help="export again even if OUT/provenance.json exists")
 
 
@@ -113,6 +115,7 @@ def add_hf_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed-file", type=Path, default=None, metavar="PATH",
                         help="the secret seed the data was built with: refuse to write a copy any file of which would "
                              "hold it (decimal or hexadecimal)")
+    add_watermark_options(parser)
     parser.add_argument("--overwrite", action="store_true", help="write again even if OUT/README.md exists")
 
 
@@ -298,10 +301,13 @@ def command_export(args: argparse.Namespace) -> int:
 
     prompts = PromptSet.from_paths(args.prompt)
     apply_seed_file(args, "export")
+    watermark = watermark_from_args(args)
     provenance = parse_provenance(args.provenance)
     target = args.out / PROVENANCE_NAME
     if target.exists() and not args.overwrite:
         log.info(f"{PROG} export: {target} exists; nothing to do (pass --overwrite to export again)")
+        if watermark is not None and not (args.public_out / MARK_FILE).exists():
+            print(f"{args.public_out}: public copy, {write_public_export(args.out, args.public_out, watermark)} images watermarked")
         return 0
     info = export_dataset(args.questions, args.scenes, args.out, ExportSettings(args.shots, args.seed, prompts, args.seed_record),
                           images_dir=args.images, provenance_files=provenance)
@@ -310,6 +316,8 @@ def command_export(args: argparse.Namespace) -> int:
           f"(from {counts['input_questions']} questions; dropped {counts['dropped_duplicates']} duplicates, "
           f"{counts['dropped_sharing_shot_image']} on shot images, "
           f"{counts['dropped_sharing_shot_question']} repeating a shot question)")
+    if watermark is not None:
+        print(f"{args.public_out}: public copy, {write_public_export(args.out, args.public_out, watermark)} images watermarked")
     return 0
 
 
@@ -322,13 +330,17 @@ def command_hf(args: argparse.Namespace) -> int:
     survey = check_hf_inputs(document, args.license)
     if args.seed_file is not None:
         check_no_seed_in(document.folder, args.seed_file)
-    if (args.out / CARD_NAME).exists() and not args.overwrite:
+    copies = hf_copies(args, document.folder)
+    if all((copy.out / CARD_NAME).exists() for copy in copies) and not args.overwrite:
         log.info(f"{PROG} hf: {args.out / CARD_NAME} exists; nothing to do (pass --overwrite to write again)")
         return 0
-    plots = write_card_plots(survey.plots, args.out, args.rejected)
-    result = write_hf_copy(document, args.out, args.license, plots=plots, show_progress=True, survey=survey)
-    sizes = ", ".join(f"{split['name']} {split['num_examples']}" for split in result["dataset_info"]["splits"])
-    print(f"{args.out}: {sizes}; load with datasets.load_dataset({str(args.out)!r})")
+    for copy in copies:
+        survey.card.copy = copy.notice
+        plots = write_card_plots(survey.plots, copy.out, args.rejected)
+        result = write_hf_copy(document, copy.out, args.license, plots=plots, show_progress=True, survey=survey,
+                               transform=copy.transform)
+        sizes = ", ".join(f"{split['name']} {split['num_examples']}" for split in result["dataset_info"]["splits"])
+        print(f"{copy.out}: {copy.label()}{sizes}; load with datasets.load_dataset({str(copy.out)!r})")
     return 0
 
 
