@@ -1,4 +1,4 @@
-"""``python -m dataset COMMAND``: build, export, hf, stats, evaluate, augment, gallery, annotate.
+"""``python -m dataset COMMAND``: build, export, hf, stats, evaluate, augment, gallery, annotate, seed, leak-check.
 
 Every command reads files and writes files atomically; bad input ends with one line on stderr
 and exit status 2.
@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dataset.annotate.cli import add_annotate_parser, command_annotate
+from dataset.leak_check import add_leak_check_parser, command_leak_check
 from dataset.seeds import add_seed_parser, check_no_seed_in, command_seed
 from dataset.watermark import MARK_FILE, add_watermark_options, hf_copies, watermark_from_args, write_public_export
 from filter.backends import BACKENDS as FILTER_BACKENDS
@@ -232,6 +233,7 @@ def build_parser() -> ArgumentParser:
     add_gallery_parser(commands)
     add_annotate_parser(commands)
     add_seed_parser(commands)
+    add_leak_check_parser(commands)
     return parser
 
 
@@ -427,6 +429,7 @@ COMMANDS = {
     "gallery": command_gallery,
     "annotate": command_annotate,
     "seed": command_seed,
+    "leak-check": command_leak_check,
 }
 
 

@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from dataset.watermark import WatermarkSettings, object_differences, watermark_image, watermark_png
 from ruclevr.io import atomic_write_bytes
@@ -16,13 +16,17 @@ from tests.helpers import run_stage
 from tests.sample_outputs import write_sample_stage_outputs
 
 
-def scene_png(index: int, width: int = 96, height: int = 64) -> bytes:
-    """A picture with structure (a gradient and a block), different per index."""
-    y, x = np.mgrid[0:height, 0:width]
-    pixels = np.stack([(x * 255 // width + index * 29) % 256, (y * 255 // height) % 256, np.full_like(x, 90)], -1)
-    pixels[10:30, 10 + index:40 + index] = (200, 40, 40)
+def scene_png(index: int, width: int = 160, height: int = 120) -> bytes:
+    """A CLEVR-like picture: a grey gradient floor and a few coloured discs, placed by ``index``."""
+    rng = np.random.default_rng(index)
+    y = np.linspace(70, 160, height, dtype=np.float32)[:, None, None]
+    picture = Image.fromarray(np.broadcast_to(y, (height, width, 3)).astype(np.uint8))
+    draw = ImageDraw.Draw(picture)
+    for _ in range(int(rng.integers(3, 7))):
+        x0, y0, r = rng.uniform(0, width), rng.uniform(height * 0.3, height), rng.uniform(0.05, 0.15) * width
+        draw.ellipse((x0 - r, y0 - r, x0 + r, y0 + r), fill=tuple(int(v) for v in rng.integers(0, 256, 3)))
     buffer = io.BytesIO()
-    Image.fromarray(pixels.astype(np.uint8)).save(buffer, format="PNG")
+    picture.save(buffer, format="PNG")
     return buffer.getvalue()
 
 
