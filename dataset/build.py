@@ -123,6 +123,7 @@ class BuildSettings:
     translate_args: tuple[str, ...] = ()
     filter_args: tuple[str, ...] = ()
     seed_file: Path | None = None  # the secret seed's file: stages are passed --seed-file, records hold commitments
+    like: Any = None  # dataset.like.LikeTarget: export keeps the test items of a set like it
 
     def stage_seed(self, stage: str) -> int | str:
         """What ``stage``'s records say the seed is (ruclevr.secret_seed: a commitment per stage)."""
@@ -153,7 +154,8 @@ class BuildSettings:
                           "args": list(self.questions_args)},
             "translate": {"backend": self.backend, "seed": self.stage_seed("translate"), "args": list(self.translate_args)},
             "filter": {"backend": self.filter_backend, "args": list(self.filter_args)},
-            "export": {"shots": self.shots, "seed": self.stage_seed("export"), "prompt_sha256": prompt.sha256},
+            "export": {"shots": self.shots, "seed": self.stage_seed("export"), "prompt_sha256": prompt.sha256,
+                       **({"like": self.like.record()} if self.like is not None else {})},
             "hf": {"license": self.license},
         }
 
@@ -242,6 +244,15 @@ def export_is_current(path: Path, settings: ExportSettings) -> bool:
     info = checked_info(input_document(path, "provenance", str(path)), str(path))
     recorded = (info.get("settings", {}).get("shots"), info.get("seed"), info.get("settings", {}).get("prompt", {}).get("sha256"))
     return recorded == (settings.shots, settings.recorded_seed, settings.prompts().sha256)
+
+
+def like_selection(target: Any) -> Any:
+    """Export's choice of test items for a build ``--like`` an earlier set (dataset.like), else None."""
+    if target is None:
+        return None
+    from dataset.like import LikeSelection
+
+    return LikeSelection(target)
 
 
 def card_license(card: Path) -> str | None:
@@ -422,7 +433,7 @@ class Build:
 
     def export(self) -> str:
         settings = ExportSettings(self.settings.shots, self.settings.seed, PromptSet.from_paths(self.settings.prompt),
-                                  seed_record=self.settings.stage_seed("export"))
+                                  seed_record=self.settings.stage_seed("export"), select=like_selection(self.settings.like))
         inputs = [self.paths.kept, self.paths.scenes]
         if self.is_current("export", inputs) and export_is_current(self.paths.mera, settings):
             return "skipped"

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dataset.annotate.cli import add_annotate_parser, command_annotate
+from dataset.like import add_like_options, like_build_options, like_target, report_closeness
 from dataset.leak_check import add_leak_check_parser, command_leak_check
 from dataset.seeds import add_seed_parser, check_no_seed_in, command_seed
 from dataset.watermark import MARK_FILE, add_watermark_options, hf_copies, watermark_from_args, write_public_export
@@ -61,7 +62,8 @@ def add_build_parser(commands: argparse._SubParsersAction) -> None:
                     "A stage whose output exists and is newer than its input is skipped, so rerunning the same "
                     "command resumes.")
     add_common_options(parser)
-    parser.add_argument("--n", type=positive_int, required=True, help="number of scenes to render")
+    parser.add_argument("--n", type=positive_int, default=None,
+                        help="number of scenes to render (required unless --like gives it)")
     parser.add_argument("--out", type=Path, required=True, help="build folder (created); see docs for its layout")
     add_export_options(parser)
     parser.add_argument("--width", type=positive_int, help="image width in pixels (render's default if not given)")
@@ -78,6 +80,7 @@ def add_build_parser(commands: argparse._SubParsersAction) -> None:
         parser.add_argument(f"--{stage}-args", default="", metavar="ARGS",
                             help=f"more options passed to the {stage} stage as they are, in one quoted string "
                                  f"(e.g. --{stage}-args \"--flag value\")")
+    add_like_options(parser)
     parser.add_argument("--overwrite", action="store_true",
                         help="redo every stage from scratch (passed on to each stage) instead of resuming")
 
@@ -264,16 +267,25 @@ def command_build(args: argparse.Namespace) -> int:
     from render import render_limit_problem
 
     apply_seed_file(args, "build")
-    settings = BuildSettings(
-        n=args.n, seed=args.seed, width=args.width, height=args.height, samples=args.samples,
+    options = dict(
+        n=args.n, width=args.width, height=args.height, samples=args.samples,
         per_image=args.per_image, backend=args.backend, filter_backend=args.filter_backend, shots=args.shots,
-        prompt=tuple(args.prompt or ()), license=check_license(args.license),
         render_args=split_extra_args(args.render_args, "--render-args"),
         questions_args=split_extra_args(args.questions_args, "--questions-args"),
         translate_args=split_extra_args(args.translate_args, "--translate-args"),
         filter_args=split_extra_args(args.filter_args, "--filter-args"),
-        seed_file=args.seed_file.resolve() if args.seed_file is not None else None,
     )
+    like = like_target(args)
+    if like is not None:
+        options.update(like_build_options(args, like))
+    elif args.n is None:
+        raise UsageError("--n is required (or --like DATA, which takes it from an earlier set)")
+    settings = BuildSettings(
+        seed=args.seed, prompt=tuple(args.prompt or ()), license=check_license(args.license),
+        seed_file=args.seed_file.resolve() if args.seed_file is not None else None, like=like, **options,
+    )
+    args.n, args.width, args.height, args.samples, args.shots = (settings.n, settings.width, settings.height,
+                                                                  settings.samples, settings.shots)
     check_prompts(PromptSet.from_paths(args.prompt))
     problem = render_limit_problem(args.n, args.width, args.height, args.samples)
     if problem:
@@ -293,6 +305,8 @@ def command_build(args: argparse.Namespace) -> int:
         log.error(f"{PROG} build: terminated; finished work is kept: rerun the same command to resume")
         return 128 + signal.SIGTERM
     print(format_summary(paths, report))
+    if like is not None:
+        print(report_closeness(like, paths))
     return 0
 
 
