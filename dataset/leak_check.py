@@ -52,7 +52,7 @@ IMAGE_KEYS = ("image", "image_path", "file_name")
 HASH_SIZE = 16  # 16 x 16 DCT coefficients: 256 bits
 DEFAULT_MAX_DISTANCE = 40  # bits of 256; measured: planted copies <= 18, other scenes >= 88 (docs/dataset.md)
 STREAM_JSON_BYTES = 64 * 2**20
-_POPCOUNT = np.array([bin(value).count("1") for value in range(256)], dtype=np.uint16)
+BATCH = 128  # corpus images matched together (one matrix product against the index)
 _PUNCTUATION = re.compile(r"[^\w\s]")
 
 
@@ -119,13 +119,27 @@ class BuildIndex:
             index.hashes = np.stack(hashes)
         return index
 
-    def nearest_image(self, hashed: np.ndarray) -> tuple[int, int]:
-        """(position, Hamming distance) of the build image nearest ``hashed``; (-1, big) for none."""
+    _signs: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def signs(self) -> np.ndarray:
+        """The hashes' bits as +-1 (images x 256, float32): Hamming distances become one matrix product."""
+        if self._signs is None or len(self._signs) != len(self.hashes):
+            self._signs = np.unpackbits(self.hashes, axis=1).astype(np.float32) * 2 - 1
+        return self._signs
+
+    def nearest_images(self, hashed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per row of ``hashed`` (queries x 32 bytes), the nearest build image and its Hamming distance
+        (-1 and a large distance when the build has no images)."""
         if not len(self.hashes):
-            return -1, 1 << 30
-        distances = _POPCOUNT[np.bitwise_xor(self.hashes, hashed)].sum(axis=1)
-        position = int(distances.argmin())
-        return position, int(distances[position])
+            return np.full(len(hashed), -1), np.full(len(hashed), 1 << 30)
+        queries = np.unpackbits(hashed, axis=1).astype(np.float32) * 2 - 1
+        distances = (queries.shape[1] - queries @ self.signs().T) / 2  # agreeing bits add 1, differing -1
+        positions = distances.argmin(axis=1)
+        return positions, np.rint(distances[np.arange(len(hashed)), positions]).astype(np.int64)
+
+    def nearest_image(self, hashed: np.ndarray) -> tuple[int, int]:
+        positions, distances = self.nearest_images(hashed[None, :])
+        return int(positions[0]), int(distances[0])
 
     def question_items(self, text: str) -> tuple[str, set[int]]:
         if text in self.exact:
@@ -243,7 +257,8 @@ def file_records(path: Path) -> Iterator[Record]:
 
 
 class LeakCheck:
-    """The corpus against one build's index, a line per match written to ``out``."""
+    """The corpus against one build's index, a line per match written to ``out``. Images are hashed
+    as they are read and matched :data:`BATCH` at a time; lines keep the corpus's order."""
 
     def __init__(self, index: BuildIndex, max_distance: int, show_text_only: bool, out: Any) -> None:
         self.index = index
@@ -251,21 +266,39 @@ class LeakCheck:
         self.show_text_only = show_text_only
         self.out = out
         self.summary = Summary()
+        self.pending: list[tuple[str, Record, np.ndarray | None]] = []  # (where, record, its image's hash)
+        self.hashed = 0
 
-    def image_match(self, image: bytes | Path) -> tuple[int, int] | None:
+    def hash_of(self, image: bytes | Path) -> np.ndarray | None:
         try:
             hashed = hash_image_bytes(image) if isinstance(image, bytes) else hash_image_file(image)
         except (OSError, ValueError, SyntaxError):
             self.summary.unreadable += 1
             return None
         self.summary.images += 1
-        position, distance = self.index.nearest_image(hashed)
-        return (position, distance) if distance <= self.max_distance else None
+        return hashed
 
-    def image_file(self, path: Path) -> None:
-        found = self.image_match(path)
-        if found is not None:
-            self.report_image(str(path), *found)
+    def add(self, record: Record, is_file: bool = False) -> None:
+        hashed = self.hash_of(record.image) if record.image is not None else None
+        self.pending.append(("file" if is_file else "record", record, hashed))
+        self.hashed += hashed is not None
+        if self.hashed >= BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        hashes = [hashed for _, _, hashed in self.pending if hashed is not None]
+        found = iter(zip(*self.index.nearest_images(np.stack(hashes)), strict=True)) if hashes else iter(())
+        for kind, record, hashed in self.pending:
+            match = None
+            if hashed is not None:
+                position, distance = next(found)
+                match = (int(position), int(distance)) if distance <= self.max_distance else None
+            if kind == "file":
+                if match is not None:
+                    self.report_image(record.where, *match)
+            else:
+                self.report_record(record, match)
+        self.pending, self.hashed = [], 0
 
     def report_image(self, where: str, position: int, distance: int) -> None:
         items = self.index.image_items[position]
@@ -275,10 +308,9 @@ class LeakCheck:
         print(f"image {where}: {self.index.image_names[position]} (distance {distance}), items "
               f"{', '.join(map(str, items))}", file=self.out)
 
-    def record(self, record: Record) -> None:
+    def report_record(self, record: Record, found: tuple[int, int] | None) -> None:
         self.summary.records += 1
         how, ids = self.index.question_items(record.question) if record.question else ("", set())
-        found = self.image_match(record.image) if record.image is not None else None
         if found is not None:
             position, distance = found
             same = sorted(ids.intersection(self.index.image_items[position]))
@@ -301,14 +333,15 @@ class LeakCheck:
         for path in corpus_files(paths):
             self.summary.files += 1
             if path.suffix.lower() in IMAGE_SUFFIXES:
-                self.image_file(path)
+                self.add(Record(str(path), None, path), is_file=True)
                 continue
             try:
                 for record in file_records(path):
-                    self.record(record)
+                    self.add(record)
             except (ValueError, OSError) as error:  # one bad corpus file is reported, the rest still read
                 self.summary.unreadable += 1
                 log.warning(f"leak-check: {path}: not read ({str(error).splitlines()[0][:200]})")
+        self.flush()
         return self.summary
 
 
@@ -352,5 +385,6 @@ def scan_images(index: BuildIndex, images: Iterable[Path], max_distance: int = D
     """Images alone against the index (the benchmark's entry point)."""
     check = LeakCheck(index, max_distance, False, io.StringIO())
     for path in images:
-        check.image_file(path)
+        check.add(Record(str(path), None, path), is_file=True)
+    check.flush()
     return check.summary

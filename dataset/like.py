@@ -10,10 +10,12 @@ The new build renders ``--like-oversample`` (default 1.3) times as many scenes w
 runs every stage as usual; export then keeps the test items of a set like the earlier one
 (:class:`LikeSelection`, in a seeded order of its own, stream ``dataset.like``):
 
-1. test images per objects-per-scene count in the earlier test split's proportions (the earlier
-   number of test images, plus 15 % slack, where there are enough);
-2. on those images, as many test items of each family as the earlier set had, scaled to its test
-   count; a family that falls short is made up from other items on the chosen images, then from any.
+1. as many test images of each objects-per-scene count as the earlier test split had, where
+   there are enough;
+2. as many test items of each family as the earlier set had, on those images first, then on the
+   others (the mix comes before the histogram: those of the object counts that had too few images
+   first); a family that falls short is made up from its question type, then from anything, each
+   on the chosen images first.
 
 The shots are drawn as in any build (the earlier number of them). Afterwards the command prints
 how close the new set came (:func:`closeness`): item counts, the largest difference of a
@@ -37,7 +39,6 @@ from ruclevr.cli import UsageError
 from ruclevr.io import read_json
 
 DEFAULT_OVERSAMPLE = 1.3
-IMAGE_SLACK = 1.15
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class LikeTarget:
     statistics: Mapping[str, Any]
     settings: Mapping[str, Any]  # build.json's settings by stage (seeds left out), or what an export records
     earlier_seed: Any
+    family_types: Mapping[str, str] = field(default_factory=dict)  # each family's question type in the earlier set
 
     @property
     def test(self) -> Mapping[str, Any]:
@@ -72,15 +74,18 @@ class LikeTarget:
         from dataset.document import stream_document
         from dataset.stats import compute_statistics
 
+        from dataset.document import family_in
+
         document = stream_document(data)
         statistics = compute_statistics(document)
+        types = {family_in(record): item["meta"]["question_type"] for item, record in document.records("test")}
         if not statistics["splits"]["test"]["objects_per_scene"]["scenes"]:
             raise UsageError(f"--like {data}: its provenance records no objects per scene; it cannot be matched")
         record = next((path for path in (data / "build.json", data.parent / "build.json") if path.is_file()), None)
         if record is not None:
             info = read_json(record).get("info", {})
-            return cls(str(data), statistics, info.get("settings", {}), info.get("seed"))
-        return cls(str(data), statistics, settings_of_export(document.info), document.info.get("seed"))
+            return cls(str(data), statistics, info.get("settings", {}), info.get("seed"), types)
+        return cls(str(data), statistics, settings_of_export(document.info), document.info.get("seed"), types)
 
 
 def settings_of_export(info: Mapping[str, Any]) -> dict[str, Any]:
@@ -117,6 +122,7 @@ class LikeSelection:
 
     target: LikeTarget
     chosen: dict[str, int] = field(default_factory=dict)
+    missing: dict[int, int] = field(default_factory=dict)  # images of each object count wanted but not there
 
     def record(self) -> dict[str, Any]:
         return {**self.target.record(), **({"chosen": self.chosen} if self.chosen else {})}
@@ -128,35 +134,60 @@ class LikeSelection:
         test = split.test
         rng = streams.generator("dataset.like", seed)
         images = columns.images[test]
-        sizes = scene_sizes[images]
         picked_images = self.pick_images(np.unique(images), scene_sizes, rng)
-        on_picked = np.isin(images, picked_images)
-        wanted = scaled_counts(self.target.family_counts(), int(self.target.test["items"]))
         order = rng.permutation(test.size)
+        on_picked = order[np.isin(images[order], picked_images)]
+        order = np.concatenate([on_picked, self.by_deficit(order[~np.isin(images[order], picked_images)], images, scene_sizes)])
+        family_of = [families[position] for position in test.tolist()]
+        type_of = [columns.type_names[number] for number in columns.types[test].tolist()]
+        wanted = scaled_counts(self.target.family_counts(), int(self.target.test["items"]))
+        wanted_types: Counter[str] = Counter()
+        for family, count in wanted.items():
+            wanted_types[self.target.family_types.get(family, family)] += count
         keep = np.zeros(test.size, dtype=bool)
-        taken: Counter[str] = Counter()
-        for position in order[on_picked[order]]:
-            family = families[test[position]]
-            if taken[family] < wanted.get(family, 0):
-                keep[position] = True
-                taken[family] += 1
-        total = sum(wanted.values())
-        for pool in (order[on_picked[order]], order):  # make up what a family lacks: on the chosen images, then any
-            for position in pool:
-                if int(keep.sum()) >= total:
-                    break
-                keep[position] = True
+        anything, total = ["any"] * test.size, {"any": sum(wanted.values())}
+        # Each family as many as it had, on the chosen images first; a family short of that made up
+        # from its question type, on the chosen images first; then anything.
+        for pool, key, goal in ((on_picked, family_of, wanted), (order, family_of, wanted),
+                                (on_picked, type_of, wanted_types), (order, type_of, wanted_types),
+                                (on_picked, anything, total), (order, anything, total)):
+            take(pool, key, goal, keep, total["any"])
+        sizes = scene_sizes[images]
         self.chosen = {"test_items": int(keep.sum()), "images": int(np.unique(images[keep]).size),
                        "mean_objects": round(float(sizes[keep].mean()), 3) if keep.any() else 0.0}
         return SplitPositions(split.shots, np.sort(test[keep]), split.dropped)
 
+    def by_deficit(self, pool: np.ndarray, images: np.ndarray, scene_sizes: np.ndarray) -> np.ndarray:
+        """``pool`` (items on the images not chosen), those of the object counts that had too few images
+        to choose from first (most missing first), each image's items together, else in ``pool``'s order."""
+        missing = np.array([self.missing.get(int(size), 0) for size in scene_sizes[images[pool]].tolist()])
+        first_seen = {image: number for number, image in enumerate(dict.fromkeys(images[pool].tolist()))}
+        image_rank = np.array([first_seen[image] for image in images[pool].tolist()])
+        return pool[np.lexsort((image_rank, -missing))]
+
     def pick_images(self, candidates: np.ndarray, scene_sizes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Test images per object count in the earlier proportions (with slack), where there are enough."""
+        """As many test images of each object count as the earlier set had, where there are enough."""
         histogram = self.target.histogram()
-        wanted = scaled_counts({str(k): v for k, v in histogram.items()}, math.ceil(sum(histogram.values()) * IMAGE_SLACK))
+        wanted = {str(k): v for k, v in histogram.items()}
         candidates = candidates[rng.permutation(candidates.size)]
         picked = [candidates[scene_sizes[candidates] == int(size)][:count] for size, count in wanted.items()]
+        self.missing = {int(size): count - len(chosen) for (size, count), chosen in zip(wanted.items(), picked, strict=True)}
         return np.concatenate(picked) if picked else candidates
+
+
+def take(pool: np.ndarray, key: list[str], wanted: Mapping[str, int], keep: np.ndarray, limit: int) -> None:
+    """Mark positions of ``pool`` (in its order) kept until each key has ``wanted`` of them kept
+    (counting those kept before), and no more than ``limit`` in all."""
+    have = Counter(key[position] for position in np.flatnonzero(keep).tolist())
+    kept = int(keep.sum())
+    for position in pool.tolist():
+        if kept >= limit:
+            return
+        name = key[position]
+        if not keep[position] and have[name] < wanted.get(name, 0):
+            keep[position] = True
+            have[name] += 1
+            kept += 1
 
 
 def scaled_counts(counts: Mapping[str, int], total: int) -> dict[str, int]:
