@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dataset.annotate.cli import add_annotate_parser, command_annotate
-from dataset.like import add_like_options, like_build_options, like_target, report_closeness
 from dataset.leak_check import add_leak_check_parser, command_leak_check
+from dataset.like import add_like_options, like_build_options, like_target, report_closeness
 from dataset.seeds import add_seed_parser, check_no_seed_in, command_seed
 from dataset.watermark import MARK_FILE, add_watermark_options, hf_copies, watermark_from_args, write_public_export
 from filter.backends import BACKENDS as FILTER_BACKENDS
@@ -277,7 +277,7 @@ def command_build(args: argparse.Namespace) -> int:
     )
     like = like_target(args)
     if like is not None:
-        options.update(like_build_options(args, like))
+        options.update(like_build_options(args, like, options))
     elif args.n is None:
         raise UsageError("--n is required (or --like DATA, which takes it from an earlier set)")
     settings = BuildSettings(

@@ -50,7 +50,7 @@ TEXT_SUFFIXES = (".jsonl", ".json", ".parquet", ".txt")
 QUESTION_KEYS = ("question", "question_ru", "text")
 IMAGE_KEYS = ("image", "image_path", "file_name")
 HASH_SIZE = 16  # 16 x 16 DCT coefficients: 256 bits
-DEFAULT_MAX_DISTANCE = 40  # bits of 256; measured: planted copies <= 18, other scenes >= 88 (docs/dataset.md)
+DEFAULT_MAX_DISTANCE = 40  # bits of 256; measured: planted copies <= 24, other scenes >= 72 (docs/releases.md)
 STREAM_JSON_BYTES = 64 * 2**20
 BATCH = 128  # corpus images matched together (one matrix product against the index)
 _PUNCTUATION = re.compile(r"[^\w\s]")
@@ -233,10 +233,10 @@ def file_records(path: Path) -> Iterator[Record]:
                 if line.strip():
                     yield Record(f"{path}:{number}", line.rstrip("\n"), None)
     elif suffix == ".jsonl":
-        with open(path, "rb") as handle:
-            for number, line in enumerate(handle, 1):
-                if line.strip():
-                    yield from json_records(orjson.loads(line), f"{path}:{number}", folder)
+        with open(path, "rb") as binary:
+            for number, raw in enumerate(binary, 1):
+                if raw.strip():
+                    yield from json_records(orjson.loads(raw), f"{path}:{number}", folder)
     elif suffix == ".json" and path.stat().st_size <= STREAM_JSON_BYTES:
         yield from json_records(orjson.loads(path.read_bytes()), str(path), folder)
     elif suffix == ".json":

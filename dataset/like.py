@@ -71,10 +71,8 @@ class LikeTarget:
 
     @classmethod
     def read(cls, data: Path) -> LikeTarget:
-        from dataset.document import stream_document
+        from dataset.document import family_in, stream_document
         from dataset.stats import compute_statistics
-
-        from dataset.document import family_in
 
         document = stream_document(data)
         statistics = compute_statistics(document)
@@ -121,7 +119,7 @@ class LikeSelection:
     """Export's choice of test items for a set like ``target`` (see the module's description)."""
 
     target: LikeTarget
-    chosen: dict[str, int] = field(default_factory=dict)
+    chosen: dict[str, Any] = field(default_factory=dict)
     missing: dict[int, int] = field(default_factory=dict)  # images of each object count wanted but not there
 
     def record(self) -> dict[str, Any]:
@@ -276,12 +274,11 @@ def check_new_seed(target: LikeTarget, seed: int) -> None:
                          "(the same seed would make the same set)")
 
 
-def like_build_options(args: Any, target: LikeTarget) -> dict[str, Any]:
+def like_build_options(args: Any, target: LikeTarget, given: Mapping[str, Any]) -> dict[str, Any]:
     """BuildSettings fields from the earlier set: its scene count (times ``--like-oversample``), sizes,
     samples, questions per image, shots, backends and stage arguments. A size, sample count,
-    per-image count or stage argument string given on the command line is used instead."""
-    from dataset.build import split_extra_args
-
+    per-image count or stage arguments given on the command line (``given``: the build's fields as
+    parsed) are used instead."""
     earlier = target.settings
 
     def stage(name: str) -> Mapping[str, Any]:
@@ -291,8 +288,7 @@ def like_build_options(args: Any, target: LikeTarget) -> dict[str, Any]:
         return value if value is not None else recorded
 
     def stage_args(name: str) -> tuple[str, ...]:
-        text = getattr(args, f"{name}_args")
-        return split_extra_args(text, f"--{name}-args") if text else tuple(stage(name).get("args", ()))
+        return tuple(given[f"{name}_args"]) or tuple(stage(name).get("args", ()))
 
     return {
         "n": scenes_like(target, args.like_oversample),

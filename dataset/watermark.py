@@ -84,7 +84,7 @@ def text_overlay(text: str, width: int) -> Image.Image:
     size = 64
     font = ImageFont.load_default(size=size)
     left, top, right, bottom = ImageDraw.Draw(Image.new("RGBA", (1, 1))).textbbox((0, 0), text, font=font, stroke_width=3)
-    canvas = Image.new("RGBA", (right - left + 2, bottom - top + 2), (0, 0, 0, 0))
+    canvas = Image.new("RGBA", (int(right - left) + 2, int(bottom - top) + 2), (0, 0, 0, 0))
     ImageDraw.Draw(canvas).text((1 - left, 1 - top), text, font=font, fill=(255, 255, 255, 255), stroke_width=3,
                                 stroke_fill=(0, 0, 0, 255))
     height = max(1, round(canvas.height * width / canvas.width))

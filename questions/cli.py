@@ -18,7 +18,6 @@ from questions.scene_questions import MIX_AXES, Settings, mix_class
 from questions.validator import FAMILY_SUFFIXES, FamilyError, validate_files
 from render.farm.plan import add_text_farm_arguments, run_text_stage
 from render.farm.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path
-from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
 from ruclevr import __version__
 from ruclevr.cli import (
     ArgumentParser,
@@ -36,6 +35,7 @@ from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, chec
 from ruclevr.names import beside
 from ruclevr.paths import check_output_location
 from ruclevr.records import same_record
+from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
 
 log = stage_logger("questions")
 PROG = "questions"
