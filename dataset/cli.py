@@ -171,6 +171,7 @@ def add_augment_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, required=True, help="output folder (created); see docs for its layout")
     parser.add_argument("--seed", type=non_negative_int, default=0,
                         help="seed of the random permutations, of English synonyms and of the Russian realiser; default 0")
+    add_seed_file_option(parser)
     parser.add_argument("--n", type=positive_int, default=None,
                         help="augment only the first N scenes of --scenes (default: all)")
     parser.add_argument("--masks", type=Path, default=None,
@@ -400,7 +401,8 @@ def command_augment(args: argparse.Namespace) -> int:
     from dataset.augment import AugmentSettings, AugmentSources, ColorSwap, augment, parse_color_map
     from ruclevr.paths import check_name_part
 
-    swap = ColorSwap(parse_color_map(args.color_map) if args.color_map else None, args.seed)
+    apply_seed_file(args, "augment")
+    swap = ColorSwap(parse_color_map(args.color_map) if args.color_map else None, args.seed, args.seed_record)
     settings = AugmentSettings(
         swap=swap, n=args.n, prefix=check_name_part(args.prefix, "--prefix"), families_dir=args.families, yo=args.yo,
         filter_backend=args.filter_backend, threshold=args.threshold, filter_model=args.filter_model,

@@ -99,3 +99,18 @@ def test_secret_seed_build_is_reproducible_and_publishes_only_commitments(tmp_pa
     # hf --seed-file refuses to publish a copy of the plain build (its records hold the seed).
     leaked = dataset("hf", "--data", tmp_path / "plain", "--out", tmp_path / "hf", "--seed-file", seed_file)
     assert leaked.returncode == 2 and "contains the secret seed" in leaked.stderr and not (tmp_path / "hf").exists()
+
+
+def test_augment_records_the_commitment_of_a_secret_seed(tmp_path, capsys) -> None:
+    from dataset.augment import ColorSwap
+
+    record = SecretSeed(SEED).record("augment")
+    swap = ColorSwap(None, SEED, record)
+    assert swap.describe() == {"mode": "random", "seed": record} and swap.recorded_seed == record
+    assert swap.map_for({"image_index": 3, "objects": [{"color": "red"}]}) == ColorSwap(None, SEED).map_for(
+        {"image_index": 3, "objects": [{"color": "red"}]})
+    seed_file = tmp_path / "seed.txt"
+    seed_file.write_text(f"{SEED}\n")
+    status = run_stage("dataset", "augment", "--scenes", tmp_path / "none.json", "--questions", tmp_path / "q.json",
+                       "--random", "--out", tmp_path / "out", "--seed-file", seed_file)
+    assert status == 2 and str(SEED) not in capsys.readouterr().err
