@@ -63,7 +63,7 @@ def test_no_corpus_is_one_line(tmp_path, capsys) -> None:
 
 @pytest.mark.blender
 @pytest.mark.slow
-def test_every_planted_item_of_a_real_build_is_found_and_nothing_of_another_seed(tmp_path) -> None:
+def test_every_planted_item_of_a_real_build_is_found_and_nothing_of_another_seed(tmp_path, monkeypatch) -> None:
     def build(seed: int):
         root = tmp_path / f"build{seed}"
         result = subprocess.run([sys.executable, "-m", "dataset", "build", "--n", "3", "--out", str(root), "--width", "96",
@@ -82,6 +82,15 @@ def test_every_planted_item_of_a_real_build_is_found_and_nothing_of_another_seed
     other = plant_corpus(theirs, tmp_path / "other")
     # The public (watermarked) copy, as published, is a corpus too.
     assert run_stage("dataset", "hf", "--data", ours, "--out", tmp_path / "private", "--public-out", tmp_path / "public") == 0
+    # The two copies of this real build load, hold the same items and differ only in image bytes.
+    import datasets
+
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    clean, marked = (datasets.load_dataset(str(tmp_path / name), cache_dir=str(tmp_path / "cache")) for name in ("private", "public"))
+    for split in ("shots", "test"):
+        for a, b in zip(clean[split], marked[split], strict=True):
+            image_a, image_b = a["inputs"].pop("image"), b["inputs"].pop("image")
+            assert a == b and image_a["path"] == image_b["path"] and image_a["bytes"] != image_b["bytes"]
     status, lines = check(ours, [tmp_path / "leaked", tmp_path / "public"])
     assert status == 1
     found = {int(i) for line in lines if line.startswith("item ") for i in line.rsplit("item ", 1)[1].split(", ")}

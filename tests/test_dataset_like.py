@@ -78,3 +78,17 @@ def test_build_like_prints_how_close_it_came_and_refuses_the_earlier_seed(tmp_pa
     record = json.loads((tmp_path / "b" / "build.json").read_text())["info"]["settings"]
     assert record["render"]["n"] == 6 and record["render"]["width"] == 48 and record["export"]["shots"] == 1
     assert json.loads((tmp_path / "b" / "like.json").read_text())["closeness"]["items"]["earlier"]["shots"] == 1
+
+
+def test_the_earlier_seed_is_refused_even_behind_its_commitment() -> None:
+    from dataset.like import check_new_seed
+    from ruclevr.cli import UsageError
+    from ruclevr.secret_seed import SecretSeed
+
+    seed = (1 << 127) + 12345
+    secret = LikeTarget("OLD", {}, {}, SecretSeed(seed).record("build"))
+    with pytest.raises(UsageError, match="this very seed"):
+        check_new_seed(secret, seed)
+    check_new_seed(secret, seed + 1)
+    with pytest.raises(UsageError, match="this very seed"):
+        check_new_seed(LikeTarget("OLD", {}, {}, 7), 7)
