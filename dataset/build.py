@@ -52,6 +52,7 @@ from ruclevr.cli import UsageError, progress_disabled
 from ruclevr.io import atomic_write_json, read_json
 from ruclevr.jsonstream import JsonDocument, checked_info, input_document
 from ruclevr.records import changed_outputs, describe_outputs, files_under, read_record
+from ruclevr.secret_seed import SecretSeed
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,8 @@ class BuildSettings:
     # --families folders for the questions stage, and whether they replace the shipped families;
     # the later stages read the choice from the questions' info
     families: tuple[tuple[Path, ...], bool] = ((), False)
+    seed_file: Path | None = None  # the secret seed's file: stages are passed --seed-file, records hold commitments
+    like: Any = None  # dataset.like.LikeTarget: export keeps the test items of a set like it
 
     def families_argv(self) -> list[str]:
         folders, only = self.families
@@ -133,6 +136,16 @@ class BuildSettings:
         """The questions stage's families, recorded only when given (so earlier builds compare equal)."""
         folders, only = self.families
         return {"families": [str(folder) for folder in folders], "families_only": only} if folders else {}
+
+    def stage_seed(self, stage: str) -> int | str:
+        """What ``stage``'s records say the seed is (ruclevr.secret_seed: a commitment per stage)."""
+        if self.seed_file is None:
+            return self.seed
+        return SecretSeed(self.seed).record(stage)
+
+    def seed_argv(self) -> list[str]:
+        """How a stage is given the seed: never its value on a command line when it is secret."""
+        return ["--seed-file", str(self.seed_file)] if self.seed_file is not None else ["--seed", str(self.seed)]
 
     def by_stage(self, defaults: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
         """Settings grouped by the first stage they affect (for comparing with an earlier run).
@@ -146,14 +159,15 @@ class BuildSettings:
             return known.get(name) if given is None else given
 
         return {
-            "render": {"n": self.n, "seed": self.seed, "width": value("width", self.width),
+            "render": {"n": self.n, "seed": self.stage_seed("render"), "width": value("width", self.width),
                        "height": value("height", self.height), "samples": value("samples", self.samples),
                        "args": list(self.render_args)},
-            "questions": {"seed": self.seed, "per_image": value("per_image", self.per_image),
+            "questions": {"seed": self.stage_seed("questions"), "per_image": value("per_image", self.per_image),
                           "args": list(self.questions_args), **self.families_setting()},
-            "translate": {"backend": self.backend, "seed": self.seed, "args": list(self.translate_args)},
+            "translate": {"backend": self.backend, "seed": self.stage_seed("translate"), "args": list(self.translate_args)},
             "filter": {"backend": self.filter_backend, "args": list(self.filter_args)},
-            "export": {"shots": self.shots, "seed": self.seed, "prompt_sha256": prompt.sha256},
+            "export": {"shots": self.shots, "seed": self.stage_seed("export"), "prompt_sha256": prompt.sha256,
+                       **({"like": self.like.record()} if self.like is not None else {})},
             "hf": {"license": self.license},
         }
 
@@ -241,7 +255,16 @@ def export_is_current(path: Path, settings: ExportSettings) -> bool:
     """Whether an existing export was made with these shots, seed and prompt (its record alone is read)."""
     info = checked_info(input_document(path, "provenance", str(path)), str(path))
     recorded = (info.get("settings", {}).get("shots"), info.get("seed"), info.get("settings", {}).get("prompt", {}).get("sha256"))
-    return recorded == (settings.shots, settings.seed, settings.prompts().sha256)
+    return recorded == (settings.shots, settings.recorded_seed, settings.prompts().sha256)
+
+
+def like_selection(target: Any) -> Any:
+    """Export's choice of test items for a build ``--like`` an earlier set (dataset.like), else None."""
+    if target is None:
+        return None
+    from dataset.like import LikeSelection
+
+    return LikeSelection(target)
 
 
 def card_license(card: Path) -> str | None:
@@ -349,7 +372,7 @@ class Build:
         return {
             "stage": "dataset.build",
             "version": __version__,
-            "seed": self.settings.seed,
+            "seed": self.settings.stage_seed("build"),
             "settings": stage_settings,
             "modules": {"render": self.modules.render, "questions": self.modules.questions,
                         "translate": self.modules.translate, "filter": self.modules.filter},
@@ -360,7 +383,7 @@ class Build:
 
     def render_argv(self) -> list[str]:
         s = self.settings
-        argv = ["--n", str(s.n), "--out", str(self.paths.render_dir), "--seed", str(s.seed)]
+        argv = ["--n", str(s.n), "--out", str(self.paths.render_dir), *s.seed_argv()]
         for flag, value in (("--width", s.width), ("--height", s.height), ("--samples", s.samples)):
             if value is not None:
                 argv += [flag, str(value)]
@@ -368,14 +391,14 @@ class Build:
 
     def questions_argv(self) -> list[str]:
         s = self.settings
-        argv = ["--in", str(self.paths.scenes), "--out", str(self.paths.questions), "--seed", str(s.seed)]
+        argv = ["--in", str(self.paths.scenes), "--out", str(self.paths.questions), *s.seed_argv()]
         if s.per_image is not None:
             argv += ["--per-image", str(s.per_image)]
         return argv + s.families_argv() + list(s.questions_args) + self.overwrite_flag()
 
     def translate_argv(self) -> list[str]:
         argv = ["--in", str(self.paths.questions), "--out", str(self.paths.translated),
-                "--backend", self.settings.backend, "--seed", str(self.settings.seed)]
+                "--backend", self.settings.backend, *self.settings.seed_argv()]
         return argv + list(self.settings.translate_args) + self.overwrite_flag()
 
     def filter_argv(self) -> list[str]:
@@ -421,7 +444,8 @@ class Build:
         return "ran"
 
     def export(self) -> str:
-        settings = ExportSettings(self.settings.shots, self.settings.seed, PromptSet.from_paths(self.settings.prompt))
+        settings = ExportSettings(self.settings.shots, self.settings.seed, PromptSet.from_paths(self.settings.prompt),
+                                  seed_record=self.settings.stage_seed("export"), select=like_selection(self.settings.like))
         inputs = [self.paths.kept, self.paths.scenes]
         if self.is_current("export", inputs) and export_is_current(self.paths.mera, settings):
             return "skipped"

@@ -90,6 +90,7 @@ class CardFacts:
         self.first_items: dict[str, Mapping[str, Any]] = {}
         self.translators: Counter[str] = Counter()
         self.filters: Counter[str] = Counter()
+        self.copy: Mapping[str, Any] | None = None  # public (watermarked) or private (clean): dataset.watermark
 
     def add(self, split: str, item: Mapping[str, Any], record: Mapping[str, Any]) -> None:
         self.items += 1
@@ -175,6 +176,7 @@ def card_context(
         "plots": list(plots),
         "human_review": human_review_section(info),
         "answer_vocabulary": answer_vocabulary(),
+        "copy": facts.copy,
     }
 
 

@@ -1,4 +1,4 @@
-"""``python -m dataset COMMAND``: build, export, hf, stats, evaluate, augment, gallery, annotate.
+"""``python -m dataset COMMAND``: build, export, hf, stats, evaluate, augment, gallery, annotate, seed, leak-check.
 
 Every command reads files and writes files atomically; bad input ends with one line on stderr
 and exit status 2.
@@ -12,6 +12,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dataset.annotate.cli import add_annotate_parser, command_annotate
+from dataset.leak_check import add_leak_check_parser, command_leak_check
+from dataset.like import add_like_options, like_build_options, like_target, report_closeness
+from dataset.seeds import add_seed_parser, check_no_seed_in, command_seed
+from dataset.watermark import MARK_FILE, add_watermark_options, hf_copies, watermark_from_args, write_public_export
 from filter.backends import BACKENDS as FILTER_BACKENDS
 from questions.family_sources import add_family_arguments, sources_from_arguments
 from ruclevr import __version__
@@ -28,6 +32,7 @@ from ruclevr.cli import (
     stage_logger,
 )
 from ruclevr.paths import check_output_location
+from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
 from translate.base import BACKENDS as TRANSLATE_BACKENDS
 
 PROG = "python -m dataset"
@@ -42,6 +47,7 @@ def add_export_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=non_negative_int, default=0,
                         help="seed for every random choice (the shot draw here; rendering and questions in build); "
                              "default 0")
+    add_seed_file_option(parser)
     parser.add_argument("--prompt", type=Path, action="append", default=None, metavar="FILE|DIR",
                         help="Jinja instruction template, or a folder of *.j2 templates; repeatable. Rendered in a "
                              "sandbox with the variables question_type and split; each must produce <image> and the "
@@ -57,7 +63,8 @@ def add_build_parser(commands: argparse._SubParsersAction) -> None:
                     "A stage whose output exists and is newer than its input is skipped, so rerunning the same "
                     "command resumes.")
     add_common_options(parser)
-    parser.add_argument("--n", type=positive_int, required=True, help="number of scenes to render")
+    parser.add_argument("--n", type=positive_int, default=None,
+                        help="number of scenes to render (required unless --like gives it)")
     parser.add_argument("--out", type=Path, required=True, help="build folder (created); see docs for its layout")
     add_export_options(parser)
     parser.add_argument("--width", type=positive_int, help="image width in pixels (render's default if not given)")
@@ -75,6 +82,7 @@ def add_build_parser(commands: argparse._SubParsersAction) -> None:
         parser.add_argument(f"--{stage}-args", default="", metavar="ARGS",
                             help=f"more options passed to the {stage} stage as they are, in one quoted string "
                                  f"(e.g. --{stage}-args \"--flag value\")")
+    add_like_options(parser)
     parser.add_argument("--overwrite", action="store_true",
                         help="redo every stage from scratch (passed on to each stage) instead of resuming")
 
@@ -95,6 +103,7 @@ def add_export_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--provenance", action="append", default=[], metavar="NAME=FILE",
                         help="another stage's output whose info record goes into the export (and the card); "
                              "repeatable, e.g. --provenance translate=questions_ru.json")
+    add_watermark_options(parser)
     parser.add_argument("--overwrite", action="store_true", help="export again even if OUT/provenance.json exists")
 
 
@@ -109,6 +118,10 @@ def add_hf_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--license", default="cc-by-4.0", help="licence id written in the card; default cc-by-4.0")
     parser.add_argument("--rejected", type=Path, default=None,
                         help="the filter's .rejected.jsonl, so the card's score histogram shows rejected questions too")
+    parser.add_argument("--seed-file", type=Path, default=None, metavar="PATH",
+                        help="the secret seed the data was built with: refuse to write a copy any file of which would "
+                             "hold it (decimal or hexadecimal)")
+    add_watermark_options(parser)
     parser.add_argument("--overwrite", action="store_true", help="write again even if OUT/README.md exists")
 
 
@@ -160,6 +173,7 @@ def add_augment_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, required=True, help="output folder (created); see docs for its layout")
     parser.add_argument("--seed", type=non_negative_int, default=0,
                         help="seed of the random permutations, of English synonyms and of the Russian realiser; default 0")
+    add_seed_file_option(parser)
     parser.add_argument("--n", type=positive_int, default=None,
                         help="augment only the first N scenes of --scenes (default: all)")
     parser.add_argument("--masks", type=Path, default=None,
@@ -223,6 +237,8 @@ def build_parser() -> ArgumentParser:
     add_augment_parser(commands)
     add_gallery_parser(commands)
     add_annotate_parser(commands)
+    add_seed_parser(commands)
+    add_leak_check_parser(commands)
     return parser
 
 
@@ -252,16 +268,27 @@ def command_build(args: argparse.Namespace) -> int:
     from dataset.stage_processes import Terminated, terminate_on_sigterm
     from render import render_limit_problem
 
-    settings = BuildSettings(
-        n=args.n, seed=args.seed, width=args.width, height=args.height, samples=args.samples,
+    apply_seed_file(args, "build")
+    options = dict(
+        n=args.n, width=args.width, height=args.height, samples=args.samples,
         per_image=args.per_image, backend=args.backend, filter_backend=args.filter_backend, shots=args.shots,
-        prompt=tuple(args.prompt or ()), license=check_license(args.license),
         render_args=split_extra_args(args.render_args, "--render-args"),
         questions_args=split_extra_args(args.questions_args, "--questions-args"),
         translate_args=split_extra_args(args.translate_args, "--translate-args"),
         families=family_folders(args),
         filter_args=split_extra_args(args.filter_args, "--filter-args"),
     )
+    like = like_target(args)
+    if like is not None:
+        options.update(like_build_options(args, like, options))
+    elif args.n is None:
+        raise UsageError("--n is required (or --like DATA, which takes it from an earlier set)")
+    settings = BuildSettings(
+        seed=args.seed, prompt=tuple(args.prompt or ()), license=check_license(args.license),
+        seed_file=args.seed_file.resolve() if args.seed_file is not None else None, like=like, **options,
+    )
+    args.n, args.width, args.height, args.samples, args.shots = (settings.n, settings.width, settings.height,
+                                                                  settings.samples, settings.shots)
     check_prompts(PromptSet.from_paths(args.prompt))
     problem = render_limit_problem(args.n, args.width, args.height, args.samples)
     if problem:
@@ -281,6 +308,8 @@ def command_build(args: argparse.Namespace) -> int:
         log.error(f"{PROG} build: terminated; finished work is kept: rerun the same command to resume")
         return 128 + signal.SIGTERM
     print(format_summary(paths, report))
+    if like is not None:
+        print(report_closeness(like, paths))
     return 0
 
 
@@ -298,18 +327,24 @@ def command_export(args: argparse.Namespace) -> int:
     from dataset.prompt import PromptSet
 
     prompts = PromptSet.from_paths(args.prompt)
+    apply_seed_file(args, "export")
+    watermark = watermark_from_args(args)
     provenance = parse_provenance(args.provenance)
     target = args.out / PROVENANCE_NAME
     if target.exists() and not args.overwrite:
         log.info(f"{PROG} export: {target} exists; nothing to do (pass --overwrite to export again)")
+        if watermark is not None and not (args.public_out / MARK_FILE).exists():
+            print(f"{args.public_out}: public copy, {write_public_export(args.out, args.public_out, watermark)} images watermarked")
         return 0
-    info = export_dataset(args.questions, args.scenes, args.out, ExportSettings(args.shots, args.seed, prompts),
+    info = export_dataset(args.questions, args.scenes, args.out, ExportSettings(args.shots, args.seed, prompts, args.seed_record),
                           images_dir=args.images, provenance_files=provenance)
     counts = info["counts"]
     print(f"{args.out}: {counts['shots']} shots, {counts['test']} test "
           f"(from {counts['input_questions']} questions; dropped {counts['dropped_duplicates']} duplicates, "
           f"{counts['dropped_sharing_shot_image']} on shot images, "
           f"{counts['dropped_sharing_shot_question']} repeating a shot question)")
+    if watermark is not None:
+        print(f"{args.public_out}: public copy, {write_public_export(args.out, args.public_out, watermark)} images watermarked")
     return 0
 
 
@@ -320,13 +355,19 @@ def command_hf(args: argparse.Namespace) -> int:
 
     document = stream_document(args.data)
     survey = check_hf_inputs(document, args.license)
-    if (args.out / CARD_NAME).exists() and not args.overwrite:
+    if args.seed_file is not None:
+        check_no_seed_in(document.folder, args.seed_file)
+    copies = hf_copies(args, document.folder)
+    if all((copy.out / CARD_NAME).exists() for copy in copies) and not args.overwrite:
         log.info(f"{PROG} hf: {args.out / CARD_NAME} exists; nothing to do (pass --overwrite to write again)")
         return 0
-    plots = write_card_plots(survey.plots, args.out, args.rejected)
-    result = write_hf_copy(document, args.out, args.license, plots=plots, show_progress=True, survey=survey)
-    sizes = ", ".join(f"{split['name']} {split['num_examples']}" for split in result["dataset_info"]["splits"])
-    print(f"{args.out}: {sizes}; load with datasets.load_dataset({str(args.out)!r})")
+    for copy in copies:
+        survey.card.copy = copy.notice
+        plots = write_card_plots(survey.plots, copy.out, args.rejected)
+        result = write_hf_copy(document, copy.out, args.license, plots=plots, show_progress=True, survey=survey,
+                               transform=copy.transform)
+        sizes = ", ".join(f"{split['name']} {split['num_examples']}" for split in result["dataset_info"]["splits"])
+        print(f"{copy.out}: {copy.label()}{sizes}; load with datasets.load_dataset({str(copy.out)!r})")
     return 0
 
 
@@ -370,7 +411,8 @@ def command_augment(args: argparse.Namespace) -> int:
     from dataset.augment import AugmentSettings, AugmentSources, ColorSwap, augment, parse_color_map
     from ruclevr.paths import check_name_part
 
-    swap = ColorSwap(parse_color_map(args.color_map) if args.color_map else None, args.seed)
+    apply_seed_file(args, "augment")
+    swap = ColorSwap(parse_color_map(args.color_map) if args.color_map else None, args.seed, args.seed_record)
     settings = AugmentSettings(
         swap=swap, n=args.n, prefix=check_name_part(args.prefix, "--prefix"), families=sources_from_arguments(args), yo=args.yo,
         filter_backend=args.filter_backend, threshold=args.threshold, filter_model=args.filter_model,
@@ -401,7 +443,7 @@ def command_gallery(args: argparse.Namespace) -> int:
 
 #: What each command's --out names: a folder it fills, or a file it writes.
 OUTPUT_KINDS = {"build": "dir", "export": "dir", "hf": "dir", "stats": "file", "evaluate": "file", "augment": "dir",
-                "gallery": "file", "annotate": "dir"}
+                "gallery": "file", "annotate": "dir", "seed": "file"}
 
 COMMANDS = {
     "build": command_build,
@@ -412,6 +454,8 @@ COMMANDS = {
     "augment": command_augment,
     "gallery": command_gallery,
     "annotate": command_annotate,
+    "seed": command_seed,
+    "leak-check": command_leak_check,
 }
 
 

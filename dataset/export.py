@@ -70,6 +70,12 @@ class ExportSettings:
     shots: int = 10
     seed: int = 0
     prompt: PromptSet | None = None
+    seed_record: int | str | None = None  # what the record says the seed is; a secret seed's commitment
+    select: Any = None  # dataset.like.LikeSelection: the test items of a set like an earlier one
+
+    @property
+    def recorded_seed(self) -> int | str:
+        return self.seed if self.seed_record is None else self.seed_record
 
     def prompts(self) -> PromptSet:
         """The instruction templates: the shipped set unless others were given."""
@@ -301,6 +307,8 @@ def export_dataset(
     scenes_info, scene_sizes = read_scene_sizes(scenes_path, columns.image_numbers)
     check_images(columns.image_names, scene_sizes, images_dir, questions_path)
     split = split_positions(columns, settings.shots, settings.seed)
+    if settings.select is not None:
+        split = settings.select.apply(questions_path, columns, split, scene_sizes, settings.seed)
     # In pipeline order: render, the other named stages, then the questions file exported here.
     base = out_dir.parent  # the build folder, when exporting into DATA/mera
     sources = {"scenes": source_record(scenes_path, scenes_info, base)}
@@ -309,11 +317,12 @@ def export_dataset(
     info = {
         "stage": "dataset.export",
         "version": __version__,
-        "seed": settings.seed,
+        "seed": settings.recorded_seed,
         "settings": {"shots": settings.shots, "prompt": prompts.record()},
         "counts": {"input_questions": len(columns), **split.counts()},
         "sources": sources,
         "image_paths": "relative to the folder of this file",
+        **({"like": settings.select.record()} if settings.select is not None else {}),
     }
     plan = ExportPlan(columns, split, scene_sizes, prompts, *assign_templates(columns, split, prompts, settings.seed))
     write_streamed_export(questions_path, plan, info, images_dir, out_dir)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -58,13 +58,16 @@ def check_license(license_id: str) -> str:
     return license_id
 
 
-def hf_rows(document: Document, items: Sequence[Mapping[str, Any]], images: dict[str, bytes]) -> list[dict[str, Any]]:
-    """MERA items with the image file's bytes beside its relative path (``images`` caches the bytes)."""
+def hf_rows(document: Document, items: Sequence[Mapping[str, Any]], images: dict[str, bytes],
+            transform: Callable[[bytes], bytes] | None = None) -> list[dict[str, Any]]:
+    """MERA items with the image file's bytes beside its relative path (``images`` caches the bytes);
+    ``transform`` changes each image's bytes (the public copy's watermark)."""
     rows = []
     for item in items:
         relative = item["inputs"]["image"]
         if relative not in images:
-            images[relative] = document.image_path(item).read_bytes()
+            data = document.image_path(item).read_bytes()
+            images[relative] = transform(data) if transform is not None else data
         rows.append({**item, "inputs": {**item["inputs"], "image": {"bytes": images[relative], "path": relative}}})
     return rows
 
@@ -101,7 +104,7 @@ def _groups(items: Iterable[dict[str, Any]], size: int) -> Iterator[list[dict[st
 
 def write_split(
     document: Document, split: str, out_dir: Path, show_progress: bool = False, max_file_bytes: int = MAX_FILE_BYTES,
-    total: int | None = None,
+    total: int | None = None, transform: Callable[[bytes], bytes] | None = None,
 ) -> tuple[dict[str, Any], list[Path]]:
     """Write one split's parquet files, a row group at a time as its items are read; return its
     SplitInfo fields and the files. ``total``: the item count for the progress bar, when known.
@@ -130,7 +133,7 @@ def write_split(
                     writer = _PieceWriter(out_dir / DATA_DIR / f".{split}-{len(pieces):05d}.parquet.part", schema)
                     pieces.append(writer.path)
                 # Each group reads its own images: a scene's questions sit together, so little is read twice.
-                rows = hf_rows(document, group, {})
+                rows = hf_rows(document, group, {}, transform)
                 table = pa.Table.from_pylist(rows, schema=schema)
                 writer.write(table)
                 num_bytes += table.nbytes
@@ -208,12 +211,14 @@ def check_hf_inputs(document: Document, license_id: str) -> ExportSurvey:
 def write_hf_copy(
     document: Document, out_dir: Path, license_id: str = "cc-by-4.0", show_progress: bool = False,
     plots: Sequence[tuple[str, str]] = (), max_file_bytes: int = MAX_FILE_BYTES, survey: ExportSurvey | None = None,
+    transform: Callable[[bytes], bytes] | None = None,
 ) -> dict[str, Any]:
     """Write the parquet files, then the card last (an existing card means a complete copy).
 
     ``show_progress`` draws a bar per split; the build leaves it off and shows its own.
     ``plots``: (path relative to ``out_dir``, title) of plot images already written there, shown in the card.
     ``survey``: what :func:`check_hf_inputs` returned for this document and licence (else it is run here).
+    ``transform``: what is done to each image's bytes (a public copy's watermark, :mod:`dataset.watermark`).
     The items are read twice, once for the survey and once for the parquet files, never held whole.
     """
     if survey is None:
@@ -223,7 +228,8 @@ def write_hf_copy(
     remove_stale_temporaries(out_dir / DATA_DIR)
     for piece in (out_dir / DATA_DIR).glob(".*.parquet.part"):  # left by a killed run
         piece.unlink()
-    written = [write_split(document, split, out_dir, show_progress, max_file_bytes, survey.items(split)) for split in SPLITS]
+    written = [write_split(document, split, out_dir, show_progress, max_file_bytes, survey.items(split), transform)
+               for split in SPLITS]
     splits = [split for split, _ in written]
     download_size = sum(path.stat().st_size for _, files in written for path in files)
     dataset_info = {

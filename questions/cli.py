@@ -36,6 +36,7 @@ from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, chec
 from ruclevr.names import beside
 from ruclevr.paths import check_output_location
 from ruclevr.records import same_record
+from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
 
 log = stage_logger("questions")
 PROG = "questions"
@@ -72,6 +73,7 @@ def generation_parser() -> ArgumentParser:
     parser.add_argument("--per-image", type=positive_int, default=10, help="questions per image, at most one per family (default 10).")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of all random choices; same seed, same file (default 0).")
     add_family_arguments(parser)
+    add_seed_file_option(parser)
     parser.add_argument(
         "--budget", type=positive_int, default=Settings.budget,
         help=f"search steps per scene across all families; a hard scene ends with fewer questions instead of stalling (default {Settings.budget}).",
@@ -119,6 +121,7 @@ def generate_command(argv: Sequence[str]) -> int:
     args = generation_parser().parse_args(argv)
     configure_logging(args.verbosity)
     check_output_location(args.out, "file", "--out")
+    apply_seed_file(args, "questions")
     on_ray = run_text_stage(args, argv, "questions", PROG)
     if on_ray is not None:
         return on_ray
@@ -256,7 +259,7 @@ def run_record(args: Any, settings: Settings, sources: FamilySources, families: 
     return {
         "stage": "questions",
         "version": __version__,
-        "seed": settings.seed,
+        "seed": getattr(args, "seed_record", settings.seed),
         "per_image": settings.per_image,
         "budget": settings.budget,
         "family_steps": settings.family_steps,

@@ -46,6 +46,7 @@ from ruclevr.cli import (
 )
 from ruclevr.jsonstream import DocumentWriter
 from ruclevr.paths import check_name_part, check_output_location
+from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
 
 PROG = "python -m render"
 log = stage_logger("render")
@@ -63,6 +64,7 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--n", type=positive_int, required=True, help=f"number of scenes to render (indices start-index .. start-index+n-1; start-index+n at most {MAX_SCENES})")
     parser.add_argument("--out", default="out", help="output folder (images/, masks/, scenes/, scenes.json); default: out")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="run seed; scene i is sampled from numpy default_rng([seed, i]); default 0")
+    add_seed_file_option(parser)
     parser.add_argument("--start-index", type=non_negative_int, default=0, help="first scene index (to add scenes to a folder, or split work); default 0")
     parser.add_argument("--width", type=positive_int, default=480, help=f"image width in pixels (at most {MAX_SIDE}); default 480")
     parser.add_argument("--height", type=positive_int, default=320, help=f"image height in pixels (at most {MAX_SIDE}); default 320")
@@ -95,6 +97,7 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbosity)
     check_output_location(args.out, "dir", "--out")
+    apply_seed_file(args, "render")
     options = scene_options_from_args(args)
     shard = shard_from_args(args)
     indices = shard.indices(args.start_index, args.n) if shard else range(args.start_index, args.start_index + args.n)
@@ -108,7 +111,8 @@ def _main(argv: Sequence[str] | None) -> int:
         threads=farm.threads,
     )
     min_pixels = args.min_pixels if args.min_pixels is not None else default_min_pixels(args.width, args.height)
-    job = RenderJob(str(layout.root), args.seed, options, settings, farm.device, _blender_version(), min_pixels)
+    job = RenderJob(str(layout.root), args.seed, options, settings, farm.device, _blender_version(), min_pixels,
+                    seed_record=args.seed_record)
     info = run_info(job)
     if shard:
         info["shard"] = shard.to_dict(args.start_index, args.n)  # for merge; the merged scenes.json leaves it out
@@ -127,14 +131,14 @@ def write_graphs_only(args, options: SceneOptions, shard, indices: range) -> int
     layout = layout_for(Path(args.out), options.filename_prefix, shard, args.start_index, args.n)
     if layout.scenes_json.exists() and not args.overwrite:
         raise UsageError(f"{layout.scenes_json} exists; pass --overwrite to replace it")
-    info = {"generator": "ruclevr.render", "version": ruclevr.__version__, "seed": args.seed, "graphs_only": True,
+    info = {"generator": "ruclevr.render", "version": ruclevr.__version__, "seed": args.seed_record, "graphs_only": True,
             "visibility_checked": False, "scene_options": dataclasses.asdict(options)}
     if shard:
         info["shard"] = shard.to_dict(args.start_index, args.n)
     with DocumentWriter(layout.scenes_json, "scenes") as writer:
         for index in tqdm(indices, desc="scene graphs", unit="scene", file=sys.stderr, disable=progress_disabled()):
             try:
-                writer.write(sample_scene_graph(args.seed, index, options))
+                writer.write({**sample_scene_graph(args.seed, index, options), "seed": args.seed_record})
             except SceneSamplingError as error:  # a later scene than the first checked: nothing is written
                 raise UsageError(str(error)) from None
         writer.finish(info)
@@ -185,7 +189,7 @@ def run_info(job: RenderJob) -> dict:
         "generator": "ruclevr.render",
         "version": ruclevr.__version__,
         "blender_version": job.blender_version,
-        "seed": job.seed,
+        "seed": job.seed if job.seed_record is None else job.seed_record,
         "min_pixels": job.min_pixels,
         "max_visibility_attempts": job.max_visibility_attempts,
         "scene_options": scene_options_record(job.options),

@@ -28,6 +28,7 @@ COMMANDS = [
     ("filter", []),
     *[("dataset", [name]) for name in ("build", "export", "hf", "stats", "evaluate", "augment", "gallery")],
     ("dataset", ["annotate", "export"]), ("dataset", ["annotate", "import"]),
+    ("dataset", ["seed", "new"]), ("dataset", ["seed", "verify"]), ("dataset", ["leak-check"]),
 ]
 # The flag a command reads its input by (the shared names of docs/cli.md's table), and renamed spellings.
 INPUT_FLAGS = {
@@ -40,9 +41,12 @@ INPUT_FLAGS = {
     ("dataset", ("gallery",)): ("--data", []),
     ("dataset", ("annotate", "export")): ("--data", []),
     ("dataset", ("annotate", "import")): ("--data", []),
+    ("dataset", ("seed", "verify")): ("--data", []),
+    ("dataset", ("leak-check",)): ("--data", []),
 }
 OUTPUT_FLAG_EXCEPTIONS = {("render", ("merge",)), ("render", ("verify",)), ("questions", ("validate",)),
-                          ("dataset", ("evaluate",)), ("dataset", ("stats",))}  # positional OUT, or optional --out
+                          ("dataset", ("evaluate",)), ("dataset", ("stats",)),  # positional OUT, or optional --out
+                          ("dataset", ("seed", "verify")), ("dataset", ("leak-check",))}  # they only read
 
 
 @pytest.mark.parametrize("stage, words", COMMANDS, ids=[" ".join([s, *w]) for s, w in COMMANDS])

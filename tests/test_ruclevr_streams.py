@@ -25,6 +25,7 @@ PUBLISHED_LAYOUTS = [
     ("augment.question", 5, {"image_index": 12, "question_index": 4}, [5, 12, 4, 7]),
     ("translate.native", 5, {}, [5, 0x72755F6E6174]),
     ("dataset.shots", 5, {}, [5, zlib.crc32(b"dataset.shots")]),
+    ("dataset.like", 5, {}, [5, zlib.crc32(b"dataset.like")]),
     ("dataset.prompt", 5, {"type_number": 2}, [5, zlib.crc32(b"dataset.prompt"), 2]),
     ("annotate.control", 5, {}, [5, zlib.crc32(b"annotate.control")]),
     ("annotate.task_order", 5, {}, [5, zlib.crc32(b"annotate.task_order")]),

@@ -61,6 +61,7 @@ from ruclevr.jsonstream import (
     input_error,
 )
 from ruclevr.paths import check_output_location
+from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
 from translate.answers import answer_to_russian
 from translate.backends import (
     CACHE_FILENAME,
@@ -169,6 +170,7 @@ def build_parser() -> ArgumentParser:
     )
     parser.add_argument("--seed", type=non_negative_int, default=0, help="native: seed for synonym choices (default 0)")
     add_family_arguments(parser, recorded=True)
+    add_seed_file_option(parser)
     parser.add_argument(
         "--shard", default=None, metavar="SPEC",
         help=f"translate only one shard of the scenes: {SHARD_SPEC_HELP}; writes OUT.shard-I-of-N.json, and "
@@ -185,6 +187,7 @@ def translate_questions(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbosity)
     check_output_location(args.out, "file", "--out")
+    apply_seed_file(args, "translate")
     check_backend_options(args)
     on_ray = run_text_stage(args, argv or [], "translate", PROG)
     if on_ray is not None:
@@ -406,7 +409,7 @@ def run_fingerprint(source_sha256: str, translator: str, args: argparse.Namespac
     decisive = {"source_sha256": source_sha256, "translator": translator, "yo": args.yo}
     if args.backend == "native":
         sources = args.family_sources
-        decisive.update(seed=args.seed, families=None if sources.is_shipped_only else sources.record())
+        decisive.update(seed=getattr(args, "seed_record", args.seed), families=None if sources.is_shipped_only else sources.record())
     return records.fingerprint(decisive)
 
 
@@ -440,7 +443,7 @@ def run_settings(
         "source": str(args.questions),
         "source_sha256": source_sha256,
         "yo": args.yo,
-        "seed": args.seed,
+        "seed": getattr(args, "seed_record", args.seed),
         "batch_size": args.batch_size,
         "backend_settings": backend.settings() if backend is not None and hasattr(backend, "settings") else None,
         # native: reading-check refusals by "family ru template" among this run's realisations

@@ -64,6 +64,11 @@ class ColorSwap:
 
     fixed: Mapping[str, str] | None
     seed: int = 0
+    seed_record: int | str | None = None  # what records say the seed is: a secret seed's commitment (--seed-file)
+
+    @property
+    def recorded_seed(self) -> int | str:
+        return self.seed if self.seed_record is None else self.seed_record
 
     def map_for(self, scene: Scene) -> dict[str, str]:
         if self.fixed is not None:
@@ -73,7 +78,7 @@ class ColorSwap:
     def describe(self) -> dict[str, Any]:
         if self.fixed is not None:
             return {"mode": "map", "map": dict(self.fixed)}
-        return {"mode": "random", "seed": self.seed}
+        return {"mode": "random", "seed": self.recorded_seed}
 
 
 def recoloured_objects(scene: Scene, color_map: Mapping[str, str]) -> list[int]:

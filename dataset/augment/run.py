@@ -155,7 +155,7 @@ def run_info(sources: AugmentSources, settings: AugmentSettings, scenes_info: Ma
     return {
         "stage": "dataset.augment",
         "version": __version__,
-        "seed": settings.swap.seed,
+        "seed": settings.swap.recorded_seed,
         "settings": {
             "swap": settings.swap.describe(),
             "n": settings.n,
@@ -213,7 +213,7 @@ def augment(
     translated, untranslated = russian_questions(carried, realiser, settings.yo)
     dropped += untranslated
     write_dropped(paths.dropped, dropped)
-    translate_info = {**info, "translate": {"backend": realiser.name, "seed": settings.swap.seed, "yo": settings.yo}}
+    translate_info = {**info, "translate": {"backend": realiser.name, "seed": settings.swap.recorded_seed, "yo": settings.yo}}
     atomic_write_json(paths.translated, {"info": translate_info, "questions": translated})
 
     kept = filter_questions(paths, settings, overwrite, make_scorer or chosen_scorer(settings))

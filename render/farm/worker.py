@@ -46,6 +46,8 @@ class RenderJob:
     # only the candidate that passes. The files are the same either way (a test checks); False
     # renders every candidate fully, for that test and the benchmark.
     mask_prepass: bool = True
+    # What the records say the seed is: ``seed`` itself, or its commitment (--seed-file; ruclevr.secret_seed).
+    seed_record: int | str | None = None
     # The engine's factory, looked up by ``settings.engine`` where the job is made; worker
     # processes get the object itself (pickled by reference), so they need no registration.
     engine: EngineFactory = field(init=False, repr=False, compare=False)
@@ -94,6 +96,8 @@ def mask_problems(objects: list[dict], mask: np.ndarray, min_pixels: int) -> lis
 def rendered_scene_record(graph: dict, job: RenderJob, visibility: list[dict]) -> dict:
     """The scene graph plus what only rendering knows and what re-rendering needs."""
     with_visibility(graph["objects"], visibility)
+    if job.seed_record is not None:
+        graph["seed"] = job.seed_record
     graph["render"] = {**job.settings.to_dict(), "blender_version": job.blender_version, "min_pixels": job.min_pixels}
     return graph
 

@@ -90,7 +90,7 @@ def scene_from_graph(graph: dict) -> SampledScene:
         for light in graph["lights"]
     )
     return SampledScene(
-        seed=int(graph["seed"]),
+        seed=graph["seed"] if isinstance(graph["seed"], int) else 0,  # a secret seed's record holds its commitment
         index=int(graph["image_index"]),
         attempt=int(graph["sample_attempt"]),
         camera=Camera.from_dict(graph["camera"]),
