@@ -4,7 +4,9 @@ The normalisation is lm-eval's ``exact_match`` with ``ignore_case=True`` and
 ``ignore_punctuation=True`` (``lm_eval/api/metrics.py``, ported from Hugging Face evaluate):
 lower-case, then delete the 32 ASCII characters of ``string.punctuation``. Whitespace is *not*
 stripped and non-ASCII punctuation (« » — …) is *not* removed, exactly as there: ``"Нет."``
-matches ``"нет"`` but ``" нет"`` does not.
+matches ``"нет"`` but ``" нет"`` does not. As MERA Multi scores it, an item's exact match is the
+better of the whole prediction and the text after its last «ОТВЕТ» marker
+(:mod:`dataset.answer_split`): «РАССУЖДЕНИЕ: … ОТВЕТ: да» and «ответ - Да.» both match «да».
 
 Predictions come in any of three formats, told apart by their content:
 
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dataset.answer_split import candidate_answers
 from dataset.document import SPLITS, MeraDocument, StreamedDocument, family_in
 from ruclevr.cli import UsageError
 from ruclevr.jsonstream import LazyList
@@ -42,7 +45,9 @@ def normalise_answer(text: str) -> str:
 
 
 def exact_match(prediction: str, reference: str) -> bool:
-    return normalise_answer(prediction) == normalise_answer(reference)
+    """MERA's exact match: the whole prediction, or the text after its last «ОТВЕТ» marker, equals the reference."""
+    gold = normalise_answer(reference)
+    return any(normalise_answer(candidate) == gold for candidate in candidate_answers(prediction))
 
 
 @dataclass

@@ -39,9 +39,13 @@ RUN_HARNESS = textwrap.dedent(
 
 
 def prediction_for(item: dict, position: int) -> str | None:
-    """Right, right after lm-eval's normalisation, wrong, or missing, in turn."""
+    """Right, right after lm-eval's normalisation, wrong, or missing, in turn; then replies that reason
+    before «ОТВЕТ» (right after the last marker, «ответ - Gold.», two markers, the last one wrong)."""
     gold = item["outputs"]
-    return [gold, gold.upper() + ".", " " + gold, f"«{gold}»", "нет" if gold != "нет" else "да", None][position % 6]
+    wrong = "нет" if gold != "нет" else "да"
+    return [gold, gold.upper() + ".", " " + gold, f"«{gold}»", wrong, None,
+            f"РАССУЖДЕНИЕ: смотрю на предметы.\nОТВЕТ: {gold}", f"ответ - {gold.capitalize()}.",
+            f"ОТВЕТ: {wrong}\nнет, проверю ещё раз. ОТВЕТ: {gold}", f"ОТВЕТ: {gold}. Или ОТВЕТ: {wrong}"][position % 10]
 
 
 @pytest.fixture(scope="module")
