@@ -155,3 +155,20 @@ def test_empty_prompt_folder_and_repeated_names_are_usage_errors(stage_outputs, 
     assert run_export(stage_outputs, tmp_path / "m2", "--prompt", str(SINGLE_STYLE_DIR),
                       "--prompt", str(SINGLE_STYLE_DIR)) == 2
     assert "share the file name" in capsys.readouterr().err
+
+
+def test_stats_prints_the_instruction_count_per_question_type(stage_outputs, tmp_path, capsys) -> None:
+    from dataset.cli import main
+    from ruclevr.io import read_json
+
+    out = tmp_path / "mera"
+    assert run_export(stage_outputs, out, "--shots", "10", "--seed", "4") == 0
+    capsys.readouterr()
+    assert main(["stats", "--data", str(out), "--out", str(tmp_path / "stats.json")]) == 0
+    printed = capsys.readouterr().out
+    counts = read_json(tmp_path / "stats.json")["statistics"]["splits"]["test"]["instructions_per_question_type"]
+    document = read_export(out)
+    for question_type in TYPES:
+        texts = {i["instruction"] for i in document["data"]["test"] if i["meta"]["question_type"] == question_type}
+        assert counts[question_type] == len(texts) == len(PromptSet.from_paths().templates)
+    assert "distinct instructions per question type (test): " + ", ".join(f"{t} {counts[t]}" for t in TYPES) in printed
