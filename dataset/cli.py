@@ -1,4 +1,4 @@
-"""``python -m dataset COMMAND``: build, export, hf, stats, evaluate, augment, gallery, annotate.
+"""``python -m dataset COMMAND``: build, export, hf, stats, evaluate, submission, augment, gallery, annotate.
 
 Every command reads files and writes files atomically; bad input ends with one line on stderr
 and exit status 2.
@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dataset.annotate.cli import add_annotate_parser, command_annotate
+from dataset.submission import add_submission_parser, command_submission
 from filter.backends import BACKENDS as FILTER_BACKENDS
 from ruclevr import __version__
 from ruclevr.cli import (
@@ -219,6 +220,7 @@ def build_parser() -> ArgumentParser:
     add_hf_parser(commands)
     add_stats_parser(commands)
     add_evaluate_parser(commands)
+    add_submission_parser(commands)
     add_augment_parser(commands)
     add_gallery_parser(commands)
     add_annotate_parser(commands)
@@ -391,7 +393,7 @@ def command_gallery(args: argparse.Namespace) -> int:
 
 #: What each command's --out names: a folder it fills, or a file it writes.
 OUTPUT_KINDS = {"build": "dir", "export": "dir", "hf": "dir", "stats": "file", "evaluate": "file", "augment": "dir",
-                "gallery": "file", "annotate": "dir"}
+                "gallery": "file", "annotate": "dir", "submission": "file"}
 
 COMMANDS = {
     "build": command_build,
@@ -399,6 +401,7 @@ COMMANDS = {
     "hf": command_hf,
     "stats": command_stats,
     "evaluate": command_evaluate,
+    "submission": command_submission,
     "augment": command_augment,
     "gallery": command_gallery,
     "annotate": command_annotate,

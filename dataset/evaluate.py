@@ -13,7 +13,9 @@ Predictions come in any of three formats, told apart by their content:
 - JSON lines, one object per item: ``{"id": 12, "prediction": "нет"}`` (``id`` is ``meta.id``);
 - MERA's submission file: ``{"data": {"test": [{"outputs": "нет", "meta": {"id": 12}}, ...]}}``;
 - lm-evaluation-harness's ``--log_samples`` output (``samples_<task>_<date>.jsonl``): one object
-  per item with the item as ``doc`` and the model's filtered answer as ``filtered_resps[0]``.
+  per item with the item as ``doc`` and the model's filtered answer as ``filtered_resps[0]``;
+
+and the zip ``dataset submission`` writes for MERA's site is read through its ``ruCLEVR.json``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 
 from dataset.answer_split import candidate_answers
 from dataset.document import SPLITS, MeraDocument, StreamedDocument, family_in
+from dataset.submission_zip import TASK_FILE, is_submission_zip, read_task_text
 from ruclevr.cli import UsageError
 from ruclevr.jsonstream import LazyList
 from translate.answers import russian_answer_words
@@ -212,7 +215,12 @@ def _majority(answers: Mapping[str, Counter[str]]) -> dict[str, str]:
 
 
 def read_predictions(path: str | Path) -> dict[int, str]:
-    """Read predictions in any of the three formats into ``{id: prediction}``."""
+    """Read predictions in any of the three formats (or a submission zip) into ``{id: prediction}``."""
+    if is_submission_zip(path):  # `dataset submission`'s zip: its ruCLEVR.json is MERA's submission file
+        inside = _as_mera_submission(read_task_text(path))
+        if inside is None:
+            raise UsageError(f"{path}: {TASK_FILE} is not MERA's submission JSON ({{\"data\": {{\"test\": [...]}}}})")
+        return _read_mera_submission(inside, f"{path}:{TASK_FILE}")
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -65,3 +65,40 @@ def test_aggregation_is_deterministic() -> None:
     table, _, known, _ = planted_crowd(5, items=60, honeypots=3)
     assert aggregate(table, "dawid-skene", known) == aggregate(dict(reversed(table.items())), "dawid-skene", known)
     assert aggregate(table, "glad", known) == aggregate(table, "glad", known)
+
+
+def test_annotate_import_aggregates_by_the_chosen_method_and_reports_every_baseline(tmp_path, capsys) -> None:
+    from annotate_helpers import read_dataset, small_export
+
+    from dataset.cli import main
+    from ruclevr.io import read_json
+
+    export = small_export(tmp_path / "DATA", n_scenes=12, shots=4)
+    document = read_dataset(export)
+    rows = ["task_id\tannotator\tanswer"]
+    for item in document["data"]["test"] + document["data"]["shots"]:  # the shots are the honeypots
+        draw = np.random.default_rng([31, item["meta"]["id"]])
+        pool = POOL[item["meta"]["question_type"]]
+        rows.append(f"{item['meta']['id']}\tright\t{item['outputs']}")
+        rows += [f"{item['meta']['id']}\trandom{w}\t{pool[int(draw.integers(len(pool)))]}" for w in range(4)]
+    (tmp_path / "crowd.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    reports = {}
+    for method in ("majority", "dawid-skene", "glad"):
+        capsys.readouterr()
+        assert main(["annotate", "import", "--data", str(export), "--answers", str(tmp_path / "crowd.tsv"),
+                     "--out", str(tmp_path / method), "--aggregate", method]) == 0
+        assert f"({method})" in capsys.readouterr().out
+        reports[method] = read_json(tmp_path / method / "human.json")
+        assert reports[method]["settings"]["aggregate"] == method
+        card = (tmp_path / method / "human_baseline.md").read_text(encoding="utf-8")
+        assert "dawid-skene" in card and "glad" in card and "% of all answers" in card
+    baselines = reports["majority"]["baselines"]
+    assert all(report["baselines"] == baselines for report in reports.values())
+    for method, report in reports.items():
+        assert report["human_baseline"]["overall"]["exact_match"] == baselines[method]["exact_match"]
+        assert report["items"]["disputed"] == baselines[method]["wrong_or_tied"]
+    honeypots = reports["majority"]["honeypots"]
+    answers = 5 * (len(document["data"]["test"]) + len(document["data"]["shots"]))
+    assert honeypots == {"items": len(document["data"]["shots"]), "answers": 5 * len(document["data"]["shots"]),
+                         "share_of_answers": round(5 * len(document["data"]["shots"]) / answers, 4)}
+    assert baselines["dawid-skene"]["correct"] > baselines["majority"]["correct"], baselines

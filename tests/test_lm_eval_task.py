@@ -98,6 +98,9 @@ def test_harness_scores_every_item_as_dataset_evaluate(build, harness_samples, t
     assert ours == harness
     assert evaluate_per_item(build, build["submission"], tmp_path / "mera.json") == harness
     assert evaluate_per_item(build, harness_samples, tmp_path / "samples.json") == harness
+    packed = tmp_path / "submission.zip"  # the zip for MERA's site, read back by evaluate
+    assert main(["submission", "--samples", str(harness_samples.parent), "--out", str(packed)]) == 0
+    assert evaluate_per_item(build, packed, tmp_path / "zip.json") == harness
     results = json.loads(next(harness_samples.parent.glob("results_*.json")).read_text(encoding="utf-8"))
     overall = read_json(tmp_path / "jsonl.json")["results"]["predictions"]["overall"]["exact_match"]
     assert results["results"]["ruclevr"]["exact_match,none"] == pytest.approx(overall)
