@@ -130,9 +130,13 @@ def add_evaluate_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--data", type=Path, required=True,
                         help="build folder, export folder, or a legacy ruclevr.json")
     parser.add_argument("--predictions", type=Path, default=None,
-                        help='JSON lines {"id": <meta.id>, "prediction": "<answer>"}; without it only the '
-                             "baselines are shown")
+                        help='JSON lines {"id": <meta.id>, "prediction": "<answer>"}, MERA\'s submission JSON or zip, '
+                             "or lm-eval's logged samples; without it only the baselines are shown")
     parser.add_argument("--split", choices=("test", "shots"), default="test", help="split to score; default test")
+    parser.add_argument("--judge", default=None, metavar="MODEL",
+                        help="also score each prediction with this answer-judge classifier (a local folder or a hub "
+                             "id, e.g. MERA-evaluation/MERA_Answer_judge; needs the [ml] extra) and report the judge "
+                             "score JS and MERA's (EM + JS) / 2")
     parser.add_argument("--out", type=Path, default=None, help="write the results to this JSON file")
 
 
@@ -341,10 +345,18 @@ def command_evaluate(args: argparse.Namespace) -> int:
     from dataset.evaluate import evaluate, format_results, read_predictions
     from ruclevr.jsonstream import write_json
 
+    if args.judge is not None and args.predictions is None:
+        raise UsageError("--judge scores predictions; pass --predictions FILE too")
     document = stream_document(args.data)
     predictions = read_predictions(args.predictions) if args.predictions is not None else None
     result = evaluate(document, args.split, predictions)
     print(format_results(result, args.split))
+    if args.judge is not None and predictions is not None:
+        from dataset.judge import format_judge, judge_predictions
+
+        exact = {row["id"]: row["exact_match"] for row in result["predictions"]["items"]}
+        result["predictions"]["judge"] = judge_predictions(document, args.split, predictions, exact, args.judge)
+        print(format_judge(result["predictions"]["judge"]))
     if args.out is not None:
         info = {
             "stage": "dataset.evaluate",
@@ -352,7 +364,8 @@ def command_evaluate(args: argparse.Namespace) -> int:
             "data": document.path.name,
             "predictions": args.predictions.name if args.predictions is not None else None,
             "split": args.split,
-            "metric": "exact_match (lm-eval, ignore_case, ignore_punctuation)",
+            "metric": "exact_match (lm-eval, ignore_case, ignore_punctuation; the better of the whole prediction "
+                      "and the text after its last ОТВЕТ)" + (f"; judge_score by {args.judge}" if args.judge else ""),
         }
         write_json(args.out, {"info": info, "results": result})
     return 0
