@@ -30,12 +30,8 @@ SEPARATORS = " \t\r\n:-–—"  # dropped between the marker and the answer
 
 def answer_after_marker(reply: str) -> str | None:
     """The text after the last «ОТВЕТ» marker of ``reply`` (see the module docstring), or None without one."""
-    last = None
-    for last in ANSWER_MARKER.finditer(reply):
-        pass
-    if last is None:
-        return None
-    return reply[last.end():].lstrip(SEPARATORS).rstrip()
+    ends = [marker.end() for marker in ANSWER_MARKER.finditer(reply)]
+    return reply[ends[-1]:].lstrip(SEPARATORS).rstrip() if ends else None
 
 
 def candidate_answers(reply: str) -> tuple[str, ...]:

@@ -139,7 +139,8 @@ def dawid_skene_posteriors(obs: Observations, iterations: int = MAX_ITERATIONS) 
             confusion = obs.honeypot_confusion()
         else:
             confusion = np.full((obs.annotators, len(obs.classes), len(obs.classes)), SMOOTHING)
-            np.add.at(confusion, (obs.annotator, slice(None), obs.label), posteriors[obs.item])
+            cells = (obs.annotator, slice(None), obs.label)
+            np.add.at(confusion, cells, posteriors[obs.item])  # type: ignore[arg-type]  # a slice is a valid index
             confusion /= confusion.sum(axis=2, keepdims=True)
         log_scores = np.tile(np.log(np.maximum(prior, 1e-300)), (len(obs.items), 1))
         np.add.at(log_scores, obs.item, np.log(confusion[obs.annotator, :, obs.label]))

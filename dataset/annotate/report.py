@@ -201,8 +201,8 @@ def analyse(document: MeraDocument, answers: Sequence[Answer], settings: ImportS
     table = answers_by_item(counted, policy)
     annotators = sorted({a.annotator for a in counted})
     honeypots = answers_by_item([a for a in answers if a.annotator not in excluded and a.item_id in controls], policy)
-    known = {item_id: normalise(gold, policy) for item_id, gold in controls.items()}
-    winners = aggregated_winners(table, honeypots, known, settings.aggregate)
+    known_answers = {item_id: normalise(gold, policy) for item_id, gold in controls.items()}
+    winners = aggregated_winners(table, honeypots, known_answers, settings.aggregate)
     disputed, removed = judge_items(document, scored, counted, table, winners, settings, policy)
     counts = [len(table[item_id]) for item_id in table]
     return {
@@ -213,7 +213,7 @@ def analyse(document: MeraDocument, answers: Sequence[Answer], settings: ImportS
                      "jglue": settings.jglue, "aggregate": settings.aggregate, "yo_policy": policy, "tie_rule": TIE_RULE,
                      "normalisation": "lower case, ASCII punctuation removed, spaces collapsed and trimmed, ё policy"},
         "human_baseline": human_baseline(scored, winners),
-        "baselines": method_baselines(scored, table, honeypots, known, policy, winners, settings.aggregate),
+        "baselines": method_baselines(scored, table, honeypots, known_answers, policy, winners, settings.aggregate),
         "honeypots": honeypot_share(answers, honeypots),
         "agreement": {"krippendorff_alpha": alpha_per_type(scored, table, annotators),
                       "mean_item_agreement": round(statistics.fmean(w.agreement for w in winners.values()), 4)
