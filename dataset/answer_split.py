@@ -33,8 +33,3 @@ def answer_after_marker(reply: str) -> str | None:
     ends = [marker.end() for marker in ANSWER_MARKER.finditer(reply)]
     return reply[ends[-1]:].lstrip(SEPARATORS).rstrip() if ends else None
 
-
-def candidate_answers(reply: str) -> tuple[str, ...]:
-    """What exact match compares with the gold answer: the whole reply, and the text after the marker if any."""
-    after = answer_after_marker(reply)
-    return (reply,) if after is None else (reply, after)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dataset.answer_split import candidate_answers
+from dataset.answer_split import answer_after_marker
 from dataset.document import SPLITS, MeraDocument, StreamedDocument, family_in
 from dataset.submission_zip import TASK_FILE, is_submission_zip, read_task_text
 from ruclevr.cli import UsageError
@@ -49,8 +49,13 @@ def normalise_answer(text: str) -> str:
 
 def exact_match(prediction: str, reference: str) -> bool:
     """MERA's exact match: the whole prediction, or the text after its last «ОТВЕТ» marker, equals the reference."""
-    gold = normalise_answer(reference)
-    return any(normalise_answer(candidate) == gold for candidate in candidate_answers(prediction))
+    gold, whole = normalise_answer(reference), normalise_answer(prediction)
+    if whole == gold:
+        return True
+    if "ответ" not in whole:  # no marker (the cheap test first: most predictions are a word)
+        return False
+    after = answer_after_marker(prediction)
+    return after is not None and normalise_answer(after) == gold
 
 
 @dataclass
