@@ -172,3 +172,14 @@ def test_stats_prints_the_instruction_count_per_question_type(stage_outputs, tmp
         texts = {i["instruction"] for i in document["data"]["test"] if i["meta"]["question_type"] == question_type}
         assert counts[question_type] == len(texts) == len(PromptSet.from_paths().templates)
     assert "distinct instructions per question type (test): " + ", ".join(f"{t} {counts[t]}" for t in TYPES) in printed
+
+
+def test_card_says_how_many_prompts_ask_for_reasoning(stage_outputs, tmp_path) -> None:
+    from dataset.cli import main
+
+    out = tmp_path / "mera"
+    assert run_export(stage_outputs, out, "--shots", "3") == 0
+    assert main(["hf", "--data", str(out), "--out", str(tmp_path / "hf")]) == 0
+    card = (tmp_path / "hf" / "README.md").read_text(encoding="utf-8")
+    assert "5 of them ask the model to reason after «РАССУЖДЕНИЕ:» and answer after «ОТВЕТ:»" in card
+    assert "`mera-blocks/01_zero`" in card and "text after its last «ОТВЕТ»" in card
