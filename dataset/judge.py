@@ -10,8 +10,8 @@ where *question* is the prompt the model saw (the item's instruction filled with
 ``<sep>`` the tokenizer's separator token; when the prediction has text after its last ``ОТВЕТ``
 (split case-sensitively, as there), that text is judged too, and the item scores 1 when either
 reading is classed 1 (the argmax of the classifier's two classes), else 0. A missing prediction
-scores 0. Inputs longer than the model takes are cut at the end (MERA also judges a cut from the
-start for replies over 8,000 tokens). The judge score overall is the mean over the items, and MERA's
+scores 0. An input longer than the model takes (at most 8,192 tokens) is read twice, cut at the end
+and cut at the start, and either reading classed 1 counts, as MERA does. The judge score overall is the mean over the items, and MERA's
 task score is ``(EM + JS) / 2``.
 
 Needs the ``[ml]`` extra (torch and transformers); without it the command ends with one line naming it.
@@ -68,17 +68,31 @@ class Judge:
         self.max_length = min(model_token_limit(self.model.config, self.tokenizer), MAX_TOKENS)
         self._torch = torch
 
-    def classes(self, texts: Sequence[str]) -> list[int]:
-        """The argmax class of each text, in batches."""
+    def classes(self, texts: Sequence[str], side: str = "right") -> list[int]:
+        """The argmax class of each text, in batches, a text too long cut on ``side``."""
         found: list[int] = []
-        for start in range(0, len(texts), BATCH_SIZE):
-            batch = list(texts[start:start + BATCH_SIZE])
-            encoded = self.tokenizer(batch, padding=True, truncation=True, max_length=self.max_length,
-                                     return_tensors="pt")
-            with self._torch.inference_mode():
-                logits = self.model(**encoded).logits
-            found.extend(int(index) for index in logits.argmax(dim=-1).tolist())
+        kept_side = self.tokenizer.truncation_side
+        self.tokenizer.truncation_side = side
+        try:
+            for start in range(0, len(texts), BATCH_SIZE):
+                batch = list(texts[start:start + BATCH_SIZE])
+                encoded = self.tokenizer(batch, padding=True, truncation=True, max_length=self.max_length,
+                                         return_tensors="pt")
+                with self._torch.inference_mode():
+                    logits = self.model(**encoded).logits
+                found.extend(int(index) for index in logits.argmax(dim=-1).tolist())
+        finally:
+            self.tokenizer.truncation_side = kept_side
         return found
+
+    def judged_right(self, texts: Sequence[str]) -> list[bool]:
+        """Whether each text is classed right; one longer than the model takes is read cut at the end
+        and cut at the start, and is right when either reading is (as MERA's judge does)."""
+        right = [found == RIGHT_CLASS for found in self.classes(texts)]
+        long = [n for n, text in enumerate(texts) if len(self.tokenizer(text)["input_ids"]) > self.max_length]
+        for n, found in zip(long, self.classes([texts[n] for n in long], side="left"), strict=True):
+            right[n] = right[n] or found == RIGHT_CLASS
+        return right
 
 
 @dataclass
@@ -134,8 +148,8 @@ def judge_predictions(document: MeraDocument | StreamedDocument, split: str, pre
                     texts.append(text)
                     owners.append(position)
         right = [0] * len(chunk)
-        for owner, found in zip(owners, judge.classes(texts), strict=True):
-            right[owner] = max(right[owner], int(found == RIGHT_CLASS))
+        for owner, is_right in zip(owners, judge.judged_right(texts), strict=True):
+            right[owner] = max(right[owner], int(is_right))
         for (item, is_exact), judged in zip(chunk, right, strict=True):
             tally.add(item["meta"]["id"], item["meta"]["question_type"], judged, int(is_exact))
     return tally.result(model)

@@ -115,3 +115,28 @@ def test_missing_judge_model_or_extra_is_one_line(setup, tmp_path, capsys, monke
     assert main([*base, "--judge", str(setup["model"])]) == 2
     error = capsys.readouterr().err
     assert "transformers" in error and "[ml]" in error and error.count("\n") == 1
+
+
+def test_a_long_input_is_read_cut_at_either_end_and_right_if_either_reading_is(tmp_path) -> None:
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from dataset.judge import Judge
+
+    short = test_filter_rucola.build_tiny_classifier(tmp_path / "short")  # 38 tokens at most
+    judge = Judge(str(short))
+    tokenizer = AutoTokenizer.from_pretrained(short)
+    classifier = AutoModelForSequenceClassification.from_pretrained(short).eval()
+
+    def cut(text: str, side: str) -> int:
+        tokenizer.truncation_side = side
+        with torch.inference_mode():
+            encoded = tokenizer(text, truncation=True, max_length=judge.max_length, return_tensors="pt")
+            return int(classifier(**encoded).logits.argmax(dim=-1))
+
+    texts = [" ".join(test_filter_rucola.SENTENCES[n:] + test_filter_rucola.SENTENCES[:n]) * 2
+             for n in range(len(test_filter_rucola.SENTENCES))] + ["Куб?"]
+    assert judge.max_length == test_filter_rucola.MAX_POSITIONS - 2
+    expected = [cut(text, "right") == 1 or cut(text, "left") == 1 for text in texts]
+    assert judge.judged_right(texts) == expected
+    assert any(cut(text, "right") != cut(text, "left") for text in texts[:-1])  # the two readings differ
