@@ -42,6 +42,7 @@ PROMPTS_DIR = Path(__file__).parent / "prompts"
 SINGLE_STYLE_DIR = PROMPTS_DIR / "instructions"  # the set shipped before the block scheme
 SINGLE_STYLE_NAME = "single-style"
 PROMPT_SET_NAMES = (prompt_blocks.SET_NAME, SINGLE_STYLE_NAME)
+DEFAULT_PROMPTS_DIR = SINGLE_STYLE_DIR  # its name while it was the default; the default is now mera-blocks
 CARD_PROMPT_PATH = PROMPTS_DIR / "card.j2"
 TEMPLATE_SUFFIX = ".j2"
 REQUIRED_MARKERS = ("<image>", "{question}")
