@@ -44,6 +44,7 @@ SMOOTHING = 0.01  # Dawid–Skene pseudo-counts per confusion cell
 MAX_ITERATIONS = 100
 TOLERANCE = 1e-7
 TIE = 1e-9
+RATE = 1.0  # GLAD's gradient step, per answer a parameter explains
 
 Table = Mapping[int, Mapping[str, str]]
 
@@ -159,7 +160,7 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 
 def glad_posteriors(obs: Observations, iterations: int = MAX_ITERATIONS, steps: int = 10,
-                    rate: float = 0.05) -> np.ndarray:
+                    rate: float = RATE) -> np.ndarray:
     """Item × class posteriors of GLAD's EM (abilities α, log inverse difficulties b), from the vote shares."""
     classes = max(len(obs.classes), 2)
     alpha = np.ones(obs.annotators)
@@ -170,14 +171,18 @@ def glad_posteriors(obs: Observations, iterations: int = MAX_ITERATIONS, steps: 
         prior = posteriors.mean(axis=0)
         right = posteriors[obs.item, obs.label]  # the chance that each answer is the true class
         weight = weights if iteration == 0 else np.ones(obs.item.size)
+        # each parameter's step is scaled by how many answers it explains (and its prior), so the step
+        # size does not grow with the crowd
+        per_annotator = np.bincount(obs.annotator, weight, obs.annotators) + 1.0
+        per_item = np.bincount(obs.item, weight, len(obs.items)) + 1.0
         for _ in range(steps if iteration else steps * 5):
             beta = np.exp(b)
             p = np.clip(_sigmoid(alpha[obs.annotator] * beta[obs.item]), 1e-12, 1 - 1e-12)
             residual = (right - p) * weight
             grad_alpha = np.bincount(obs.annotator, residual * beta[obs.item], obs.annotators) - (alpha - 1.0)
             grad_b = np.bincount(obs.item, residual * alpha[obs.annotator] * beta[obs.item], len(obs.items)) - b
-            alpha += rate * grad_alpha
-            b += rate * grad_b
+            alpha += rate * grad_alpha / per_annotator
+            b += rate * grad_b / per_item
         p = np.clip(_sigmoid(alpha[obs.annotator] * np.exp(b)[obs.item]), 1e-12, 1 - 1e-12)
         log_scores = np.tile(np.log(np.maximum(prior, 1e-300)), (len(obs.items), 1))
         wrong = np.log((1 - p) / (classes - 1))
