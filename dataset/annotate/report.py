@@ -11,9 +11,10 @@ tied (see :mod:`dataset.annotate.agreement`), or the share of answers equal to t
 below ``--min-agreement``. The answers are aggregated by ``--aggregate``: the majority (default),
 Dawid–Skene or GLAD (:mod:`dataset.annotate.aggregate`, which learn the annotators from the
 honeypots: the control items with known answers); ``human.json`` reports every method's baseline
-(``baselines``) and the honeypots' share of the answers (``honeypots``), whichever is chosen. The filtered export drops the disputed items of the scored split;
-with ``--jglue M`` it instead keeps an item only if at least M of its answers equal gold (JGLUE's
-rule, which also drops items nobody answered).
+(``baselines``) and the honeypots' share of the answers (``honeypots``), whichever is chosen.
+The filtered export drops the disputed items of the scored split; with ``--jglue M`` it instead
+keeps an item only if at least M of its answers equal gold (JGLUE's rule, which also drops items
+nobody answered).
 """
 
 from __future__ import annotations
@@ -214,7 +215,7 @@ def analyse(document: MeraDocument, answers: Sequence[Answer], settings: ImportS
                      "normalisation": "lower case, ASCII punctuation removed, spaces collapsed and trimmed, ё policy"},
         "human_baseline": human_baseline(scored, winners),
         "baselines": method_baselines(scored, table, honeypots, known_answers, policy, winners, settings.aggregate),
-        "honeypots": honeypot_share(answers, honeypots),
+        "honeypots": honeypot_share([a for a in answers if a.annotator not in excluded], honeypots),
         "agreement": {"krippendorff_alpha": alpha_per_type(scored, table, annotators),
                       "mean_item_agreement": round(statistics.fmean(w.agreement for w in winners.values()), 4)
                       if winners else None},
