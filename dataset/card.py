@@ -115,6 +115,12 @@ def prompt_files(record: Mapping[str, Any]) -> list[str]:
     return [str(record["file"])] if "file" in record else []
 
 
+def reasoning_prompts(record: Mapping[str, Any]) -> int:
+    """How many of the export's templates ask for «РАССУЖДЕНИЕ» before «ОТВЕТ» (MERA's reasoning prompts)."""
+    return sum("РАССУЖДЕНИЕ" in str(template.get("source", "")) and "ОТВЕТ" in str(template.get("source", ""))
+               for template in record.get("templates", []))
+
+
 def describe_acceptability(acceptability: Any) -> str:
     if not isinstance(acceptability, Mapping):
         return "not recorded"
@@ -157,6 +163,7 @@ def card_context(
         "seed": info.get("seed"),
         "settings": info.get("settings", {}),
         "prompt_files": prompt_files(info.get("settings", {}).get("prompt", {})),
+        "reasoning_prompts": reasoning_prompts(info.get("settings", {}).get("prompt", {})),
         "counts": info.get("counts", {}),
         "splits": {split["name"]: split for split in dataset_info["splits"]},
         "n_items": n_items,

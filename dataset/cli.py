@@ -1,4 +1,4 @@
-"""``python -m dataset COMMAND``: build, export, hf, stats, evaluate, augment, gallery, annotate, seed, leak-check.
+"""``python -m dataset COMMAND``: build, export, hf, stats, evaluate, submission, augment, gallery, annotate, seed, leak-check.
 
 Every command reads files and writes files atomically; bad input ends with one line on stderr
 and exit status 2.
@@ -15,6 +15,7 @@ from dataset.annotate.cli import add_annotate_parser, command_annotate
 from dataset.leak_check import add_leak_check_parser, command_leak_check
 from dataset.like import add_like_options, like_build_options, like_target, report_closeness
 from dataset.seeds import add_seed_parser, check_no_seed_in, command_seed
+from dataset.submission import add_submission_parser, command_submission
 from dataset.watermark import MARK_FILE, add_watermark_options, hf_copies, watermark_from_args, write_public_export
 from filter.backends import BACKENDS as FILTER_BACKENDS
 from questions.family_sources import add_family_arguments, sources_from_arguments
@@ -144,9 +145,13 @@ def add_evaluate_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--data", type=Path, required=True,
                         help="build folder, export folder, or a legacy ruclevr.json")
     parser.add_argument("--predictions", type=Path, default=None,
-                        help='JSON lines {"id": <meta.id>, "prediction": "<answer>"}; without it only the '
-                             "baselines are shown")
+                        help='JSON lines {"id": <meta.id>, "prediction": "<answer>"}, MERA\'s submission JSON or zip, '
+                             "or lm-eval's logged samples; without it only the baselines are shown")
     parser.add_argument("--split", choices=("test", "shots"), default="test", help="split to score; default test")
+    parser.add_argument("--judge", default=None, metavar="MODEL",
+                        help="also score each prediction with this answer-judge classifier (a local folder or a hub "
+                             "id, e.g. MERA-evaluation/MERA_Answer_judge; needs the [ml] extra) and report the judge "
+                             "score JS and MERA's (EM + JS) / 2")
     parser.add_argument("--out", type=Path, default=None, help="write the results to this JSON file")
 
 
@@ -234,6 +239,7 @@ def build_parser() -> ArgumentParser:
     add_hf_parser(commands)
     add_stats_parser(commands)
     add_evaluate_parser(commands)
+    add_submission_parser(commands)
     add_augment_parser(commands)
     add_gallery_parser(commands)
     add_annotate_parser(commands)
@@ -390,10 +396,18 @@ def command_evaluate(args: argparse.Namespace) -> int:
     from dataset.evaluate import evaluate, format_results, read_predictions
     from ruclevr.jsonstream import write_json
 
+    if args.judge is not None and args.predictions is None:
+        raise UsageError("--judge scores predictions; pass --predictions FILE too")
     document = stream_document(args.data)
     predictions = read_predictions(args.predictions) if args.predictions is not None else None
     result = evaluate(document, args.split, predictions)
     print(format_results(result, args.split))
+    if args.judge is not None and predictions is not None:
+        from dataset.judge import format_judge, judge_predictions
+
+        exact = {row["id"]: row["exact_match"] for row in result["predictions"]["items"]}
+        result["predictions"]["judge"] = judge_predictions(document, args.split, predictions, exact, args.judge)
+        print(format_judge(result["predictions"]["judge"]))
     if args.out is not None:
         info = {
             "stage": "dataset.evaluate",
@@ -401,7 +415,8 @@ def command_evaluate(args: argparse.Namespace) -> int:
             "data": document.path.name,
             "predictions": args.predictions.name if args.predictions is not None else None,
             "split": args.split,
-            "metric": "exact_match (lm-eval, ignore_case, ignore_punctuation)",
+            "metric": "exact_match (lm-eval, ignore_case, ignore_punctuation; the better of the whole prediction "
+                      "and the text after its last ОТВЕТ)" + (f"; judge_score by {args.judge}" if args.judge else ""),
         }
         write_json(args.out, {"info": info, "results": result})
     return 0
@@ -443,7 +458,7 @@ def command_gallery(args: argparse.Namespace) -> int:
 
 #: What each command's --out names: a folder it fills, or a file it writes.
 OUTPUT_KINDS = {"build": "dir", "export": "dir", "hf": "dir", "stats": "file", "evaluate": "file", "augment": "dir",
-                "gallery": "file", "annotate": "dir", "seed": "file"}
+                "gallery": "file", "annotate": "dir", "seed": "file", "submission": "file"}
 
 COMMANDS = {
     "build": command_build,
@@ -451,6 +466,7 @@ COMMANDS = {
     "hf": command_hf,
     "stats": command_stats,
     "evaluate": command_evaluate,
+    "submission": command_submission,
     "augment": command_augment,
     "gallery": command_gallery,
     "annotate": command_annotate,

@@ -4,14 +4,18 @@ The normalisation is lm-eval's ``exact_match`` with ``ignore_case=True`` and
 ``ignore_punctuation=True`` (``lm_eval/api/metrics.py``, ported from Hugging Face evaluate):
 lower-case, then delete the 32 ASCII characters of ``string.punctuation``. Whitespace is *not*
 stripped and non-ASCII punctuation (« » — …) is *not* removed, exactly as there: ``"Нет."``
-matches ``"нет"`` but ``" нет"`` does not.
+matches ``"нет"`` but ``" нет"`` does not. As MERA Multi scores it, an item's exact match is the
+better of the whole prediction and the text after its last «ОТВЕТ» marker
+(:mod:`dataset.answer_split`): «РАССУЖДЕНИЕ: … ОТВЕТ: да» and «ответ - Да.» both match «да».
 
 Predictions come in any of three formats, told apart by their content:
 
 - JSON lines, one object per item: ``{"id": 12, "prediction": "нет"}`` (``id`` is ``meta.id``);
 - MERA's submission file: ``{"data": {"test": [{"outputs": "нет", "meta": {"id": 12}}, ...]}}``;
 - lm-evaluation-harness's ``--log_samples`` output (``samples_<task>_<date>.jsonl``): one object
-  per item with the item as ``doc`` and the model's filtered answer as ``filtered_resps[0]``.
+  per item with the item as ``doc`` and the model's filtered answer as ``filtered_resps[0]``;
+
+and the zip ``dataset submission`` writes for MERA's site is read through its ``ruCLEVR.json``.
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dataset.answer_split import answer_after_marker
 from dataset.document import SPLITS, MeraDocument, StreamedDocument, family_in
+from dataset.submission_zip import TASK_FILE, is_submission_zip, read_task_text
 from ruclevr.cli import UsageError
 from ruclevr.jsonstream import LazyList
 from translate.answers import russian_answer_words
@@ -42,7 +48,14 @@ def normalise_answer(text: str) -> str:
 
 
 def exact_match(prediction: str, reference: str) -> bool:
-    return normalise_answer(prediction) == normalise_answer(reference)
+    """MERA's exact match: the whole prediction, or the text after its last «ОТВЕТ» marker, equals the reference."""
+    gold, whole = normalise_answer(reference), normalise_answer(prediction)
+    if whole == gold:
+        return True
+    if "ответ" not in whole:  # no marker (the cheap test first: most predictions are a word)
+        return False
+    after = answer_after_marker(prediction)
+    return after is not None and normalise_answer(after) == gold
 
 
 @dataclass
@@ -207,7 +220,12 @@ def _majority(answers: Mapping[str, Counter[str]]) -> dict[str, str]:
 
 
 def read_predictions(path: str | Path) -> dict[int, str]:
-    """Read predictions in any of the three formats into ``{id: prediction}``."""
+    """Read predictions in any of the three formats (or a submission zip) into ``{id: prediction}``."""
+    if is_submission_zip(path):  # `dataset submission`'s zip: its ruCLEVR.json is MERA's submission file
+        inside = _as_mera_submission(read_task_text(path))
+        if inside is None:
+            raise UsageError(f"{path}: {TASK_FILE} is not MERA's submission JSON ({{\"data\": {{\"test\": [...]}}}})")
+        return _read_mera_submission(inside, f"{path}:{TASK_FILE}")
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -12,9 +12,11 @@ Jinja) and the ``<image>`` marker. MERA fills the instruction with
 would be filled with the image's path, ``{answer}`` raises KeyError, ``{}`` IndexError. Every
 instruction is checked for exactly that before anything is written.
 
-A :class:`PromptSet` is several templates (the shipped set is ``dataset/prompts/instructions/``,
-one file per prompt); :meth:`PromptSet.assign` spreads them over the items so that every prompt
-gets an equal share of every question type.
+A :class:`PromptSet` is several templates; :meth:`PromptSet.assign` spreads them over the items so
+that every prompt gets an equal share of every question type. The shipped set, ``mera-blocks``, is
+MERA Multi's block scheme (:mod:`dataset.prompt_blocks`, data in ``dataset/prompts/blocks.json``);
+the earlier single-style set, one file per prompt in ``dataset/prompts/instructions/``, is still
+there by the name ``single-style``.
 """
 
 from __future__ import annotations
@@ -32,11 +34,15 @@ from jinja2 import nodes
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 
+from dataset import prompt_blocks
 from ruclevr import streams
 from ruclevr.cli import UsageError
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
-DEFAULT_PROMPTS_DIR = PROMPTS_DIR / "instructions"
+SINGLE_STYLE_DIR = PROMPTS_DIR / "instructions"  # the set shipped before the block scheme
+SINGLE_STYLE_NAME = "single-style"
+PROMPT_SET_NAMES = (prompt_blocks.SET_NAME, SINGLE_STYLE_NAME)
+DEFAULT_PROMPTS_DIR = SINGLE_STYLE_DIR  # its name while it was the default; the default is now mera-blocks
 CARD_PROMPT_PATH = PROMPTS_DIR / "card.j2"
 TEMPLATE_SUFFIX = ".j2"
 REQUIRED_MARKERS = ("<image>", "{question}")
@@ -205,17 +211,27 @@ class PromptSet:
 
     @classmethod
     def from_paths(cls, paths: Sequence[str | Path] | None = None) -> PromptSet:
-        """Templates from files and folders (each folder's ``*.j2`` in name order); the shipped set by default."""
-        files: list[Path] = []
-        for given in [Path(p) for p in paths] if paths else [DEFAULT_PROMPTS_DIR]:
-            if given.is_dir():
-                found = sorted(given.glob(f"*{TEMPLATE_SUFFIX}"))
-                if not found:
-                    raise UsageError(f"prompt folder {given} holds no *{TEMPLATE_SUFFIX} templates")
-                files.extend(found)
+        """Templates from files, folders (each folder's ``*.j2`` in name order) and set names
+        (:data:`PROMPT_SET_NAMES`, where no such file exists); the shipped ``mera-blocks`` set by default."""
+        templates: list[InstructionTemplate] = []
+        for given in [Path(p) for p in paths] if paths else [Path(prompt_blocks.SET_NAME)]:
+            if str(given) == prompt_blocks.SET_NAME and not given.exists():
+                templates.extend(InstructionTemplate(source, name) for name, source in prompt_blocks.block_templates())
             else:
-                files.append(given)
-        return cls([InstructionTemplate.from_file(path) for path in files])
+                templates.extend(InstructionTemplate.from_file(path) for path in cls._template_files(given))
+        return cls(templates)
+
+    @staticmethod
+    def _template_files(given: Path) -> list[Path]:
+        """The template files a ``--prompt`` value names: a file, a folder's ``*.j2``, or the single-style set."""
+        if str(given) == SINGLE_STYLE_NAME and not given.exists():
+            given = SINGLE_STYLE_DIR
+        if not given.is_dir():
+            return [given]
+        found = sorted(given.glob(f"*{TEMPLATE_SUFFIX}"))
+        if not found:
+            raise UsageError(f"prompt folder {given} holds no *{TEMPLATE_SUFFIX} templates")
+        return found
 
     @property
     def sha256(self) -> str:

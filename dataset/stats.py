@@ -28,11 +28,13 @@ class _Tally:
         self.question_types: dict[str, Counter[str]] = {}
         self.families: dict[str, Counter[str]] = {}
         self.objects_per_image: dict[str, int] = {}
+        self.instructions: dict[str, set[str]] = {}  # distinct instruction texts per question type (a few dozen)
 
     def add(self, item: Mapping[str, Any], record: Mapping[str, Any]) -> None:
         self.items += 1
         self.question_types.setdefault(item["meta"]["question_type"], Counter())[item["outputs"]] += 1
         self.families.setdefault(family_in(record), Counter())[item["outputs"]] += 1
+        self.instructions.setdefault(item["meta"]["question_type"], set()).add(item.get("instruction", ""))
         if "num_objects" in record:
             self.objects_per_image[item["inputs"]["image"]] = int(record["num_objects"])
 
@@ -42,6 +44,7 @@ class _Tally:
             "question_types": answer_distribution(self.question_types),
             "families": answer_distribution(self.families),
             "objects_per_scene": objects_per_scene(list(self.objects_per_image.values())),
+            "instructions_per_question_type": {name: len(self.instructions[name]) for name in sorted(self.instructions)},
         }
 
 
@@ -110,6 +113,10 @@ def format_statistics(statistics: Mapping[str, Any]) -> str:
         top = _top_answers(in_test["answers"], in_test["items"]) if in_test["items"] else "-"
         share = f"{in_test['items'] / test['items']:.1%}" if test["items"] else "-"  # the mix reached
         lines.append(f"{name:<16}{in_shots['items']:>7}{in_test['items']:>7}{share:>7}  {top}")
+    instructions = test.get("instructions_per_question_type", {})
+    if instructions:
+        lines += ["", "distinct instructions per question type (test): "
+                  + ", ".join(f"{name} {count}" for name, count in instructions.items())]
     lines += ["", f"{'family':<32}{'test':>7}  top answers (test)"]
     for name, family in test["families"].items():
         lines.append(f"{name:<32}{family['items']:>7}  {_top_answers(family['answers'], family['items'])}")

@@ -99,3 +99,14 @@ def test_simulated_crowd_gives_the_expected_baseline_and_alpha_and_disputes_plan
     assert abs(alpha - expected) < 0.15, (alpha, expected)
     # The perfect annotator never misses a control.
     assert next(a for a in report["annotators"] if a["annotator"] == "w0")["control_accuracy"] == 1.0
+
+    # Dawid–Skene on the same answers (the shots are the controls it learns the annotators from): the
+    # planted items stay disputed, and human.json reports both methods' baselines alike either way.
+    assert main(["annotate", "import", "--data", str(reviewed), "--answers", str(tmp_path / "crowd.tsv"),
+                 "--out", str(tmp_path / "report_ds"), "--aggregate", "dawid-skene"]) == 0
+    by_ds = read_json(tmp_path / "report_ds" / "human.json")
+    assert {test[index]["meta"]["id"] for index in planted} <= {record["id"] for record in by_ds["disputed"]}
+    assert by_ds["baselines"] == report["baselines"]
+    assert by_ds["human_baseline"]["overall"]["exact_match"] == report["baselines"]["dawid-skene"]["exact_match"]
+    assert low <= by_ds["human_baseline"]["overall"]["exact_match"] <= clean / n
+    assert report["honeypots"]["items"] == len(original["data"]["shots"])

@@ -11,7 +11,8 @@ from sample_outputs import write_sample_stage_outputs
 
 from dataset.document import read_export
 from dataset.export import question_types
-from dataset.prompt import DEFAULT_PROMPTS_DIR, PromptSet, instruction_format_problem
+from dataset.prompt import SINGLE_STYLE_DIR, PromptSet, instruction_format_problem
+from dataset.prompt_blocks import BLOCK_ORDER, reasoning_layouts, used_blocks
 
 TYPES = ("binary", "colors", "count", "materials", "shapes", "size")
 
@@ -21,23 +22,52 @@ def stage_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return write_sample_stage_outputs(tmp_path_factory.mktemp("prompts"), n_scenes=60)
 
 
-def test_shipped_set_has_ten_distinct_prompts_each_stating_every_types_answer_format() -> None:
-    prompts = PromptSet.from_paths()
-    assert len(prompts.templates) >= 10
-    assert set(question_types()) == set(TYPES)
+ZERO_PROMPT = "Изображение: <image>\nВопрос:\n{question}"
+
+
+def rendered(prompts: PromptSet) -> list[dict[str, str]]:
+    """Each template's instruction per question type, checked as MERA fills it."""
     per_type_texts = []
     for template in prompts.templates:
         texts = {t: template.render(question_type=t, split="test") for t in TYPES}
         for text in texts.values():
             assert "<image>" in text and "{question}" in text and instruction_format_problem(text) is None
             assert text.format(question="ВОПРОС", image="samples/x.png").count("ВОПРОС") == 1
-        # the answer format is written per question type: six different instructions per template
-        assert len(set(texts.values())) == len(TYPES), template.name
-        assert "да" in texts["binary"] and "нет" in texts["binary"]
-        assert "цифр" in texts["count"]
         per_type_texts.append(texts)
+    return per_type_texts
+
+
+def test_shipped_set_is_meras_block_scheme_with_reasoning_and_a_zero_prompt() -> None:
+    prompts = PromptSet.from_paths()
+    assert PromptSet.from_paths(["mera-blocks"]).sha256 == prompts.sha256
+    assert len(prompts.templates) >= 10
+    assert set(question_types()) == set(TYPES)
+    assert list(used_blocks()) == list(BLOCK_ORDER)  # all 13 blocks appear in some layout
+    per_type_texts = rendered(prompts)
+    zero = [texts for texts in per_type_texts if texts["binary"] == ZERO_PROMPT]
+    assert len(zero) == 1 and set(zero[0].values()) == {ZERO_PROMPT}
+    reasoning = set(reasoning_layouts())
+    assert len(reasoning) * 2 == len(prompts.templates)
+    for template, texts in zip(prompts.templates, per_type_texts, strict=True):
+        asks = all("РАССУЖДЕНИЕ:" in text and "ОТВЕТ:" in text for text in texts.values())
+        assert asks == (template.name in reasoning), template.name
+        assert not any("РАССУЖДЕНИЕ" in text for text in texts.values()) or asks
+        if texts["binary"] != ZERO_PROMPT:  # the answer-format block is written per question type
+            assert len(set(texts.values())) == len(TYPES), template.name
+            assert "да" in texts["binary"] and "нет" in texts["binary"] and "цифр" in texts["count"]
     for question_type in TYPES:
         assert len({texts[question_type] for texts in per_type_texts}) == len(prompts.templates)
+    registers = {template.name.split("_", 1)[1].split("_")[0] for template in prompts.templates}
+    assert {"formal", "informal", "impersonal", "technical"} <= registers
+
+
+def test_single_style_set_stays_available_by_name() -> None:
+    prompts = PromptSet.from_paths(["single-style"])
+    assert [t.name for t in prompts.templates] == sorted(p.name for p in SINGLE_STYLE_DIR.glob("*.j2"))
+    assert len(prompts.templates) == 10
+    for texts in rendered(prompts):
+        assert len(set(texts.values())) == len(TYPES)
+        assert not any("РАССУЖДЕНИЕ" in text for text in texts.values())
 
 
 def test_export_spreads_every_question_type_evenly_over_the_prompts(stage_outputs, tmp_path) -> None:
@@ -48,6 +78,9 @@ def test_export_spreads_every_question_type_evenly_over_the_prompts(stage_output
     by_id = {record["id"]: record for record in document["provenance"]}
     items = document["data"]["test"] + document["data"]["shots"]
     assert len({item["instruction"] for item in items}) >= 10
+    test_layouts = {by_id[i["meta"]["id"]]["prompt"] for i in document["data"]["test"]}
+    assert test_layouts == set(prompt_names) and len(test_layouts) >= 10
+    assert len(test_layouts & set(reasoning_layouts())) == 5
     for scope in (document["data"]["test"], items):
         for question_type in TYPES:
             counts = Counter(by_id[i["meta"]["id"]]["prompt"] for i in scope if i["meta"]["question_type"] == question_type)
@@ -100,7 +133,7 @@ def test_instruction_that_str_format_would_break_or_overfill_is_refused(stage_ou
     prompt = tmp_path / "bad.j2"
     prompt.write_text(template, encoding="utf-8")
     out = tmp_path / "mera"
-    assert run_export(stage_outputs, out, "--shots", "2", "--prompt", str(DEFAULT_PROMPTS_DIR), "--prompt", str(prompt)) == 2
+    assert run_export(stage_outputs, out, "--shots", "2", "--prompt", str(SINGLE_STYLE_DIR), "--prompt", str(prompt)) == 2
     error = capsys.readouterr().err
     assert message in error and "bad.j2" in error and error.count("\n") == 1 and "Traceback" not in error
     assert not out.exists() or not any(out.iterdir())
@@ -119,6 +152,34 @@ def test_empty_prompt_folder_and_repeated_names_are_usage_errors(stage_outputs, 
     (tmp_path / "empty").mkdir()
     assert run_export(stage_outputs, tmp_path / "m1", "--prompt", str(tmp_path / "empty")) == 2
     assert "holds no *.j2 templates" in capsys.readouterr().err
-    assert run_export(stage_outputs, tmp_path / "m2", "--prompt", str(DEFAULT_PROMPTS_DIR),
-                      "--prompt", str(DEFAULT_PROMPTS_DIR)) == 2
+    assert run_export(stage_outputs, tmp_path / "m2", "--prompt", str(SINGLE_STYLE_DIR),
+                      "--prompt", str(SINGLE_STYLE_DIR)) == 2
     assert "share the file name" in capsys.readouterr().err
+
+
+def test_stats_prints_the_instruction_count_per_question_type(stage_outputs, tmp_path, capsys) -> None:
+    from dataset.cli import main
+    from ruclevr.io import read_json
+
+    out = tmp_path / "mera"
+    assert run_export(stage_outputs, out, "--shots", "10", "--seed", "4") == 0
+    capsys.readouterr()
+    assert main(["stats", "--data", str(out), "--out", str(tmp_path / "stats.json")]) == 0
+    printed = capsys.readouterr().out
+    counts = read_json(tmp_path / "stats.json")["statistics"]["splits"]["test"]["instructions_per_question_type"]
+    document = read_export(out)
+    for question_type in TYPES:
+        texts = {i["instruction"] for i in document["data"]["test"] if i["meta"]["question_type"] == question_type}
+        assert counts[question_type] == len(texts) == len(PromptSet.from_paths().templates)
+    assert "distinct instructions per question type (test): " + ", ".join(f"{t} {counts[t]}" for t in TYPES) in printed
+
+
+def test_card_says_how_many_prompts_ask_for_reasoning(stage_outputs, tmp_path) -> None:
+    from dataset.cli import main
+
+    out = tmp_path / "mera"
+    assert run_export(stage_outputs, out, "--shots", "3") == 0
+    assert main(["hf", "--data", str(out), "--out", str(tmp_path / "hf")]) == 0
+    card = (tmp_path / "hf" / "README.md").read_text(encoding="utf-8")
+    assert "5 of them ask the model to reason after «РАССУЖДЕНИЕ:» and answer after «ОТВЕТ:»" in card
+    assert "`mera-blocks/01_zero`" in card and "text after its last «ОТВЕТ»" in card

@@ -20,9 +20,15 @@ from ruclevr.io import atomic_write_json, read_json
 EXPORT_FILES = ("shots.json", "test.json", "provenance.json")
 
 # SHA-256 of the files the export wrote for the 8-scene sample outputs, --shots 3, seed 0, the shipped
-# prompts, before it streamed (the release version written as "V"). A change here is a change of the
-# exported dataset: intended ones are pinned anew.
+# prompts (the release version written as "V"). A change here is a change of the exported dataset:
+# intended ones are pinned anew. PINNED_SINGLE_STYLE are the bytes from before the export streamed, with
+# the single-style prompts that were shipped then; PINNED came when MERA's block prompts were shipped.
 PINNED = {
+    "shots.json": "c42734ec205e9fb2b0eb1fa8e81478cbf128d70e7d81bb07fbeb88ef5ce1ee81",
+    "test.json": "b03f611bb47f9f9e95c4c1d86f3be1f5ff1c8f27a07b7e1d541a8fbc9de83ab8",
+    "provenance.json": "db17014df01ce7d7acf93a5565cc481fc8507185216142593992261117fa59b7",
+}
+PINNED_SINGLE_STYLE = {
     "shots.json": "395e784d3401637cb774c3b91200b23654306d3f5a4574d4cf7b42e20608d764",
     "test.json": "1719b45da15255f075f662cf84981aa2f9c4b03e7a52ad0c565e0a972d3e20c1",
     "provenance.json": "b5df351a039f30d641c5b4b567ddb920c6234662c1de178f2ae735b6d351b056",
@@ -45,6 +51,8 @@ def stage_outputs(tmp_path: Path) -> dict[str, Path]:
 
 
 def test_export_writes_the_pinned_bytes(stage_outputs, tmp_path) -> None:
+    assert run_export(stage_outputs, tmp_path / "single", "--shots", "3", "--seed", "0", "--prompt", "single-style") == 0
+    assert export_digests(tmp_path / "single") == PINNED_SINGLE_STYLE
     assert run_export(stage_outputs, tmp_path / "mera", "--shots", "3", "--seed", "0") == 0
     assert export_digests(tmp_path / "mera") == PINNED
     assert sorted(path.name for path in (tmp_path / "mera" / "samples").iterdir()) == \

@@ -39,9 +39,13 @@ RUN_HARNESS = textwrap.dedent(
 
 
 def prediction_for(item: dict, position: int) -> str | None:
-    """Right, right after lm-eval's normalisation, wrong, or missing, in turn."""
+    """Right, right after lm-eval's normalisation, wrong, or missing, in turn; then replies that reason
+    before «ОТВЕТ» (right after the last marker, «ответ - Gold.», two markers, the last one wrong)."""
     gold = item["outputs"]
-    return [gold, gold.upper() + ".", " " + gold, f"«{gold}»", "нет" if gold != "нет" else "да", None][position % 6]
+    wrong = "нет" if gold != "нет" else "да"
+    return [gold, gold.upper() + ".", " " + gold, f"«{gold}»", wrong, None,
+            f"РАССУЖДЕНИЕ: смотрю на предметы.\nОТВЕТ: {gold}", f"ответ - {gold.capitalize()}.",
+            f"ОТВЕТ: {wrong}\nнет, проверю ещё раз. ОТВЕТ: {gold}", f"ОТВЕТ: {gold}. Или ОТВЕТ: {wrong}"][position % 10]
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +98,9 @@ def test_harness_scores_every_item_as_dataset_evaluate(build, harness_samples, t
     assert ours == harness
     assert evaluate_per_item(build, build["submission"], tmp_path / "mera.json") == harness
     assert evaluate_per_item(build, harness_samples, tmp_path / "samples.json") == harness
+    packed = tmp_path / "submission.zip"  # the zip for MERA's site, read back by evaluate
+    assert main(["submission", "--samples", str(harness_samples.parent), "--out", str(packed)]) == 0
+    assert evaluate_per_item(build, packed, tmp_path / "zip.json") == harness
     results = json.loads(next(harness_samples.parent.glob("results_*.json")).read_text(encoding="utf-8"))
     overall = read_json(tmp_path / "jsonl.json")["results"]["predictions"]["overall"]["exact_match"]
     assert results["results"]["ruclevr"]["exact_match,none"] == pytest.approx(overall)

@@ -104,6 +104,7 @@ def commands(i: Inputs) -> dict[str, tuple[list[str], str]]:
         "dataset annotate export": (["dataset", "annotate", "export", "--data", mera, "--out", OUT], "dir"),
         "dataset annotate import": (["dataset", "annotate", "import", "--data", mera, "--answers",
                                      str(answers_file(i)), "--out", OUT], "dir"),
+        "dataset submission": (["dataset", "submission", "--samples", str(samples_file(i)), "--out", OUT], "file"),
     }
 
 
@@ -120,7 +121,7 @@ BAD_OUTPUTS = {
 BAD_OUTPUT_PROBES = [(command, bad) for command in (
     "render", "render merge", "questions", "translate", "filter", "dataset build", "dataset export", "dataset hf",
     "dataset stats", "dataset evaluate", "dataset augment", "dataset gallery", "dataset annotate export",
-    "dataset annotate import") for bad in BAD_OUTPUTS]
+    "dataset annotate import", "dataset submission") for bad in BAD_OUTPUTS]
 
 
 def check_probe(argv: list[str], inputs: Inputs, capsys, expect: str = "") -> None:
@@ -188,6 +189,18 @@ def non_utf8(inputs: Inputs, name: str) -> Path:
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b'{"questions": ["\xff\xfe caf\xe9"]}\n')
+    return path
+
+
+def samples_file(inputs: Inputs) -> Path:
+    """lm-eval's logged samples answering the first test item (for `dataset submission`)."""
+    from dataset.document import load_document
+
+    path = inputs.root / "lm_eval" / "samples_ruclevr_2026-01-31T10-00-00.000001.jsonl"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        first = load_document(inputs.export).items("test")[0]
+        path.write_text(json.dumps({"doc": first, "filtered_resps": ["да"]}, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 
 

@@ -74,6 +74,10 @@ def add_annotate_parser(commands: argparse._SubParsersAction) -> None:
                           help="leave the flagged annotators' answers out of every figure")
     imported.add_argument("--write-filtered", type=Path, default=None, metavar="OUT",
                           help="also write a MERA export without the removed items (and the card section in its info)")
+    imported.add_argument("--aggregate", choices=("majority", "dawid-skene", "glad"), default="majority",
+                          help="how an item's answers become one: the majority (ties give none), Dawid-Skene or GLAD "
+                               "(both learn each annotator from the control items); every method's baseline is "
+                               "reported in human.json either way; default majority")
     imported.add_argument("--jglue", type=positive_int, default=None, metavar="M",
                           help="with --write-filtered: keep an item only if at least M of its answers equal gold "
                                "(JGLUE's rule) instead of dropping the disputed items")
@@ -113,12 +117,14 @@ def import_command(document, args: argparse.Namespace) -> int:
                              "name another folder")
     settings = ImportSettings(split=args.split, min_agreement=args.min_agreement,
                               min_control_accuracy=args.min_control_accuracy, exclude_flagged=args.exclude_flagged,
-                              jglue=args.jglue)
+                              jglue=args.jglue, aggregate=args.aggregate)
     answers = read_answers(args.answers)
     report = import_answers(document, answers, args.out, settings, args.write_filtered)
     baseline = report["human_baseline"]["overall"]
     alpha = report["agreement"]["krippendorff_alpha"]["overall"]
-    print(f"{args.out / 'human.json'}: human exact match {baseline['exact_match']:.4f} on {baseline['total']} items; "
+    others = ", ".join(f"{name} {row['exact_match']:.4f}" for name, row in report["baselines"].items())
+    print(f"{args.out / 'human.json'}: human exact match {baseline['exact_match']:.4f} ({args.aggregate}) on "
+          f"{baseline['total']} items [{others}]; honeypots {report['honeypots']['share_of_answers']:.1%} of the answers; "
           f"Krippendorff's alpha {'undefined' if alpha is None else f'{alpha:.4f}'}; "
           f"{report['items']['disputed']} disputed; flagged annotators: {', '.join(report['flagged_annotators']) or 'none'}"
           + (f"; {args.write_filtered}: {report['items']['removed_by_filter']} items removed"

@@ -6,11 +6,15 @@ section. With ``--write-filtered OUT`` a MERA export without the removed items i
 OUT, its ``info.human_review`` carrying the section, so ``dataset hf --mera OUT`` puts it in
 the card.
 
-An item is *disputed* when people answered it and their majority answer differs from gold, they
+An item is *disputed* when people answered it and their aggregated answer differs from gold, they
 tied (see :mod:`dataset.annotate.agreement`), or the share of answers equal to the majority is
-below ``--min-agreement``. The filtered export drops the disputed items of the scored split;
-with ``--jglue M`` it instead keeps an item only if at least M of its answers equal gold (JGLUE's
-rule, which also drops items nobody answered).
+below ``--min-agreement``. The answers are aggregated by ``--aggregate``: the majority (default),
+Dawid–Skene or GLAD (:mod:`dataset.annotate.aggregate`, which learn the annotators from the
+honeypots: the control items with known answers); ``human.json`` reports every method's baseline
+(``baselines``) and the honeypots' share of the answers (``honeypots``), whichever is chosen.
+The filtered export drops the disputed items of the scored split; with ``--jglue M`` it instead
+keeps an item only if at least M of its answers equal gold (JGLUE's rule, which also drops items
+nobody answered).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dataset.annotate.aggregate import METHODS, aggregate
 from dataset.annotate.agreement import (
     Answer,
     Majority,
@@ -51,6 +56,7 @@ class ImportSettings:
     min_control_accuracy: float = 0.8
     exclude_flagged: bool = False
     jglue: int | None = None  # keep an item only if at least this many answers equal gold
+    aggregate: str = "majority"  # one of dataset.annotate.aggregate.METHODS
 
 
 def dataset_yo_policy(document: MeraDocument) -> str:
@@ -93,7 +99,7 @@ def dispute_reasons(winner: Majority, gold: str, settings: ImportSettings) -> li
     if winner.answer is None:
         reasons.append("tie: " + " / ".join(winner.tied))
     elif winner.answer != gold:
-        reasons.append("majority differs from gold")
+        reasons.append(f"{'majority' if settings.aggregate == 'majority' else settings.aggregate + ' answer'} differs from gold")
     if winner.agreement < settings.min_agreement:
         reasons.append(f"low agreement: {winner.agreement:.2f} < {settings.min_agreement}")
     return reasons
@@ -122,6 +128,42 @@ def removal_reason(reasons: Sequence[str], answers: Mapping[str, str], gold: str
         correct = sum(answer == gold for answer in answers.values())
         return f"fewer than {settings.jglue} answers equal gold" if correct < settings.jglue else None
     return reasons[0].split(":")[0] if reasons else None
+
+
+def aggregated_winners(table: Mapping[int, Mapping[str, str]], honeypots: Mapping[int, Mapping[str, str]],
+                       known: Mapping[int, str], method: str) -> dict[int, Majority]:
+    """Each answered item's answer by ``method``, as a :class:`Majority` (votes: the answers equal to it)."""
+    if method == "majority":
+        return {item_id: majority(by_annotator.values()) for item_id, by_annotator in table.items()}
+    answers = aggregate({**honeypots, **table}, method, known)
+    winners = {}
+    for item_id, by_annotator in table.items():
+        answer, given = answers[item_id], list(by_annotator.values())
+        tied = () if answer is not None else tuple(sorted(set(given)))
+        winners[item_id] = Majority(answer, sum(a == answer for a in given), len(given), tied)
+    return winners
+
+
+def honeypot_share(answers: Sequence[Answer], honeypots: Mapping[int, Mapping[str, str]]) -> dict[str, Any]:
+    """How many control items were answered, and their share of all the answers (MERA's guide: about 5 %)."""
+    answered = sum(len(by_annotator) for by_annotator in honeypots.values())
+    return {"items": len(honeypots), "answers": answered,
+            "share_of_answers": round(answered / len(answers), 4) if answers else 0.0}
+
+
+def method_baselines(scored: Sequence[Mapping[str, Any]], table: Mapping[int, Mapping[str, str]],
+                     honeypots: Mapping[int, Mapping[str, str]], known: Mapping[int, str], policy: str,
+                     chosen: Mapping[int, Majority], method: str) -> dict[str, Any]:
+    """Every aggregation's human baseline (overall) and how many answered items it gets wrong or ties."""
+    baselines = {}
+    for name in METHODS:
+        winners = chosen if name == method else aggregated_winners(table, honeypots, known, name)
+        overall = human_baseline(scored, winners)["overall"]
+        wrong = sum(1 for item in scored if item["meta"]["id"] in winners
+                    and winners[item["meta"]["id"]].answer != normalise(str(item["outputs"]), policy))
+        baselines[name] = {"exact_match": overall["exact_match"], "correct": overall["correct"],
+                           "total": overall["total"], "wrong_or_tied": wrong}
+    return baselines
 
 
 def judge_items(document: MeraDocument, scored: Sequence[Mapping[str, Any]], counted: Sequence[Answer],
@@ -159,7 +201,9 @@ def analyse(document: MeraDocument, answers: Sequence[Answer], settings: ImportS
     counted = [a for a in answers if a.annotator not in excluded and a.item_id in scored_ids]
     table = answers_by_item(counted, policy)
     annotators = sorted({a.annotator for a in counted})
-    winners = {item_id: majority(by_annotator.values()) for item_id, by_annotator in table.items()}
+    honeypots = answers_by_item([a for a in answers if a.annotator not in excluded and a.item_id in controls], policy)
+    known_answers = {item_id: normalise(gold, policy) for item_id, gold in controls.items()}
+    winners = aggregated_winners(table, honeypots, known_answers, settings.aggregate)
     disputed, removed = judge_items(document, scored, counted, table, winners, settings, policy)
     counts = [len(table[item_id]) for item_id in table]
     return {
@@ -167,9 +211,11 @@ def analyse(document: MeraDocument, answers: Sequence[Answer], settings: ImportS
                  "answers": sorted({Path(a.source).name for a in answers})},
         "settings": {"split": settings.split, "min_agreement": settings.min_agreement,
                      "min_control_accuracy": settings.min_control_accuracy, "exclude_flagged": settings.exclude_flagged,
-                     "jglue": settings.jglue, "yo_policy": policy, "tie_rule": TIE_RULE,
+                     "jglue": settings.jglue, "aggregate": settings.aggregate, "yo_policy": policy, "tie_rule": TIE_RULE,
                      "normalisation": "lower case, ASCII punctuation removed, spaces collapsed and trimmed, ё policy"},
         "human_baseline": human_baseline(scored, winners),
+        "baselines": method_baselines(scored, table, honeypots, known_answers, policy, winners, settings.aggregate),
+        "honeypots": honeypot_share([a for a in answers if a.annotator not in excluded], honeypots),
         "agreement": {"krippendorff_alpha": alpha_per_type(scored, table, annotators),
                       "mean_item_agreement": round(statistics.fmean(w.agreement for w in winners.values()), 4)
                       if winners else None},
@@ -191,8 +237,8 @@ def analyse(document: MeraDocument, answers: Sequence[Answer], settings: ImportS
 
 def review_summary(report: Mapping[str, Any]) -> dict[str, Any]:
     """What the card says about the human review (kept in the filtered export's info)."""
-    return {key: report[key] for key in ("settings", "human_baseline", "agreement", "overlap", "items",
-                                          "removal_reasons", "flagged_annotators")} | {
+    return {key: report[key] for key in ("settings", "human_baseline", "baselines", "honeypots", "agreement", "overlap",
+                                          "items", "removal_reasons", "flagged_annotators")} | {
         "annotators": len(report["annotators"])}
 
 

@@ -1,0 +1,35 @@
+"""The answer after the last «ОТВЕТ» marker, as MERA Multi's exact match reads a reasoning model's reply.
+
+Half of the shipped prompts ask the model to reason after «РАССУЖДЕНИЕ:» and to give the answer
+after «ОТВЕТ:». MERA scores such a reply as the better of two exact matches: the whole reply, and the
+text after the *last* marker. The marker is found in any case (ОТВЕТ, Ответ, ответ), with or
+without a colon, and the separator after it (spaces, a colon, a hyphen or dash) is dropped, as is
+whitespace at the end:
+
+==============================================  =====================
+reply                                           answer after the marker
+==============================================  =====================
+``РАССУЖДЕНИЕ: слева два куба. ОТВЕТ: да``      ``да``
+``ответ - Да.``                                 ``Да.`` (matches «да»)
+``ОТВЕТ: 2, нет, проверю ещё раз. ОТВЕТ: 3``    ``3`` (the last marker)
+``да``                                          none: only the whole reply is compared
+==============================================  =====================
+
+The marker is a word of its own: «ответа» or «ответить» in the reasoning is not a marker. Nothing
+here imports the ruclevr package's scoring, so the same rule is written out again in
+``docs/lm_eval/utils.py`` for lm-eval's environment (tests/test_lm_eval_task.py checks they agree).
+"""
+
+from __future__ import annotations
+
+import re
+
+ANSWER_MARKER = re.compile(r"(?<![а-яё])ответ(?![а-яё])", re.IGNORECASE)
+SEPARATORS = " \t\r\n:-–—"  # dropped between the marker and the answer
+
+
+def answer_after_marker(reply: str) -> str | None:
+    """The text after the last «ОТВЕТ» marker of ``reply`` (see the module docstring), or None without one."""
+    ends = [marker.end() for marker in ANSWER_MARKER.finditer(reply)]
+    return reply[ends[-1]:].lstrip(SEPARATORS).rstrip() if ends else None
+
