@@ -140,6 +140,21 @@ def run_plan(
     return outputs
 
 
+def run_plan_with(
+    plan: Plan, choices: tuple[Any, ...], scene: SceneIndex, replacements: Mapping[int, Callable[[Any, tuple[Any, ...]], Any]]
+) -> list[Any]:
+    """:func:`run_plan` with several nodes' outputs replaced (node -> function of its output and inputs' values)."""
+    outputs: list[Any] = []
+    for t, (node, choice) in enumerate(zip(plan.nodes, choices, strict=True)):
+        args = tuple(outputs[i] for i in node.inputs)
+        try:
+            output = _node_output(node, choice, scene, args)
+        except (SceneError, KeyError) as error:
+            raise ExecutionError(f"node {t} ({node.function}): {error}") from None
+        outputs.append(replacements[t](output, args) if t in replacements else output)
+    return outputs
+
+
 def _node_output(node: PlanNode, choice: Any, scene: SceneIndex, args: tuple[Any, ...]) -> Any:
     if node.kind == "filter":
         mask = args[0]

@@ -10,6 +10,8 @@ dies as soon as it breaks a rule; the question that comes out is well posed by c
 - the two inputs of a comparison, union or intersection are not the same description, nor one
   a narrowing of the other ("more red cubes than cubes" tells its answer);
 - ``exist`` is never asked of the whole scene, and a query's answer is never a word of the question;
+- with the scene's camera, spatial relations are those the image shows by a margin, and the answer
+  is the same whichever way a reader takes the pairs it leaves unclear (:mod:`questions.unclear`);
 - beyond CLEVR: a function that cannot answer (an ordinal of too small a set, a tie for the most
   common value, "how many more" of fewer) prunes its branch; ``between`` must find something
   between, ``all`` a member of the first set in the second, ``add`` two counted sets with nothing
@@ -31,6 +33,7 @@ from questions.functions import RELATION, ExecutionError, format_answer
 from questions.plan import EMPTY, FIXED, FREE, SET, Plan, PlanNode, Slot
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
+from questions.unclear import answer_is_clear
 
 _SCENE_SET: tuple[str, tuple[str, ...], frozenset[object]] = ("set", ("scene",), frozenset())
 
@@ -327,6 +330,8 @@ class _Walk:
             isinstance(choice, tuple) and answer in choice for choice in self.choices
         ):
             return None  # the question would name its own answer
+        if not answer_is_clear(self.plan, tuple(self.choices), self.out, self.scene):
+            return None  # its answer hangs on a pair the image leaves unclear
         return Candidate(tuple(self.choices), answer, tuple(self.out))
 
 

@@ -88,7 +88,10 @@ def test_records_follow_the_contract(run):
 def test_every_family_is_used(run, by_family):
     _, families, _ = run
     uses = {family_id: sum(by_family[family_id].values()) for family_id in families}
-    assert min(uses.values()) >= 30, sorted(uses.items(), key=lambda item: item[1])[:5]
+    # The rarest family (query/zero_hop/color: a colour asked of an object named without one) gets
+    # 29-32 of 10,000 questions depending on what else the scenes allow (29 since the relations
+    # are read in the image): at least 25 says it is not crowded out.
+    assert min(uses.values()) >= 25, sorted(uses.items(), key=lambda item: item[1])[:5]
 
 
 def test_yes_no_families_are_balanced(run, by_family):
