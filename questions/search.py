@@ -33,7 +33,7 @@ from questions.functions import RELATION, ExecutionError, format_answer
 from questions.plan import EMPTY, FIXED, FREE, SET, Plan, PlanNode, Slot
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
-from questions.unclear import answer_is_clear
+from questions.unclear import answer_is_clear, sure_refusals, unclear_passes
 
 _SCENE_SET: tuple[str, tuple[str, ...], frozenset[object]] = ("set", ("scene",), frozenset())
 
@@ -225,6 +225,7 @@ class _Walk:
         self.out: list[Any] = [None] * size
         self.canon: list[Any] = [None] * size
         self.choices: list[Any] = [None] * size
+        self.sure = sure_refusals(plan)
 
     def run(self) -> Candidate | None:
         return self._visit(0)
@@ -243,11 +244,15 @@ class _Walk:
                 options = [option for option in options if option[0] == want]
             out, choices, canons, stop_at = self.out, self.choices, self.canon, self.stop_at
             source = canons[node.inputs[0]]  # an earlier node's: fixed while this one tries its options
+            relate = self.sure.get(t)
+            doubt = self.scene.unclear(choices[relate], out[self.nodes[relate].inputs[0]]) if relate is not None else 0
             for k in self.stream.lazy_order(len(options)):
                 if search.steps >= stop_at:
                     return None
                 search.steps += 1
                 values, mask = options[k]
+                if doubt and unclear_passes(self.scene, node.slots, values, doubt):
+                    continue  # an unclear object would pass too: the end's check would refuse it
                 out[t] = mask
                 choices[t] = values
                 canons[t] = ("set", source[1], source[2] | search.described_pairs(node, values))

@@ -37,7 +37,7 @@ def answer_is_clear(plan: Plan, choices: tuple[Any, ...], outputs: tuple[Any, ..
                 extra[t] = extra.get(t, 0) | bit
         replacements = {t: _counted_in(mask, _inputs(plan, outputs, t)) for t, mask in extra.items()}
         try:
-            other = format_answer(run_plan_with(plan, choices, scene, replacements)[-1])
+            other = format_answer(run_plan_with(plan, choices, scene, replacements, outputs)[-1])
         except ExecutionError:
             return False
         if other != answer:
@@ -48,16 +48,26 @@ def answer_is_clear(plan: Plan, choices: tuple[Any, ...], outputs: tuple[Any, ..
 def unclear_steps(plan: Plan, choices: tuple[Any, ...], outputs: tuple[Any, ...] | list[Any], scene: SceneIndex) -> list[tuple[int, int]]:
     """(node, unclear objects) for each ``relate`` and ``between`` node with some."""
     found = []
-    for t, node in enumerate(plan.nodes):
+    for t in _spatial_nodes(plan):
+        node = plan.nodes[t]
         if node.function == "relate":
             mask = scene.unclear(choices[t], outputs[node.inputs[0]])
         elif node.function == "between":
             mask = between_split(scene, outputs[node.inputs[0]], outputs[node.inputs[1]])[1]
-        else:
-            continue
         if mask:
             found.append((t, mask))
     return found
+
+
+_SPATIAL: dict[int, tuple[Plan, tuple[int, ...]]] = {}  # by id(plan); the entry keeps its plan alive
+
+
+def _spatial_nodes(plan: Plan) -> tuple[int, ...]:
+    entry = _SPATIAL.get(id(plan))
+    if entry is None:
+        nodes = tuple(t for t, node in enumerate(plan.nodes) if node.function in ("relate", "between"))
+        entry = _SPATIAL[id(plan)] = (plan, nodes)
+    return entry[1]
 
 
 def _inputs(plan: Plan, outputs: tuple[Any, ...] | list[Any], t: int) -> tuple[Any, ...]:
@@ -71,3 +81,30 @@ def _counted_in(extra: int, intended: tuple[Any, ...]) -> Callable[[Any, tuple[A
         return output | extra
 
     return widen
+
+
+_SURE: dict[int, tuple[Plan, dict[int, int]]] = {}  # by id(plan)
+
+
+def sure_refusals(plan: Plan) -> dict[int, int]:
+    """Filter node -> the ``relate`` node it reads, where any unclear object of that relate passing
+    the filter surely changes the answer (the filter feeds a ``unique``, which would see two
+    objects, or the ``count`` that is the answer): the search drops such options at once."""
+    entry = _SURE.get(id(plan))
+    if entry is None:
+        last = plan.nodes[-1]
+        found = {
+            t: node.inputs[0] for t, node in enumerate(plan.nodes)
+            if node.kind == "filter" and plan.nodes[node.inputs[0]].function == "relate"
+            and (node.need_single or (last.function == "count" and last.inputs == (t,)))
+        }
+        entry = _SURE[id(plan)] = (plan, found)
+    return entry[1]
+
+
+def unclear_passes(scene: SceneIndex, slots: tuple[Any, ...], values: tuple[str, ...], unclear: int) -> bool:
+    """Whether some of the ``unclear`` objects have every value of a filter node's ``values``."""
+    for slot, value in zip(slots, values, strict=True):
+        if value:
+            unclear &= scene.mask(slot.attribute, value)
+    return unclear != 0
