@@ -75,6 +75,8 @@ def image_placement(scene: Mapping[str, Any]) -> ImagePlacement | None:
         grounds = [(float(obj["3d_coords"][0]), float(obj["3d_coords"][1])) for obj in scene["objects"]]
     except (KeyError, TypeError, ValueError, IndexError) as error:
         raise ImageError(f"the camera or 3d_coords cannot be read ({type(error).__name__}: {error})") from None
+    if not all(math.isfinite(v) for v in [width, *(v for row in matrix + intrinsics for v in row), *(v for point in grounds for v in point)]):
+        raise ImageError("the camera or 3d_coords hold a number that is not finite")
     points = [project_ground_point(matrix, intrinsics, x, y) for x, y in grounds]
     return ImagePlacement(points, width)
 
@@ -95,19 +97,30 @@ def clear_relations(
     """Per relation and object, the masks of objects clearly in that relation (in the record and in
     the image by the margin) and of objects unclear on that axis (clearly in neither direction)."""
     clear: dict[str, list[int]] = dict(recorded)
-    for relation in AXES:
-        if relation in recorded:
-            clear[relation] = [
-                sum(1 << j for j in range(count) if recorded[relation][i] >> j & 1
-                    and placement.position(relation, j) - placement.position(relation, i) > placement.margin)
-                for i in range(count)
-            ]
+    margin = placement.margin
+    for relation, (axis, sign) in AXES.items():
+        lists = recorded.get(relation)
+        if lists is None:
+            continue
+        along = [sign * point[axis] for point in placement.points]
+        clear[relation] = [_beyond(lists[i], along, along[i] + margin) for i in range(count)]
     unclear: dict[str, list[int]] = {}
     everyone = (1 << count) - 1
     for relation, opposite in OPPOSITE.items():
         if relation in clear and opposite in clear:
             unclear[relation] = [everyone & ~(1 << i) & ~clear[relation][i] & ~clear[opposite][i] for i in range(count)]
     return clear, unclear
+
+
+def _beyond(members: int, along: list[float], threshold: float) -> int:
+    """The objects of ``members`` whose position ``along`` the axis exceeds ``threshold``."""
+    mask = 0
+    while members:
+        lowest = members & -members
+        if along[lowest.bit_length() - 1] > threshold:
+            mask |= lowest
+        members ^= lowest
+    return mask
 
 
 def between_masks(points: Sequence[tuple[float, float]], first: int, second: int) -> tuple[int, int]:

@@ -183,3 +183,13 @@ def test_every_asked_superlative_and_ordinal_is_clear_in_the_image(sampled) -> N
             assert min(gaps[max(0, rank - 1) : rank + 1]) > MARGIN_PX, question["question"]
             checked += 1
     assert checked >= 50
+
+
+def test_a_scene_whose_camera_cannot_place_its_objects_is_refused_in_one_line() -> None:
+    from questions.cli import scene_problem
+
+    assert scene_problem(BASE) is None
+    broken = {**BASE, "camera": {**BASE["camera"], "intrinsics": [[float("nan")] * 3] * 3}}
+    assert scene_problem(broken) == "the camera or 3d_coords hold a number that is not finite"
+    behind = {**BASE, "camera": {**BASE["camera"], "matrix_world": np.diag([1.0, 1.0, -1.0, 1.0]).tolist()}}
+    assert "behind the camera" in (scene_problem(behind) or "")
