@@ -41,7 +41,7 @@ def geometry_problems(index: int, scene: dict) -> list[str]:
     expected_directions = directions(camera)
     if not _close(scene.get("directions"), expected_directions):
         problems.append(f"index {index}: directions are not those of the scene's camera")
-    expected = relationships(coords, expected_directions, DEFAULT_RELATION_EPS)
+    expected = relationships(coords.tolist(), expected_directions, DEFAULT_RELATION_EPS)
     recorded = scene.get("relationships")
     for name, lists in expected.items():
         got = recorded.get(name) if isinstance(recorded, dict) else None
