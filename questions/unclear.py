@@ -59,15 +59,30 @@ def unclear_steps(plan: Plan, choices: tuple[Any, ...], outputs: tuple[Any, ...]
     return found
 
 
-_SPATIAL: dict[int, tuple[Plan, tuple[int, ...]]] = {}  # by id(plan); the entry keeps its plan alive
+#: Per plan (by id, the entry holding the plan so the id stays its own), what these checks look up
+#: in its nodes; emptied when it grows past _CACHED plans (a long run makes a few hundred).
+_BY_PLAN: dict[int, tuple[Plan, tuple[int, ...], dict[int, int]]] = {}
+_CACHED = 2000
+
+
+def _nodes_of(plan: Plan) -> tuple[tuple[int, ...], dict[int, int]]:
+    entry = _BY_PLAN.get(id(plan))
+    if entry is None or entry[0] is not plan:
+        if len(_BY_PLAN) >= _CACHED:
+            _BY_PLAN.clear()
+        spatial = tuple(t for t, node in enumerate(plan.nodes) if node.function in ("relate", "between"))
+        last = plan.nodes[-1]
+        sure = {
+            t: node.inputs[0] for t, node in enumerate(plan.nodes)
+            if node.kind == "filter" and plan.nodes[node.inputs[0]].function == "relate"
+            and (node.need_single or (last.function == "count" and last.inputs == (t,)))
+        }
+        entry = _BY_PLAN[id(plan)] = (plan, spatial, sure)
+    return entry[1], entry[2]
 
 
 def _spatial_nodes(plan: Plan) -> tuple[int, ...]:
-    entry = _SPATIAL.get(id(plan))
-    if entry is None:
-        nodes = tuple(t for t, node in enumerate(plan.nodes) if node.function in ("relate", "between"))
-        entry = _SPATIAL[id(plan)] = (plan, nodes)
-    return entry[1]
+    return _nodes_of(plan)[0]
 
 
 def _inputs(plan: Plan, outputs: tuple[Any, ...] | list[Any], t: int) -> tuple[Any, ...]:
@@ -83,23 +98,11 @@ def _counted_in(extra: int, intended: tuple[Any, ...]) -> Callable[[Any, tuple[A
     return widen
 
 
-_SURE: dict[int, tuple[Plan, dict[int, int]]] = {}  # by id(plan)
-
-
 def sure_refusals(plan: Plan) -> dict[int, int]:
     """Filter node -> the ``relate`` node it reads, where any unclear object of that relate passing
     the filter surely changes the answer (the filter feeds a ``unique``, which would see two
     objects, or the ``count`` that is the answer): the search drops such options at once."""
-    entry = _SURE.get(id(plan))
-    if entry is None:
-        last = plan.nodes[-1]
-        found = {
-            t: node.inputs[0] for t, node in enumerate(plan.nodes)
-            if node.kind == "filter" and plan.nodes[node.inputs[0]].function == "relate"
-            and (node.need_single or (last.function == "count" and last.inputs == (t,)))
-        }
-        entry = _SURE[id(plan)] = (plan, found)
-    return entry[1]
+    return _nodes_of(plan)[1]
 
 
 def unclear_passes(scene: SceneIndex, slots: tuple[Any, ...], values: tuple[str, ...], unclear: int) -> bool:
