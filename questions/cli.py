@@ -15,6 +15,7 @@ from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from questions.families import families_digest, family_files, load_families
 from questions.family_sources import FamilySources, add_family_arguments, sources_from_arguments
 from questions.generate import CHUNK_SCENES, ResumeMismatch, SceneFailed, SplitWideUnique, generate_chunks
+from questions.image_geometry import ImageError, image_placement
 from questions.scene_questions import MIX_AXES, Settings, mix_class
 from questions.validator import FAMILY_SUFFIXES, FamilyError, validate_files
 from render.farm.plan import add_text_farm_arguments, run_text_stage
@@ -348,6 +349,10 @@ def scene_problem(scene: Any) -> str | None:
         for i, members in enumerate(lists):
             if not isinstance(members, list) or any(not isinstance(j, int) or not 0 <= j < len(objects) or j == i for j in members):
                 return f"relationships[{relation!r}][{i}] must list indices of other objects"
+    try:
+        image_placement(scene)  # a recorded camera must place every object in the image
+    except ImageError as error:
+        return str(error)
     return None
 
 

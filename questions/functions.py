@@ -17,6 +17,7 @@ from functools import cache
 from typing import Any
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
+from questions.image_geometry import OPPOSITE, between_masks
 from questions.scene_index import SceneIndex
 
 #: Value types flowing between nodes (attribute values are typed by their attribute's name).
@@ -96,29 +97,40 @@ def most_common_value(scene: SceneIndex, attribute: str, members: int) -> str:
 
 
 def ranked_object(scene: SceneIndex, members: int, relation: str, rank: int) -> int:
-    """The object of ``members`` that has exactly ``rank`` other members in ``relation`` to it:
-    rank 0 with ``left`` is the leftmost, rank 1 the second from the left. ExecutionError when the
+    """The object of ``members`` with exactly ``rank`` other members in ``relation`` to it and all the
+    others in the opposite relation: rank 0 with ``left`` is the leftmost, rank 1 the second from the
+    left. With the scene's camera, relations are those the image shows by the margin, so the winner
+    stands clear of its neighbours in the ranking (a near tie is no answer). ExecutionError when the
     set is too small for the rank to mean anything (fewer than ``rank + 2`` objects) or when no
-    object or several have that rank (two objects level with each other)."""
-    if members.bit_count() < rank + 2:
-        raise ExecutionError(f"needs at least {rank + 2} objects to rank, found {members.bit_count()}")
-    found = [index for index in scene.indices(members) if (scene.related(relation, index) & members).bit_count() == rank]
+    object or several have that rank."""
+    size = members.bit_count()
+    if size < rank + 2:
+        raise ExecutionError(f"needs at least {rank + 2} objects to rank, found {size}")
+    opposite = OPPOSITE.get(relation)
+    found = [
+        index for index in scene.indices(members)
+        if (scene.related(relation, index) & members).bit_count() == rank
+        and (opposite is None or (scene.related(opposite, index) & members).bit_count() == size - 1 - rank)
+    ]
     if len(found) != 1:
-        raise ExecutionError(f"{len(found)} objects have rank {rank + 1} {relation}")
+        raise ExecutionError(f"{len(found)} objects clearly have rank {rank + 1} {relation}")
     return found[0]
 
 
-def between_objects(scene: SceneIndex, first: int, second: int) -> int:
-    """The objects inside the rectangle on the ground plane that two objects span, as the
-    left/right and front/behind relations see it: on neither axis beyond both of them, and strictly
-    between them on at least one axis."""
+def between_split(scene: SceneIndex, first: int, second: int) -> tuple[int, int]:
+    """(objects between ``first`` and ``second``, objects that may or may not be): near the segment
+    joining their ground points as the image shows them (on the floor plan without a camera)."""
     if first == second:
         raise ExecutionError("between: the two objects are the same")
-    outside = inside = 0
-    for near, far in (("left", "right"), ("front", "behind")):
-        outside |= (scene.related(near, first) & scene.related(near, second)) | (scene.related(far, first) & scene.related(far, second))
-        inside |= (scene.related(near, first) & scene.related(far, second)) | (scene.related(far, first) & scene.related(near, second))
-    return inside & ~outside & scene.all & ~(1 << first) & ~(1 << second)
+    points = scene.plan_points()
+    if points is None:
+        raise ExecutionError("between: the scene gives no positions")
+    return between_masks(points, first, second)
+
+
+def between_objects(scene: SceneIndex, first: int, second: int) -> int:
+    """The objects clearly between two objects (:func:`between_split`)."""
+    return between_split(scene, first, second)[0]
 
 
 #: How much nearer the closest object must be than the next one (scene units; objects are at least 0.25 apart).
@@ -128,7 +140,8 @@ CLOSEST_MARGIN = 0.2
 def closest_object(scene: SceneIndex, anchor: int, members: int) -> int:
     """The object of ``members`` (the anchor itself left out) nearest to ``anchor`` on the ground
     plane; ExecutionError for fewer than two candidates, a scene without coordinates, or a runner-up
-    within CLOSEST_MARGIN (too close to call from the image)."""
+    within CLOSEST_MARGIN (too close to call from the image). With the scene's camera, the same
+    object must also be the nearest in the image, the runner-up further by the image margin."""
     candidates = scene.indices(members & ~(1 << anchor))
     if len(candidates) < 2 or scene.ground is None:
         raise ExecutionError(f"closest: needs two other objects with coordinates, found {len(candidates)}")
@@ -136,6 +149,11 @@ def closest_object(scene: SceneIndex, anchor: int, members: int) -> int:
     ranked = sorted((((scene.ground[i][0] - ax) ** 2 + (scene.ground[i][1] - ay) ** 2) ** 0.5, i) for i in candidates)
     if ranked[1][0] - ranked[0][0] < CLOSEST_MARGIN:
         raise ExecutionError(f"closest: objects {ranked[0][1]} and {ranked[1][1]} are about as near")
+    image = scene.image
+    if image is not None:
+        seen = sorted((image.distance(anchor, i), i) for i in candidates)
+        if seen[0][1] != ranked[0][1] or seen[1][0] - seen[0][0] <= image.margin:
+            raise ExecutionError(f"closest: in the image, objects {seen[0][1]} and {seen[1][1]} look about as near")
     return ranked[0][1]
 
 

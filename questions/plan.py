@@ -140,6 +140,31 @@ def run_plan(
     return outputs
 
 
+def run_plan_with(
+    plan: Plan, choices: tuple[Any, ...], scene: SceneIndex, replacements: Mapping[int, Callable[[Any, tuple[Any, ...]], Any]],
+    known: Sequence[Any],
+) -> list[Any]:
+    """:func:`run_plan` with several nodes' outputs replaced (node -> function of its output and its
+    inputs' values), given every node's output without them (``known``): only the nodes that a
+    replaced output reaches are computed again."""
+    outputs = list(known)
+    changed = [False] * len(plan.nodes)
+    for t in range(min(replacements), len(plan.nodes)):
+        node = plan.nodes[t]
+        if t not in replacements and not any(changed[i] for i in node.inputs):
+            continue
+        args = tuple(outputs[i] for i in node.inputs)
+        try:
+            output = _node_output(node, choices[t], scene, args)
+        except (SceneError, KeyError) as error:
+            raise ExecutionError(f"node {t} ({node.function}): {error}") from None
+        if t in replacements:
+            output = replacements[t](output, args)
+        changed[t] = output != known[t]
+        outputs[t] = output
+    return outputs
+
+
 def _node_output(node: PlanNode, choice: Any, scene: SceneIndex, args: tuple[Any, ...]) -> Any:
     if node.kind == "filter":
         mask = args[0]

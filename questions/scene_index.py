@@ -1,7 +1,8 @@
 """A scene graph turned into bit masks, so that filtering and relating are single integer operations.
 
 Built once per scene from the CLEVR keys (``objects`` and ``relationships``) of the scene-graph
-contract; nothing else of the scene is read.
+contract, and, where the scene records its camera, from where each object stands in the image:
+the spatial relations are then those the image shows by a margin (:mod:`questions.image_geometry`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from assets.vocabulary import ATTRIBUTES
+from questions.image_geometry import ImageError, ImagePlacement, clear_relations, image_placement
 
 
 class SceneError(ValueError):
@@ -19,17 +21,18 @@ class SceneError(ValueError):
 class SceneIndex:
     """Per attribute value the mask of objects having it; per relation and object the mask of related objects."""
 
-    __slots__ = ("count", "all", "values", "ground", "_masks", "_related")
+    __slots__ = ("count", "all", "values", "ground", "image", "_masks", "_related", "_unclear")
 
     def __init__(
         self, values: dict[str, list[str]], related: dict[str, list[int]], count: int,
-        ground: list[tuple[float, float]] | None = None,
+        ground: list[tuple[float, float]] | None = None, image: ImagePlacement | None = None,
     ) -> None:
         self.count = count
         self.ground = ground  # each object's (x, y) on the ground plane, when the scene gives 3d_coords
+        self.image = image  # where each object stands in the image, when the scene records its camera
         self.all = (1 << count) - 1
         self.values = values
-        self._related = related
+        self._related, self._unclear = clear_relations(related, image, count) if image is not None else (related, {})
         self._masks: dict[str, dict[str, int]] = {}
         for attribute, column in values.items():
             masks: dict[str, int] = {}
@@ -57,18 +60,32 @@ class SceneIndex:
             if not isinstance(lists, list) or len(lists) != len(objects):
                 raise SceneError(f"relationships[{relation!r}] must list one entry per object")
             related[relation] = [_mask_of(members, len(objects), relation, i) for i, members in enumerate(lists)]
-        return cls(values, related, len(objects), _ground_positions(objects))
+        try:
+            image = image_placement(scene)
+        except ImageError as error:
+            raise SceneError(str(error)) from None
+        return cls(values, related, len(objects), _ground_positions(objects), image)
 
     def mask(self, attribute: str, value: str) -> int:
         """The objects whose ``attribute`` is ``value`` (0 when none is)."""
         return self._masks[attribute].get(value, 0)
 
     def related(self, relation: str, index: int) -> int:
-        """The objects standing in ``relation`` to object ``index`` (CLEVR: ``relationships[relation][index]``)."""
+        """The objects standing in ``relation`` to object ``index``: CLEVR's ``relationships[relation][index]``,
+        less those the image does not show by the margin when the scene records its camera."""
         try:
             return self._related[relation][index]
         except KeyError:
             raise SceneError(f"scene has no relationships[{relation!r}]") from None
+
+    def unclear(self, relation: str, index: int) -> int:
+        """The objects clearly neither ``relation`` of object ``index`` nor the opposite (0 without a camera)."""
+        lists = self._unclear.get(relation)
+        return 0 if lists is None else lists[index]
+
+    def plan_points(self) -> list[tuple[float, float]] | None:
+        """Each object's ground point as seen: in the image with a camera, else on the floor plan."""
+        return self.image.points if self.image is not None else self.ground
 
     def relations(self) -> tuple[str, ...]:
         return tuple(self._related)

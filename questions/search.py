@@ -10,6 +10,8 @@ dies as soon as it breaks a rule; the question that comes out is well posed by c
 - the two inputs of a comparison, union or intersection are not the same description, nor one
   a narrowing of the other ("more red cubes than cubes" tells its answer);
 - ``exist`` is never asked of the whole scene, and a query's answer is never a word of the question;
+- with the scene's camera, spatial relations are those the image shows by a margin, and the answer
+  is the same whichever way a reader takes the pairs it leaves unclear (:mod:`questions.unclear`);
 - beyond CLEVR: a function that cannot answer (an ordinal of too small a set, a tie for the most
   common value, "how many more" of fewer) prunes its branch; ``between`` must find something
   between, ``all`` a member of the first set in the second, ``add`` two counted sets with nothing
@@ -31,6 +33,7 @@ from questions.functions import RELATION, ExecutionError, format_answer
 from questions.plan import EMPTY, FIXED, FREE, SET, Plan, PlanNode, Slot
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
+from questions.unclear import answer_is_clear, sure_refusals, unclear_passes
 
 _SCENE_SET: tuple[str, tuple[str, ...], frozenset[object]] = ("set", ("scene",), frozenset())
 
@@ -222,6 +225,7 @@ class _Walk:
         self.out: list[Any] = [None] * size
         self.canon: list[Any] = [None] * size
         self.choices: list[Any] = [None] * size
+        self.sure = sure_refusals(plan)
 
     def run(self) -> Candidate | None:
         return self._visit(0)
@@ -240,11 +244,15 @@ class _Walk:
                 options = [option for option in options if option[0] == want]
             out, choices, canons, stop_at = self.out, self.choices, self.canon, self.stop_at
             source = canons[node.inputs[0]]  # an earlier node's: fixed while this one tries its options
+            relate = self.sure.get(t)
+            doubt = self.scene.unclear(choices[relate], out[self.nodes[relate].inputs[0]]) if relate is not None else 0
             for k in self.stream.lazy_order(len(options)):
                 if search.steps >= stop_at:
                     return None
                 search.steps += 1
                 values, mask = options[k]
+                if doubt and unclear_passes(self.scene, node.slots, values, doubt):
+                    continue  # an unclear object would pass too: the end's check would refuse it
                 out[t] = mask
                 choices[t] = values
                 canons[t] = ("set", source[1], source[2] | search.described_pairs(node, values))
@@ -327,6 +335,8 @@ class _Walk:
             isinstance(choice, tuple) and answer in choice for choice in self.choices
         ):
             return None  # the question would name its own answer
+        if not answer_is_clear(self.plan, tuple(self.choices), self.out, self.scene):
+            return None  # its answer hangs on a pair the image leaves unclear
         return Candidate(tuple(self.choices), answer, tuple(self.out))
 
 

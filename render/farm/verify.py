@@ -11,6 +11,9 @@ smallest to the largest index found):
   the recorded size, with the SHA-256 its scene recorded at render time (a swapped image differs);
 * the mask exists and decodes, 8-bit at the image's size, holds only the ids of the scene's
   objects, and each object's ``visible_pixels`` and ``bbox_2d`` are what the mask shows;
+* each scene's directions, relationships, ``pixel_coords`` and camera record are what its camera and
+  3-D poses give, and each object's visible box lies inside the box its pose projects to
+  (render/farm/verify_geometry.py);
 * no image, mask or scene file lies outside the range, and no temporary is left over.
 
 Problems go to stdout, one line each, naming the index and file; the exit status is 1 when there
@@ -33,6 +36,7 @@ from tqdm import tqdm
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from render.farm.outputs import SUBFOLDERS, OutputLayout
 from render.farm.shards import shard_files
+from render.farm.verify_geometry import geometry_problems
 from render.model.settings import drawn_record
 from render.model.visibility import object_visibility
 from ruclevr.cli import (
@@ -153,6 +157,7 @@ def check_index(layout: OutputLayout, index: int, entry: dict | None, render: di
     scene = scene or entry
     if scene is not None:
         check_vocabulary(index, scene, problems)
+        problems += geometry_problems(index, scene)
     image_size = check_image(layout, index, scene, problems)
     check_mask(layout, index, scene, image_size, problems)
     return problems

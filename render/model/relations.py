@@ -50,3 +50,14 @@ def pixel_coords(camera: Camera, coords: Sequence[Sequence[float]]) -> list[list
 def _on_ground(vector: np.ndarray) -> np.ndarray:
     flat = np.array([vector[0], vector[1], 0.0])
     return flat / np.linalg.norm(flat)
+
+
+def projected_box(camera: Camera, footprint: np.ndarray, top: float) -> list[float]:
+    """[x_min, y_min, x_max, y_max] in pixels of the prism ``footprint`` x [0, top]: the box every
+    pixel of the object lies in, whatever hides part of it (a hull's projection bounds the mesh's)."""
+    k = len(footprint)
+    corners = np.zeros((2 * k, 3))
+    corners[:k, :2] = corners[k:, :2] = footprint
+    corners[k:, 2] = top
+    x, y, _ = camera.project(corners).T
+    return [float(x.min()), float(y.min()), float(x.max()), float(y.max())]
