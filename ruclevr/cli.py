@@ -141,6 +141,15 @@ def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | N
     except OSError as error:
         print(f"{prog or 'ruclevr'}: error: {describe_os_error(error)}", file=sys.stderr)
         return USAGE_EXIT
+    except (RecursionError, MemoryError) as error:  # the last guard: every reader holds its input to limits first
+        what = "nested too deep" if isinstance(error, RecursionError) else "too large"
+        print(f"{prog or 'ruclevr'}: error: an input is {what} to read", file=sys.stderr)
+        return USAGE_EXIT
+    except ValueError as error:
+        if type(error).__name__ != "JsonLimitError":  # ruclevr.jsonlimits (not imported here: it would be a cycle)
+            raise
+        print(f"{prog or 'ruclevr'}: error: {error}", file=sys.stderr)
+        return USAGE_EXIT
 
 
 

@@ -20,6 +20,7 @@ from typing import IO, Any
 
 import orjson
 
+from ruclevr import jsonlimits
 from ruclevr.cli import UsageError
 
 TMP_SUFFIX = ".tmp"
@@ -89,8 +90,14 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+    """A whole JSON file, held to the limits of :mod:`ruclevr.jsonlimits` (ValueError beyond them)."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    data.decode("utf-8")  # UnicodeDecodeError for bytes that are not UTF-8, as a text read gives
+    try:
+        return jsonlimits.loads(data)
+    except jsonlimits.JsonLimitError as error:
+        raise jsonlimits.JsonLimitError(f"{os.fspath(path)} {error}") from None
 
 
 def read_json_input(path: str | os.PathLike[str], label: str) -> Any:
@@ -101,6 +108,12 @@ def read_json_input(path: str | os.PathLike[str], label: str) -> Any:
         raise UsageError(f"{label} does not exist") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise UsageError(f"{label} is not valid JSON: {error}") from None
+    except jsonlimits.JsonLimitError as error:
+        raise UsageError(f"{label} {str(error).removeprefix(os.fspath(path) + ' ')}") from None
+    except RecursionError:
+        raise UsageError(f"{label} is nested too deep to read") from None
+    except MemoryError:
+        raise UsageError(f"{label} is too large to read") from None
     except OSError as error:
         raise UsageError(f"{label} cannot be read: {error.strerror}") from None
 
