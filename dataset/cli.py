@@ -26,6 +26,7 @@ from ruclevr.cli import (
     run_cli,
     stage_logger,
 )
+from ruclevr.cli import seed as seed_type
 from ruclevr.paths import check_output_location
 from translate.base import BACKENDS as TRANSLATE_BACKENDS
 
@@ -38,7 +39,7 @@ def add_export_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shots", type=positive_int, default=10,
                         help="items in the shots split (few-shot examples), each on its own image; default 10 "
                              "(at least 1: datasets cannot load an empty split)")
-    parser.add_argument("--seed", type=non_negative_int, default=0,
+    parser.add_argument("--seed", type=seed_type, default=0,
                         help="seed for every random choice (the shot draw here; rendering and questions in build); "
                              "default 0")
     parser.add_argument("--prompt", type=Path, action="append", default=None, metavar="FILE|DIR",
@@ -156,7 +157,7 @@ def add_augment_parser(commands: argparse._SubParsersAction) -> None:
     swap.add_argument("--random", action="store_true",
                       help="per scene, a random permutation of all colours drawn from --seed and the scene index")
     parser.add_argument("--out", type=Path, required=True, help="output folder (created); see docs for its layout")
-    parser.add_argument("--seed", type=non_negative_int, default=0,
+    parser.add_argument("--seed", type=seed_type, default=0,
                         help="seed of the random permutations, of English synonyms and of the Russian realiser; default 0")
     parser.add_argument("--n", type=positive_int, default=None,
                         help="augment only the first N scenes of --scenes (default: all)")

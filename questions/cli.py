@@ -30,6 +30,7 @@ from ruclevr.cli import (
     run_cli,
     stage_logger,
 )
+from ruclevr.cli import seed as seed_type
 from ruclevr.io import remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items, input_error
 from ruclevr.names import beside
@@ -69,7 +70,7 @@ def generation_parser() -> ArgumentParser:
                          help="scenes.json written by `python -m render` ({info, scenes}).")
     parser.add_argument("--out", required=True, type=Path, help="questions.json to write ({info, questions}).")
     parser.add_argument("--per-image", type=positive_int, default=10, help="questions per image, at most one per family (default 10).")
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of all random choices; same seed, same file (default 0).")
+    parser.add_argument("--seed", type=seed_type, default=0, help="seed of all random choices; same seed, same file (default 0).")
     parser.add_argument(
         "--families", type=Path, default=None, help="folder of family files (*.yaml, *.yml, *.json); default: the shipped questions/families."
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -207,6 +208,18 @@ def non_negative_int(text: str) -> int:
     return value
 
 
+#: Seeds and stream identities are one 32-bit word each (ruclevr/streams.py).
+MAX_SEED = 2**32 - 1
+
+
+def seed(text: str) -> int:
+    """argparse type: a seed, an integer in [0, 2**32 - 1]."""
+    value = non_negative_int(text)
+    if value > MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_SEED} (2**32 - 1), got {text}")
+    return value
+
+
 def probability(text: str) -> float:
     """argparse type: a float in [0, 1]."""
     value = _float(text)
@@ -240,6 +253,9 @@ def non_negative_float(text: str) -> float:
 
 def _float(text: str) -> float:
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value

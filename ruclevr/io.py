@@ -158,7 +158,7 @@ def remove_scratch_of_dead_processes(prefix: str) -> int:
     host = _host()
     for folder in Path(tempfile.gettempdir()).glob(f"{prefix}*"):
         owner = folder.name[len(prefix):].rsplit("-", 2)  # host, pid, random part (which has no "-")
-        if len(owner) != 3 or owner[0] != host or not owner[1].isdigit() or _process_exists(int(owner[1])):
+        if len(owner) != 3 or owner[0] != host or not (owner[1].isascii() and owner[1].isdigit()) or _process_exists(int(owner[1])):
             continue
         shutil.rmtree(folder, ignore_errors=True)
         removed += not folder.exists()

@@ -48,6 +48,7 @@ from ruclevr.cli import (
     run_cli,
     stage_logger,
 )
+from ruclevr.cli import seed as seed_type
 from ruclevr.io import file_sha256, remove_temporaries_of
 from ruclevr.jsonstream import (
     DocumentError,
@@ -165,7 +166,7 @@ def build_parser() -> ArgumentParser:
         default=DEFAULT_BACKOFF_S,
         help=f"google: seconds before the first retry, doubling each time (default {DEFAULT_BACKOFF_S:g})",
     )
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="native: seed for synonym choices (default 0)")
+    parser.add_argument("--seed", type=seed_type, default=0, help="native: seed for synonym choices (default 0)")
     parser.add_argument("--families", type=Path, help="native: folder of family files (default: the packaged ones)")
     parser.add_argument(
         "--shard", default=None, metavar="SPEC",

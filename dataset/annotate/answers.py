@@ -70,7 +70,7 @@ def integer_id(value: Any, where: str) -> int:
         raise UsageError(f"{where}: task id must be an integer, got {value!r}")
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
         return int(value)
     raise UsageError(f"{where}: task id must be an integer, got {value!r}")
 

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ruclevr.cli import UsageError, add_common_options, non_negative_int, positive_int, probability
+from ruclevr.cli import seed as seed_type
 from ruclevr.paths import check_output_location
 
 SPLIT_CHOICES = ("test", "shots")
@@ -51,7 +52,7 @@ def add_annotate_parser(commands: argparse._SubParsersAction) -> None:
     export.add_argument("--page-per-annotator", action="store_true",
                         help="also write TASKS/pages/<annotator>.html holding only that annotator's tasks (smaller "
                              "pages when many annotators share the items)")
-    export.add_argument("--seed", type=non_negative_int, default=0,
+    export.add_argument("--seed", type=seed_type, default=0,
                         help="seed of the control draw, the task order and each annotator's order; default 0")
 
     imported = actions.add_parser(
