@@ -26,6 +26,7 @@ from ruclevr.cli import (
     add_renamed_argument,
     configure_logging,
     non_negative_int,
+    output_path,
     positive_int,
     run_cli,
     stage_logger,
@@ -34,7 +35,7 @@ from ruclevr.cli import seed as seed_type
 from ruclevr.io import remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items, input_error
 from ruclevr.names import beside
-from ruclevr.paths import check_output_location
+from ruclevr.paths import check_not_an_input, check_output_location, check_own_output
 from ruclevr.records import same_record
 
 log = stage_logger("questions")
@@ -68,7 +69,7 @@ def generation_parser() -> ArgumentParser:
     add_common_options(parser)
     add_renamed_argument(parser, "--in", "--scenes", dest="scenes", required=True, type=Path, metavar="PATH",
                          help="scenes.json written by `python -m render` ({info, scenes}).")
-    parser.add_argument("--out", required=True, type=Path, help="questions.json to write ({info, questions}).")
+    parser.add_argument("--out", required=True, type=output_path, help="questions.json to write ({info, questions}).")
     parser.add_argument("--per-image", type=positive_int, default=10, help="questions per image, at most one per family (default 10).")
     parser.add_argument("--seed", type=seed_type, default=0, help="seed of all random choices; same seed, same file (default 0).")
     parser.add_argument(
@@ -121,6 +122,8 @@ def generate_command(argv: Sequence[str]) -> int:
     args = generation_parser().parse_args(argv)
     configure_logging(args.verbosity)
     check_output_location(args.out, "file", "--out")
+    check_not_an_input(args.out, [args.scenes])
+    check_own_output(args.out, "python -m questions", lambda info: info.get("stage") == "questions" and "translate" not in info)
     on_ray = run_text_stage(args, argv, "questions", PROG)
     if on_ray is not None:
         return on_ray

@@ -18,6 +18,7 @@ import math
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 USAGE_EXIT = 2
@@ -190,6 +191,13 @@ def quiet_after_closed_pipe() -> int:
     except (OSError, ValueError):
         pass
     return 0
+
+
+def output_path(text: str) -> Path:
+    """argparse type of ``--out``: a path that names something (``--out ''`` would be the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must name a file or folder, got an empty path")
+    return Path(text)
 
 
 def positive_int(text: str) -> int:

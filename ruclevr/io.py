@@ -7,6 +7,7 @@ A file that exists is complete. A killed run leaves at most ``*.tmp`` files behi
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import glob
 import hashlib
 import json
@@ -177,3 +178,29 @@ def _process_exists(pid: int) -> bool:
     except PermissionError:  # another user's process
         return True
     return True
+
+
+@contextlib.contextmanager
+def hold_output_folder(folder: str | os.PathLike[str], flag: str = "--out") -> Iterator[None]:
+    """Hold an exclusive lock on an output folder for the whole run: ``fcntl.flock`` on the
+    folder itself (no lock file is left in it). A second run into a held folder stops at once with
+    a UsageError, before it writes anything. The folder is created if need be; folders created
+    here and still empty at the end (the run stopped before writing) are removed again."""
+    target = Path(folder)
+    created = [parent for parent in (target, *target.parents) if not parent.exists()]
+    target.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(target, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(f"{flag} {str(target)!r} is being written by another run; wait for it to finish "
+                             "or choose another folder") from None
+        yield
+    finally:
+        os.close(descriptor)
+        for made in created:
+            try:
+                made.rmdir()
+            except OSError:
+                break  # not empty (the run wrote into it), or not ours to remove

@@ -42,6 +42,7 @@ from ruclevr.cli import (
     configure_logging,
     non_negative_float,
     non_negative_int,
+    output_path,
     positive_float,
     positive_int,
     progress_disabled,
@@ -60,7 +61,7 @@ from ruclevr.jsonstream import (
     encode_extended,
     input_error,
 )
-from ruclevr.paths import check_output_location
+from ruclevr.paths import check_not_an_input, check_output_location, check_own_output
 from translate.answers import answer_to_russian
 from translate.backends import (
     CACHE_FILENAME,
@@ -117,7 +118,7 @@ def build_parser() -> ArgumentParser:
     add_common_options(parser)
     add_renamed_argument(parser, "--in", "--questions", dest="questions", required=True, type=Path, metavar="PATH",
                          help="input questions.json (from python -m questions)")
-    parser.add_argument("--out", required=True, type=Path, help="output JSON file (for example OUT/questions_ru.json)")
+    parser.add_argument("--out", required=True, type=output_path, help="output JSON file (for example OUT/questions_ru.json)")
     parser.add_argument(
         "--backend",
         choices=BACKENDS,
@@ -184,6 +185,8 @@ def translate_questions(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbosity)
     check_output_location(args.out, "file", "--out")
+    check_not_an_input(args.out, [args.questions])
+    check_own_output(args.out, "python -m translate", lambda info: info.get("stage") == "questions" and "translate" in info)
     check_backend_options(args)
     on_ray = run_text_stage(args, argv or [], "translate", PROG)
     if on_ray is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ruclevr.cli import UsageError, add_common_options, non_negative_int, positive_int, probability
+from ruclevr.cli import UsageError, add_common_options, non_negative_int, output_path, positive_int, probability
 from ruclevr.cli import seed as seed_type
 from ruclevr.paths import check_output_location
 
@@ -35,7 +35,7 @@ def add_annotate_parser(commands: argparse._SubParsersAction) -> None:
                     "TASKS/annotate.html (self-contained, offline) and TASKS/images/.")
     add_common_options(export)
     export.add_argument("--data", type=Path, required=True, help="build folder, export folder, or ruclevr.json")
-    export.add_argument("--out", type=Path, required=True, help="tasks folder (created)")
+    export.add_argument("--out", type=output_path, required=True, help="tasks folder (created)")
     export.add_argument("--split", choices=SPLIT_CHOICES, default="test", help="split people answer; default test")
     export.add_argument("--overlap", type=positive_int, default=3, help="answers wanted per item; default 3")
     export.add_argument("--annotators", type=positive_int, default=None,
@@ -63,7 +63,7 @@ def add_annotate_parser(commands: argparse._SubParsersAction) -> None:
     imported.add_argument("--data", type=Path, required=True, help="the dataset the tasks were exported from")
     imported.add_argument("--answers", type=Path, nargs="+", required=True, metavar="FILE",
                           help="answer files, any mix of the three formats")
-    imported.add_argument("--out", type=Path, required=True, help="report folder (created)")
+    imported.add_argument("--out", type=output_path, required=True, help="report folder (created)")
     imported.add_argument("--split", choices=SPLIT_CHOICES, default="test",
                           help="the split people answered (answers to other items are controls); default test")
     imported.add_argument("--min-agreement", type=probability, default=0.0,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from render.farm.outputs import OutputLayout
-from ruclevr.cli import ArgumentParser, UsageError, add_common_options, configure_logging
+from ruclevr.cli import ArgumentParser, UsageError, add_common_options, configure_logging, output_path
 from ruclevr.jsonstream import JsonDocument, checked_info
 
 SHARD_FILE_PATTERN = re.compile(r"^scenes\.shard-(\d+)-of-(\d+)\.json$")
@@ -191,7 +191,7 @@ def merge_target(argv: Sequence[str] | None, prog: str, what: str) -> Path:
     """``--out`` of a text stage's ``merge`` subcommand (``what``: the stage's shard files, for the help)."""
     parser = ArgumentParser(prog=prog, description=f"Combine the shard files {what} into OUT: the same bytes as one run.")
     add_common_options(parser)
-    parser.add_argument("--out", required=True, type=Path, help="the whole run's output; its shard files lie beside it")
+    parser.add_argument("--out", required=True, type=output_path, help="the whole run's output; its shard files lie beside it")
     args = parser.parse_args(argv)
     configure_logging(args.verbosity)
     return args.out
