@@ -339,11 +339,11 @@ def command_stats(args: argparse.Namespace) -> int:
 
 def command_evaluate(args: argparse.Namespace) -> int:
     from dataset.document import stream_document
-    from dataset.evaluate import evaluate, format_results, read_predictions
+    from dataset.evaluate import dataset_ids, evaluate, format_results, read_predictions
     from ruclevr.jsonstream import write_json
 
     document = stream_document(args.data)
-    predictions = read_predictions(args.predictions) if args.predictions is not None else None
+    predictions = read_predictions(args.predictions, dataset_ids(document)) if args.predictions is not None else None
     result = evaluate(document, args.split, predictions)
     print(format_results(result, args.split))
     if args.out is not None:

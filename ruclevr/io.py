@@ -204,3 +204,26 @@ def hold_output_folder(folder: str | os.PathLike[str], flag: str = "--out") -> I
                 made.rmdir()
             except OSError:
                 break  # not empty (the run wrote into it), or not ours to remove
+
+
+def read_lines(path: str | os.PathLike[str], label: str, max_bytes: int = jsonlimits.MAX_LINE_BYTES) -> Iterator[tuple[int, str]]:
+    """(number, text) of each line of a text file the user named, without its line end, one at a
+    time: memory stays bounded by ``max_bytes`` whatever the file (``/dev/zero`` included). A
+    longer line or one that is not UTF-8 is a UsageError naming ``label`` and the line."""
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        raise UsageError(f"{label} does not exist") from None
+    except OSError as error:
+        raise UsageError(f"{label} cannot be read: {error.strerror}") from None
+    with handle:
+        number = 0
+        while line := handle.readline(max_bytes + 1):
+            number += 1
+            if len(line) > max_bytes and not (len(line) == max_bytes + 1 and line.endswith(b"\n")):
+                raise UsageError(f"{label} line {number} is longer than the limit of {max_bytes} bytes")
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise UsageError(f"{label} line {number} is not UTF-8 text ({error.reason})") from None
+            yield number, text.rstrip("\r\n")

@@ -53,11 +53,11 @@ def members(handle: IO[bytes], key: str, stop_at_list: bool) -> Iterator[tuple[s
     raise IncrementalError("ends before its closing brace (a truncated file?)")
 
 
-def _items(events: Iterator[tuple[str, Any]], name: str) -> Iterator[Any]:
+def _items(events: Iterator[tuple[str, Any]], name: str, refusal: str = "{name!r} is not a list") -> Iterator[Any]:
     try:
         event, _ = next(events)
         if event != "start_array":
-            raise IncrementalError(f"{name!r} is not a list")
+            raise IncrementalError(refusal.format(name=name))
         for event, value in events:
             if event == "end_array":
                 return
@@ -99,3 +99,30 @@ def _check_string(value: Any) -> None:
 
 def first_line(error: Exception) -> str:
     return (str(error).strip().splitlines() or [type(error).__name__])[0].strip()
+
+
+def nested_list_items(handle: IO[bytes], key: str) -> Iterator[tuple[str, Any]]:
+    """(name, item) for each item of each list in ``{..., key: {name: [items], ...}, ...}`` (MERA's
+    submission: ``{"data": {"test": [...]}}``), one item at a time; other members are skipped."""
+    events = ijson.basic_parse(handle, use_float=True)
+    try:
+        event, _ = next(events)
+        if event != "start_map":
+            raise NotAnObjectError("is not a JSON object")
+        for event, value in events:
+            if event == "end_map":
+                return
+            event, first = next(events)
+            if value != key or event != "start_map":
+                _build(events, event, first)
+                continue
+            for event, name in events:
+                if event == "end_map":
+                    break
+                for item in _items(events, name, f"{key}.{{name}} of a MERA submission must be a list"):
+                    yield name, item
+        raise IncrementalError("ends before its closing brace (a truncated file?)")
+    except StopIteration:
+        raise IncrementalError("ends before its closing brace (a truncated file?)") from None
+    except ijson.JSONError as error:
+        raise IncrementalError(f"is not valid JSON ({first_line(error)})") from None

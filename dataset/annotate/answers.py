@@ -113,7 +113,10 @@ def label_studio_text(annotation: dict[str, Any], where: str) -> str:
     """The free-text answer of one annotation (the config's TextArea named ``answer``)."""
     for result in annotation.get("result") or []:
         if isinstance(result, dict) and result.get("from_name", ANSWER_FIELD) == ANSWER_FIELD:
-            text = (result.get("value") or {}).get("text")
+            value = result.get("value") or {}
+            if not isinstance(value, dict):
+                raise UsageError(f"{where}: an answer's value is {str(value)[:40]!r}, not an object with text")
+            text = value.get("text")
             if isinstance(text, list) and all(isinstance(t, str) for t in text):
                 return " ".join(text)
             if isinstance(text, str):

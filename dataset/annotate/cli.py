@@ -89,8 +89,17 @@ def command_annotate(args: argparse.Namespace) -> int:
     return import_command(document, args)
 
 
+#: The most annotators (or answers per item) one export spreads the items over: each gets a line of
+#: assignments.json (and a page with --page-per-annotator).
+MAX_ANNOTATORS = 10_000
+
+
 def export_command(document, args: argparse.Namespace) -> int:
     from dataset.annotate.tasks import ExportSettings, export_tasks
+
+    for flag, value in (("--annotators", args.annotators), ("--overlap", args.overlap)):
+        if value is not None and value > MAX_ANNOTATORS:
+            raise UsageError(f"{flag} {value} is more than the limit of {MAX_ANNOTATORS}")
 
     settings = ExportSettings(split=args.split, overlap=args.overlap, annotators=args.annotators,
                               controls=args.controls, control_ids=args.control_ids, seed=args.seed,

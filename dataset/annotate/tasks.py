@@ -234,10 +234,19 @@ def crowd_rows(tasks: Sequence[Task], prefix: str) -> Iterator[list[str]]:
         yield [str(task.item_id), prefix + task.image, task.question, "1" if task.control else "0", task.known_answer]
 
 
+#: A cell a spreadsheet would read as a formula starts with one of these (OWASP's CSV injection list).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_cell(text: str) -> str:
+    """``text`` as a spreadsheet shows it, never runs it: a leading formula character gets a ``'``."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 def tsv_text(rows: Iterator[list[str]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
-    writer.writerows(rows)
+    writer.writerows([spreadsheet_cell(cell) for cell in row] for row in rows)
     return buffer.getvalue()
 
 
