@@ -70,13 +70,23 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object, refused when it names a key twice (readers would disagree on which value counts)."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        twice = next(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore[func-returns-value]
+        raise JsonLimitError(f"names the key {twice[:40]!r} twice in one object")
+    return value
+
+
 def loads(text: bytes | str) -> Any:
     """``json.loads`` within the limits: JsonLimitError for what :func:`check_text` refuses, NaN
-    and Infinity, a number too large for a float and a lone surrogate; json.JSONDecodeError for
+    and Infinity, a number too large for a float, a lone surrogate and a key given twice in one object; json.JSONDecodeError for
     text that is not JSON."""
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
     check_text(data)
-    value = json.loads(data, parse_constant=_refuse_constant, parse_float=_finite_float)
+    value = json.loads(data, parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys)
     if _SURROGATE_ESCAPE.search(data):
         check_strings(value)
     return value

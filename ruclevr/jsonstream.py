@@ -103,11 +103,15 @@ class JsonDocument:
         """(name, value) of each top-level member; the list's value is an iterator of its items."""
         with open(self.path, "rb") as probe:
             head = probe.read(64)
+        seen: set[str] = set()
         try:
-            if head.startswith(b'{\n  "'):
-                yield from self._indented_members(stop_at_list, unread)
-            else:
-                yield from self._incremental_members(stop_at_list)
+            members = self._indented_members(stop_at_list, unread) if head.startswith(b'{\n  "') else \
+                self._incremental_members(stop_at_list)
+            for name, value in members:
+                if name in seen:  # json.loads keeps the last, a streaming reader the first: neither, then
+                    raise DocumentError(f"names the member {name[:40]!r} twice")
+                seen.add(name)
+                yield name, value
         except jsonincremental.NotAnObjectError as error:
             raise DocumentShapeError(str(error)) from None
         except (JsonLimitError, jsonincremental.IncrementalError, RecursionError, MemoryError) as error:

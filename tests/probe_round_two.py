@@ -190,6 +190,19 @@ def round_two_probes(i: Any, answers: Path) -> dict[str, list[str]]:
     probes["questions: --out ''"] = ["questions", "--in", scenes, "--out", "", "--quiet"]
     probes["render: --out ''"] = ["render", "--n", "1", "--out", ""]
     probes.update(destroying_outputs(i, base))
+    twice_kept = write(base / "list-twice-kept.json", i.kept.read_text(encoding="utf-8").rstrip().removesuffix("}").rstrip()
+                       + ',\n  "questions": []\n}\n')
+    twice_mera = mera_copy(i.export, base / "list-twice-mera")
+    test_json = twice_mera / "test.json"
+    if '"data": []' not in test_json.read_text(encoding="utf-8"):
+        test_json.write_text(test_json.read_text(encoding="utf-8").rstrip().removesuffix("}").rstrip() + ',\n  "data": []\n}\n',
+                             encoding="utf-8")
+    probes["export: a questions file with its list key twice"] = [
+        "dataset", "export", "--questions", str(twice_kept), "--scenes", scenes, "--shots", "1", "--out", out]
+    for name in ("annotate export", "hf"):
+        probes[f"{name}: a test.json with its list key twice"] = [str(twice_mera) if a == "{mera}" else a
+                                                                 for a in mera_readers[name]]
+
     probes["translate: --backoff inf"] = ["translate", "--in", str(i.questions), "--out", out + ".json", "--backoff", "inf"]
     probes["build: --width 64 --render-args '--width 72'"] = ["dataset", "build", "--n", "2", "--shots", "1", "--width",
                                                              "64", "--render-args", "--width 72", "--out", out]
