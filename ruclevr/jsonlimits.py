@@ -119,13 +119,18 @@ def yaml_beyond_limits(text: str, loader: Any) -> tuple[int, str] | None:
     try:
         for event in yaml.parse(text, Loader=loader):
             if isinstance(event, yaml.AliasEvent):
-                return event.start_mark.line + 1, f"YAML aliases (*{event.anchor}) are not allowed here"
+                return _line(event), f"YAML aliases (*{event.anchor}) are not allowed here"
             if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
                 depth += 1
                 if depth > MAX_DEPTH:
-                    return event.start_mark.line + 1, f"nested more than {MAX_DEPTH} deep"
+                    return _line(event), f"nested more than {MAX_DEPTH} deep"
             elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
                 depth -= 1
     except yaml.YAMLError:
         return None
     return None
+
+
+def _line(event: Any) -> int:
+    mark = event.start_mark
+    return mark.line + 1 if mark is not None else 0
