@@ -129,6 +129,20 @@ class StreamedDocument:
             yield item
 
 
+def check_image_file(path: Path, what: str) -> None:
+    """Refuse, as a UsageError naming ``what``, an image to publish that is missing or cannot be
+    read as an image (its header and chunks are checked, as the gallery checks what it shows)."""
+    from PIL import Image
+
+    if not path.is_file():
+        raise UsageError(f"{what}: image {path} does not exist")
+    try:
+        with Image.open(path) as opened:
+            opened.verify()
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as error:
+        raise UsageError(f"{what}: image {path} cannot be read as an image: {error}") from None
+
+
 class RecentlySeen:
     """Keys seen lately, for skipping work already done for them (most images are asked about by
     several items in a row); at most ``limit`` remembered at once, so memory stays bounded."""

@@ -82,8 +82,9 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def round_two_probes(i: Any, answers: Path) -> dict[str, list[str]]:
-    """Probe name -> argv; ``i`` is the matrix's Inputs, ``answers`` its page-JSON answers file."""
+def round_two_probes(i: Any, answers: Path, not_an_image: Path) -> dict[str, list[str]]:
+    """Probe name -> argv; ``i`` is the matrix's Inputs, ``answers`` its page-JSON answers file,
+    ``not_an_image`` its export whose first item's image is text."""
     base = i.root / "hostile2"
     out = str(i.root / "never-written")
     scenes = str(i.scenes / "scenes.json")
@@ -197,6 +198,9 @@ def round_two_probes(i: Any, answers: Path) -> dict[str, list[str]]:
     if '"data": []' not in test_json.read_text(encoding="utf-8"):
         test_json.write_text(test_json.read_text(encoding="utf-8").rstrip().removesuffix("}").rstrip() + ',\n  "data": []\n}\n',
                              encoding="utf-8")
+    for name in ("hf", "annotate export"):
+        probes[f"{name}: an image that is not an image"] = [str(not_an_image) if a == "{mera}" else a
+                                                           for a in mera_readers[name]]
     probes["export: a questions file with its list key twice"] = [
         "dataset", "export", "--questions", str(twice_kept), "--scenes", scenes, "--shots", "1", "--out", out]
     for name in ("annotate export", "hf"):

@@ -300,7 +300,7 @@ def hostile_probes(i: Inputs) -> dict[str, list[str]]:
                                                  "--shots", "1", "--prompt", prompt, "--out", out]
         probes[f"build: prompt with {name}"] = ["dataset", "build", "--n", "2", "--shots", "1", "--prompt", prompt,
                                                 "--out", out]
-    probes.update(round_two_probes(i, answers_file(i)))
+    probes.update(round_two_probes(i, answers_file(i), not_an_image))
     return probes
 
 

@@ -32,7 +32,7 @@ from typing import Any
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
-from dataset.document import SPLITS, MeraDocument
+from dataset.document import SPLITS, MeraDocument, check_image_file
 from dataset.export import place_image, remove_unused_samples
 from ruclevr import __version__, streams
 from ruclevr.cli import UsageError
@@ -114,8 +114,7 @@ class Task:
 def image_source(document: MeraDocument, item: Mapping[str, Any]) -> Path:
     """An item's image file, which must exist inside the dataset's folder."""
     path = document.image_path(item)
-    if not path.is_file():
-        raise UsageError(f"item {item['meta']['id']}: image {path} does not exist")
+    check_image_file(path, f"item {item['meta']['id']}")
     return path
 
 
