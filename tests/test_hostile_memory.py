@@ -35,7 +35,13 @@ def laughs() -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.mark.parametrize("case", ["nested item", "nested member", "alias family file", "predictions"])
+def exported_ids(tmp_path: Path) -> tuple[Path, list[int]]:
+    data = tmp_path / "mera"
+    assert run_export(write_sample_stage_outputs(tmp_path / "in", n_scenes=4), data, "--shots", "1") == 0
+    return data, [item["meta"]["id"] for item in json.loads((data / "test.json").read_text(encoding="utf-8"))["data"]]
+
+
+@pytest.mark.parametrize("case", ["nested item", "nested member", "alias family file", "predictions", "answers TSV"])
 def test_hostile_files_are_refused_in_bounded_memory(tmp_path, case) -> None:
     out = str(tmp_path / "never" / "out.json")
     if case == "nested item":  # 200 KB: `[` nested 100,000 deep as the one scene
@@ -52,11 +58,21 @@ def test_hostile_files_are_refused_in_bounded_memory(tmp_path, case) -> None:
         (families / "laughs.yaml").write_text(laughs(), encoding="utf-8")
         assert (families / "laughs.yaml").stat().st_size < 1400
         argv, limit = ["questions", "validate", str(families / "laughs.yaml")], 500 * MB
+    elif case == "answers TSV":  # 30 MB: every item answered by ever more people (once 3 GB resident)
+        data, ids = exported_ids(tmp_path)
+        path = tmp_path / "answers.tsv"
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write("task_id\tannotator\tanswer\n")
+            rows = [f"{i}\tworker{{0}}\tкуб\n" for i in ids]
+            block = "".join(rows)
+            person = 0
+            while handle.tell() < 30 * MB:
+                handle.write("".join(block.format(person + k) for k in range(1000)))
+                person += 1000
+        argv = ["dataset", "annotate", "import", "--data", str(data), "--answers", str(path), "--out", str(tmp_path / "never")]
+        limit = 300 * MB
     else:  # 300 MB of predictions: good lines, then 300 MB without a line break (a sparse file)
-        data = tmp_path / "mera"
-        stage_outputs = write_sample_stage_outputs(tmp_path / "in", n_scenes=4)
-        assert run_export(stage_outputs, data, "--shots", "1") == 0
-        ids = [item["meta"]["id"] for item in json.loads((data / "test.json").read_text(encoding="utf-8"))["data"]]
+        data, ids = exported_ids(tmp_path)
         path = tmp_path / "predictions.jsonl"
         with open(path, "wb") as handle:
             handle.write("".join(f'{{"id": {i}, "prediction": "x"}}\n' for i in ids[:2]).encode())
@@ -67,6 +83,7 @@ def test_hostile_files_are_refused_in_bounded_memory(tmp_path, case) -> None:
     assert status == 2 and "Traceback" not in stderr, stderr[-2000:]
     assert len(lines) == 1 or case == "alias family file", stderr  # validate also prints its summary line
     assert {"nested item": "nested more than 64 deep", "nested member": "nested more than 64 deep",
-            "alias family file": "aliases", "predictions": "line 3 is longer than the limit"}[case] in stderr, stderr
+            "alias family file": "aliases", "predictions": "line 3 is longer than the limit",
+            "answers TSV": "more than 10000 annotators"}[case] in stderr, stderr
     assert peak < limit, f"{case}: peak resident memory {peak / MB:.0f} MB"
     assert not (tmp_path / "never").exists()
