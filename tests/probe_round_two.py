@@ -156,6 +156,11 @@ def round_two_probes(i: Any, answers: Path, not_an_image: Path) -> dict[str, lis
     for name in ("hf", "annotate export"):
         probes[f"{name}: NaN as meta.id"] = [str(nan_mera) if a == "{mera}" else a for a in mera_readers[name]]
 
+    for reader, (label, raw) in zip(("hf", "annotate export", "evaluate", "stats"), (
+            ("a 25-digit meta.id", "1" + "0" * 24), ("a string meta.id", '"7"'), ("a float meta.id", "2.5"),
+            ("a negative meta.id", "-3")), strict=True):
+        mera = mera_copy(i.export, base / f"id-{reader.replace(' ', '-')}", raw=raw, where=("meta", "id"))
+        probes[f"{reader}: {label}"] = [str(mera) if a == "{mera}" else a for a in mera_readers[reader]]
     superscript_tsv = write(base / "superscript.tsv", "task_id\tannotator\tanswer\n²\tp\tкуб\n")
     probes["annotate import: ² as a task id"] = ["dataset", "annotate", "import", "--data", str(i.export), "--answers",
                                                  str(superscript_tsv), "--out", out]
