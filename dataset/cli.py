@@ -433,8 +433,8 @@ def check_output_of(args: argparse.Namespace) -> None:
     if stage is None:
         return
     data = args.data
-    check_not_an_input(args.out, [getattr(args, "predictions", None), data,
-                                  *(data / name for name in ("test.json", "shots.json", "provenance.json"))])
+    check_not_an_input(args.out, {"--predictions": getattr(args, "predictions", None), "--data": data,
+                                  **{f"--data's {name}": data / name for name in ("test.json", "shots.json", "provenance.json")}})
     check_own_output(args.out, f"{PROG} {args.command}", lambda info: info.get("stage") == stage)
 
 

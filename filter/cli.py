@@ -83,7 +83,7 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbosity)
     check_output_location(args.out, "file", "--out")
-    check_not_an_input(args.out, [args.input])
+    check_not_an_input(args.out, {"--in": args.input})
     check_own_output(args.out, "python -m filter", lambda info: info.get("stage") == "filter")
     on_ray = run_text_stage(args, argv or [], "filter", PROG)
     if on_ray is not None:

@@ -20,6 +20,7 @@ from render.farm.plan import add_text_farm_arguments, run_text_stage
 from render.farm.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path
 from ruclevr import __version__
 from ruclevr.cli import (
+    MAX_SEED,
     ArgumentParser,
     UsageError,
     add_common_options,
@@ -122,7 +123,7 @@ def generate_command(argv: Sequence[str]) -> int:
     args = generation_parser().parse_args(argv)
     configure_logging(args.verbosity)
     check_output_location(args.out, "file", "--out")
-    check_not_an_input(args.out, [args.scenes])
+    check_not_an_input(args.out, {"--in": args.scenes})
     check_own_output(args.out, "python -m questions", lambda info: info.get("stage") == "questions" and "translate" not in info)
     on_ray = run_text_stage(args, argv, "questions", PROG)
     if on_ray is not None:
@@ -331,8 +332,10 @@ def scene_problem(scene: Any) -> str | None:
     if not isinstance(scene, dict):
         return "not a JSON object"
     for key, kind in (("split", str), ("image_index", int), ("image_filename", str), ("objects", list), ("relationships", dict)):
-        if not isinstance(scene.get(key), kind):
+        if not isinstance(scene.get(key), kind) or isinstance(scene.get(key), bool):
             return f"missing or invalid {key!r}"
+    if not 0 <= scene["image_index"] <= MAX_SEED:  # the index is one word of the scene's random stream
+        return f"image_index {scene['image_index']} is not in [0, 2**32 - 1]"
     vocabulary = load_vocabulary()
     objects = scene["objects"]
     for index, obj in enumerate(objects):

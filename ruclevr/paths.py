@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
@@ -85,21 +85,22 @@ def check_output_location(path: str | os.PathLike[str], kind: str, flag: str = "
     return target
 
 
-def check_not_an_input(out: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str] | None],
+def check_not_an_input(out: str | os.PathLike[str], inputs: Mapping[str, str | os.PathLike[str] | None],
                        flag: str = "--out") -> None:
-    """Refuse an output that is one of the run's inputs: the same path once resolved (symbolic
-    links followed), or the same file under another name (a hard link). Checked before any work."""
+    """Refuse an output that is one of the run's inputs (``inputs``: the flag that names each):
+    the same path once resolved (symbolic links followed), or the same file under another name
+    (a hard link). Checked before any work."""
     target = Path(out)
     resolved = target.resolve()
-    for source in inputs:
+    for input_flag, source in inputs.items():
         if source is None:
             continue
         same = Path(source).resolve() == resolved
         if not same and target.exists() and Path(source).exists():
             same = os.path.samefile(target, source)
         if same:
-            raise UsageError(f"{flag} {str(target)!r} is an input of this run ({str(source)!r}); "
-                             "writing it would destroy that input: name another file")
+            raise UsageError(f"{flag} must differ from {input_flag}: {str(target)!r} is that input "
+                             f"({str(source)!r}), and writing it would destroy it")
 
 
 def check_own_output(out: str | os.PathLike[str], stage: str, is_own: Callable[[dict[str, Any]], bool],

@@ -161,6 +161,12 @@ def round_two_probes(i: Any, answers: Path, not_an_image: Path) -> dict[str, lis
             ("a negative meta.id", "-3")), strict=True):
         mera = mera_copy(i.export, base / f"id-{reader.replace(' ', '-')}", raw=raw, where=("meta", "id"))
         probes[f"{reader}: {label}"] = [str(mera) if a == "{mera}" else a for a in mera_readers[reader]]
+    big_index = with_hostile_value(i.scenes / "scenes.json", base / "big-index-scenes.json", "scenes", ("image_index",),
+                                   str(2**40))
+    probes["questions: image_index 2**40 (past one word of its stream)"] = ["questions", "--in", str(big_index), "--out",
+                                                                           out + ".json", "--quiet"]
+    probes["augment: image_index 2**40"] = ["dataset", "augment", "--scenes", str(big_index), "--questions",
+                                            str(i.questions), "--map", "blue=red", "--device", "cpu", "--out", out]
     superscript_tsv = write(base / "superscript.tsv", "task_id\tannotator\tanswer\n²\tp\tкуб\n")
     probes["annotate import: ² as a task id"] = ["dataset", "annotate", "import", "--data", str(i.export), "--answers",
                                                  str(superscript_tsv), "--out", out]

@@ -185,8 +185,8 @@ def translate_questions(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbosity)
     check_output_location(args.out, "file", "--out")
-    check_not_an_input(args.out, [args.questions])
-    check_own_output(args.out, "python -m translate", lambda info: info.get("stage") == "questions" and "translate" in info)
+    check_not_an_input(args.out, {"--in": args.questions})
+    check_own_output(args.out, "python -m translate", lambda info: "translate" in info)
     check_backend_options(args)
     on_ray = run_text_stage(args, argv or [], "translate", PROG)
     if on_ray is not None:
