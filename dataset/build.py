@@ -45,6 +45,7 @@ from dataset.hf import check_hf_inputs, write_hf_copy
 from dataset.layout import QuestionStageFiles
 from dataset.plots import CARD_PLOTS_DIR, PLOT_FILES, write_card_plots
 from dataset.prompt import PromptSet
+from dataset.stage_args import check_stage_options, stage_options
 from dataset.stage_processes import MemoryWatch, run_render_process, run_stage_in_process
 from filter.pipeline import OutputPaths
 from ruclevr import __version__
@@ -147,25 +148,32 @@ class BuildSettings:
         """How a stage is given the seed: never its value on a command line when it is secret."""
         return ["--seed-file", str(self.seed_file)] if self.seed_file is not None else ["--seed", str(self.seed)]
 
-    def by_stage(self, defaults: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    def by_stage(self, defaults: Mapping[str, Any] | None = None,
+                 options: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
         """Settings grouped by the first stage they affect (for comparing with an earlier run).
 
         A value not given is recorded as the stage's own default (``defaults``, see
-        :func:`stage_defaults`), so giving the default explicitly is no change."""
+        :func:`stage_defaults`), so giving the default explicitly is no change. With ``options``
+        (:func:`stage_options` of each stage's extra arguments) a stage's ``args`` are the values
+        they change, by option name, and a render or questions value they set is recorded as set."""
         prompt = PromptSet.from_paths(self.prompt)
         known = defaults or {}
+        given_options = options or {}
 
-        def value(name: str, given: Any) -> Any:
-            return known.get(name) if given is None else given
+        def value(name: str, given: Any, stage: str) -> Any:
+            return given if given is not None else given_options.get(stage, {}).get(name, known.get(name))
+
+        def args(stage: str, raw: tuple[str, ...]) -> Any:
+            return dict(sorted(given_options[stage].items())) if stage in given_options else list(raw)
 
         return {
-            "render": {"n": self.n, "seed": self.stage_seed("render"), "width": value("width", self.width),
-                       "height": value("height", self.height), "samples": value("samples", self.samples),
-                       "args": list(self.render_args)},
-            "questions": {"seed": self.stage_seed("questions"), "per_image": value("per_image", self.per_image),
-                          "args": list(self.questions_args), **self.families_setting()},
-            "translate": {"backend": self.backend, "seed": self.stage_seed("translate"), "args": list(self.translate_args)},
-            "filter": {"backend": self.filter_backend, "args": list(self.filter_args)},
+            "render": {"n": self.n, "seed": self.stage_seed("render"), "width": value("width", self.width, "render"),
+                       "height": value("height", self.height, "render"),
+                       "samples": value("samples", self.samples, "render"), "args": args("render", self.render_args)},
+            "questions": {"seed": self.stage_seed("questions"), "per_image": value("per_image", self.per_image, "questions"),
+                          "args": args("questions", self.questions_args), **self.families_setting()},
+            "translate": {"backend": self.backend, "seed": self.stage_seed("translate"), "args": args("translate", self.translate_args)},
+            "filter": {"backend": self.filter_backend, "args": args("filter", self.filter_args)},
             "export": {"shots": self.shots, "seed": self.stage_seed("export"), "prompt_sha256": prompt.sha256,
                        **({"like": self.like.record()} if self.like is not None else {})},
             "hf": {"license": self.license},
@@ -315,7 +323,12 @@ class Build:
 
     def run(self) -> BuildReport:
         check_stage_modules(self.modules)
-        stage_settings = self.stage_settings = self.settings.by_stage(stage_defaults(self.modules))
+        s, modules = self.settings, self.modules
+        options = {stage: stage_options(module, args, f"--{stage}-args") for stage, module, args in (
+            ("render", modules.render, s.render_args), ("questions", modules.questions, s.questions_args),
+            ("translate", modules.translate, s.translate_args), ("filter", modules.filter, s.filter_args)) if args}
+        check_stage_options(s, options)
+        stage_settings = self.stage_settings = s.by_stage(stage_defaults(modules), options)
         if not self.overwrite:
             check_previous_settings(self.paths, stage_settings)
             self.outputs = read_json(self.paths.record).get("outputs", {}) if self.paths.record.exists() else {}

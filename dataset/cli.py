@@ -27,12 +27,15 @@ from ruclevr.cli import (
     add_renamed_argument,
     configure_logging,
     non_negative_int,
+    output_path,
     positive_int,
     probability,
     run_cli,
     stage_logger,
 )
-from ruclevr.paths import check_output_location
+from ruclevr.cli import seed as seed_type
+from ruclevr.io import hold_output_folder
+from ruclevr.paths import check_not_an_input, check_output_location, check_own_output
 from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
 from translate.base import BACKENDS as TRANSLATE_BACKENDS
 
@@ -45,7 +48,7 @@ def add_export_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shots", type=positive_int, default=10,
                         help="items in the shots split (few-shot examples), each on its own image; default 10 "
                              "(at least 1: datasets cannot load an empty split)")
-    parser.add_argument("--seed", type=non_negative_int, default=0,
+    parser.add_argument("--seed", type=seed_type, default=0,
                         help="seed for every random choice (the shot draw here; rendering and questions in build); "
                              "default 0")
     add_seed_file_option(parser)
@@ -66,7 +69,7 @@ def add_build_parser(commands: argparse._SubParsersAction) -> None:
     add_common_options(parser)
     parser.add_argument("--n", type=positive_int, default=None,
                         help="number of scenes to render (required unless --like gives it)")
-    parser.add_argument("--out", type=Path, required=True, help="build folder (created); see docs for its layout")
+    parser.add_argument("--out", type=output_path, required=True, help="build folder (created); see docs for its layout")
     add_export_options(parser)
     parser.add_argument("--width", type=positive_int, help="image width in pixels (render's default if not given)")
     parser.add_argument("--height", type=positive_int, help="image height in pixels (render's default if not given)")
@@ -99,7 +102,7 @@ def add_export_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--scenes", type=Path, required=True, help="the render stage's scenes.json")
     parser.add_argument("--images", type=Path, default=None,
                         help="folder of the rendered images; default: images/ beside the scenes file")
-    parser.add_argument("--out", type=Path, required=True, help="export folder (created)")
+    parser.add_argument("--out", type=output_path, required=True, help="export folder (created)")
     add_export_options(parser)
     parser.add_argument("--provenance", action="append", default=[], metavar="NAME=FILE",
                         help="another stage's output whose info record goes into the export (and the card); "
@@ -115,7 +118,7 @@ def add_hf_parser(commands: argparse._SubParsersAction) -> None:
     add_common_options(parser)
     add_renamed_argument(parser, "--data", "--mera", type=Path, required=True,
                          help="the export folder (MERA's shots.json/test.json), a build folder, or a legacy ruclevr.json")
-    parser.add_argument("--out", type=Path, required=True, help="folder for the copy (created)")
+    parser.add_argument("--out", type=output_path, required=True, help="folder for the copy (created)")
     parser.add_argument("--license", default="cc-by-4.0", help="licence id written in the card; default cc-by-4.0")
     parser.add_argument("--rejected", type=Path, default=None,
                         help="the filter's .rejected.jsonl, so the card's score histogram shows rejected questions too")
@@ -133,7 +136,7 @@ def add_stats_parser(commands: argparse._SubParsersAction) -> None:
     add_common_options(parser)
     add_renamed_argument(parser, "--data", "--mera", type=Path, required=True,
                          help="the export folder (MERA's shots.json/test.json), a build folder, or a legacy ruclevr.json")
-    parser.add_argument("--out", type=Path, default=None, help="write the statistics to this JSON file")
+    parser.add_argument("--out", type=output_path, default=None, help="write the statistics to this JSON file")
 
 
 def add_evaluate_parser(commands: argparse._SubParsersAction) -> None:
@@ -152,7 +155,7 @@ def add_evaluate_parser(commands: argparse._SubParsersAction) -> None:
                         help="also score each prediction with this answer-judge classifier (a local folder or a hub "
                              "id, e.g. MERA-evaluation/MERA_Answer_judge; needs the [ml] extra) and report the judge "
                              "score JS and MERA's (EM + JS) / 2")
-    parser.add_argument("--out", type=Path, default=None, help="write the results to this JSON file")
+    parser.add_argument("--out", type=output_path, default=None, help="write the results to this JSON file")
 
 
 def add_augment_parser(commands: argparse._SubParsersAction) -> None:
@@ -175,8 +178,8 @@ def add_augment_parser(commands: argparse._SubParsersAction) -> None:
                            "colours not named stay as they are)")
     swap.add_argument("--random", action="store_true",
                       help="per scene, a random permutation of all colours drawn from --seed and the scene index")
-    parser.add_argument("--out", type=Path, required=True, help="output folder (created); see docs for its layout")
-    parser.add_argument("--seed", type=non_negative_int, default=0,
+    parser.add_argument("--out", type=output_path, required=True, help="output folder (created); see docs for its layout")
+    parser.add_argument("--seed", type=seed_type, default=0,
                         help="seed of the random permutations, of English synonyms and of the Russian realiser; default 0")
     add_seed_file_option(parser)
     parser.add_argument("--n", type=positive_int, default=None,
@@ -221,7 +224,7 @@ def add_gallery_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--images", type=Path, default=None,
                         help="for a questions file: folder of its images; default images/ beside it, or "
                              "render/images/ beside it in a build folder")
-    parser.add_argument("--out", type=Path, required=True,
+    parser.add_argument("--out", type=output_path, required=True,
                         help="the page to write, e.g. gallery.html (thumbnails and plots go to gallery_files/ beside it)")
     parser.add_argument("--per-page", type=positive_int, default=50, help="images shown per page; default 50")
     parser.add_argument("--thumb-size", type=positive_int, default=240,
@@ -393,13 +396,13 @@ def command_stats(args: argparse.Namespace) -> int:
 
 def command_evaluate(args: argparse.Namespace) -> int:
     from dataset.document import stream_document
-    from dataset.evaluate import evaluate, format_results, read_predictions
+    from dataset.evaluate import dataset_ids, evaluate, format_results, read_predictions
     from ruclevr.jsonstream import write_json
 
     if args.judge is not None and args.predictions is None:
         raise UsageError("--judge scores predictions; pass --predictions FILE too")
     document = stream_document(args.data)
-    predictions = read_predictions(args.predictions) if args.predictions is not None else None
+    predictions = read_predictions(args.predictions, dataset_ids(document)) if args.predictions is not None else None
     result = evaluate(document, args.split, predictions)
     print(format_results(result, args.split))
     if args.judge is not None and predictions is not None:
@@ -483,7 +486,26 @@ def _main(argv: Sequence[str] | None) -> int:
     configure_logging(args.verbosity)
     if getattr(args, "out", None) is not None:
         check_output_location(args.out, OUTPUT_KINDS[args.command])
+        check_output_of(args)
+        if OUTPUT_KINDS[args.command] == "dir":
+            with hold_output_folder(args.out):
+                return COMMANDS[args.command](args)
     return COMMANDS[args.command](args)
+
+
+#: The stage of each command that writes one file, as its ``info.stage`` names it.
+FILE_STAGES = {"stats": "dataset.stats", "evaluate": "dataset.evaluate"}
+
+
+def check_output_of(args: argparse.Namespace) -> None:
+    """A file output is none of the run's inputs and, if it exists, a file the same command wrote."""
+    stage = FILE_STAGES.get(args.command)
+    if stage is None:
+        return
+    data = args.data
+    check_not_an_input(args.out, {"--predictions": getattr(args, "predictions", None), "--data": data,
+                                  **{f"--data's {name}": data / name for name in ("test.json", "shots.json", "provenance.json")}})
+    check_own_output(args.out, f"{PROG} {args.command}", lambda info: info.get("stage") == stage)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -78,6 +78,19 @@ def image_path(folder: Path, file_name: str, item: Mapping[str, Any]) -> Path:
     return confined_path(folder, relative, f"{file_name} item {label}: inputs.image")
 
 
+#: The largest ``meta.id``: the Hugging Face copy stores ids as 64-bit integers.
+MAX_ITEM_ID = 2**63 - 1
+
+
+def check_item_id(item: Any, file_name: str, position: int) -> None:
+    """Refuse an item whose ``meta.id`` is not an integer in [0, MAX_ITEM_ID] (a float, a string,
+    a 25-digit number: each once failed deep inside hf or annotate export)."""
+    meta = item.get("meta") if isinstance(item, Mapping) else None
+    item_id = meta.get("id") if isinstance(meta, Mapping) else None
+    if isinstance(item_id, bool) or not isinstance(item_id, int) or not 0 <= item_id <= MAX_ITEM_ID:
+        raise UsageError(f"{file_name} item {position}: meta.id must be an integer from 0 to 2**63 - 1, got {item_id!r}")
+
+
 def family_in(record: Mapping[str, Any]) -> str:
     """The question family a provenance record names (``unknown`` for none)."""
     return str(record.get("family", UNKNOWN_FAMILY))
@@ -121,12 +134,27 @@ class StreamedDocument:
         if not file.is_file() and split == "shots":
             return
         checked = RecentlySeen()  # images whose path was checked: most are asked about several times
-        for item in checked_items(input_document(file, "data", str(file)), str(file)):
+        for position, item in enumerate(checked_items(input_document(file, "data", str(file)), str(file))):
+            check_item_id(item, file.name, position)
             inputs = item.get("inputs") if isinstance(item, dict) else None
             image = inputs.get("image") if isinstance(inputs, dict) else None
             if not isinstance(image, str) or checked.first_time(image):
                 image_path(self.folder, self.path.name, item)  # a UsageError unless image is a path inside the folder
             yield item
+
+
+def check_image_file(path: Path, what: str) -> None:
+    """Refuse, as a UsageError naming ``what``, an image to publish that is missing or cannot be
+    read as an image (its header and chunks are checked, as the gallery checks what it shows)."""
+    from PIL import Image
+
+    if not path.is_file():
+        raise UsageError(f"{what}: image {path} does not exist")
+    try:
+        with Image.open(path) as opened:
+            opened.verify()
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as error:
+        raise UsageError(f"{what}: image {path} cannot be read as an image: {error}") from None
 
 
 class RecentlySeen:
@@ -267,6 +295,7 @@ def _index_provenance(raw: Mapping[str, Any], path: Path) -> dict[int, Mapping[s
 def _check_image_paths(document: MeraDocument) -> MeraDocument:
     """Every image path is checked before any command reads or copies a file."""
     for split in SPLITS:
-        for item in document.items(split):
+        for position, item in enumerate(document.items(split)):
+            check_item_id(item, f"{split_path(document.folder, split).name}", position)
             document.image_path(item)
     return document

@@ -24,15 +24,18 @@ import json
 import string
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from dataset.answer_split import answer_after_marker
 from dataset.document import SPLITS, MeraDocument, StreamedDocument, family_in
-from dataset.submission_zip import TASK_FILE, is_submission_zip, read_task_text
+from dataset.submission_zip import TASK_FILE, is_submission_zip, open_task_file
+from ruclevr import jsonincremental, jsonlimits
 from ruclevr.cli import UsageError
+from ruclevr.io import read_lines
 from ruclevr.jsonstream import LazyList
 from translate.answers import russian_answer_words
 
@@ -219,68 +222,76 @@ def _majority(answers: Mapping[str, Counter[str]]) -> dict[str, str]:
     return {group: min(counts, key=lambda answer: (-counts[answer], answer)) for group, counts in answers.items()}
 
 
-def read_predictions(path: str | Path) -> dict[int, str]:
-    """Read predictions in any of the three formats (or a submission zip) into ``{id: prediction}``."""
+def read_predictions(path: str | Path, known: Container[int] | None = None) -> dict[int, str]:
+    """Read predictions in any of the three formats (or a submission zip) into ``{id: prediction}``,
+    one line or item at a time (bounded memory for any file, ``/dev/zero`` included). With ``known``
+    (the dataset's ids), an id outside it is refused where it stands, so the result never outgrows
+    the dataset."""
+    label = f"predictions file {path}"
     if is_submission_zip(path):  # `dataset submission`'s zip: its ruCLEVR.json is MERA's submission file
-        inside = _as_mera_submission(read_task_text(path))
-        if inside is None:
-            raise UsageError(f"{path}: {TASK_FILE} is not MERA's submission JSON ({{\"data\": {{\"test\": [...]}}}})")
-        return _read_mera_submission(inside, f"{path}:{TASK_FILE}")
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"predictions file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"predictions file {path} cannot be read as UTF-8 text: {error}") from None
-    submission = _as_mera_submission(text)
-    if submission is not None:
-        return _read_mera_submission(submission, path)
+        records = _submission_records(lambda: open_task_file(path), f"{path}:{TASK_FILE}", f"{label}:{TASK_FILE}")
+    else:
+        first = next((line for _, line in read_lines(path, label) if line.strip()), None)
+        if first is not None and _is_submission(first):
+            records = _submission_records(lambda: open(path, "rb"), str(path), label)
+        else:
+            records = ((f"{path} line {number}", _parse_prediction_line(line, f"{path} line {number}"))
+                       for number, line in read_lines(path, label) if line.strip())
     predictions: dict[int, str] = {}
-    for line_number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        item_id, prediction = _parse_prediction_line(line, f"{path} line {line_number}")
+    for where, (item_id, prediction) in records:
         if item_id in predictions:
-            raise UsageError(f"{path} line {line_number}: id {item_id} appears twice")
+            raise UsageError(f"{where}: id {item_id} appears twice")
+        if known is not None and item_id not in known:
+            raise UsageError(f"{where}: predictions name ids that are not in the dataset: {item_id}")
         predictions[item_id] = prediction
     return predictions
 
 
-def _as_mera_submission(text: str) -> dict[str, Any] | None:
-    """The parsed file when it is one JSON object with a ``data`` object (MERA's submission), else None."""
-    if not text.lstrip().startswith("{"):
-        return None
+def dataset_ids(document: MeraDocument | StreamedDocument) -> set[int]:
+    """Every item id of every split: the ids a predictions file may name."""
+    return {item["meta"]["id"] for split in SPLITS for item, _ in document.records(split)}
+
+
+def _is_submission(first_line: str) -> bool:
+    """Whether a file whose first line is ``first_line`` is MERA's submission (one JSON object,
+    ``{"data": {split: [...]}}``, on one line or over many) rather than JSON lines."""
+    if not first_line.lstrip().startswith("{"):
+        return False
     try:
-        whole = json.loads(text)
-    except json.JSONDecodeError:
-        return None  # JSON lines: several objects
-    return whole if isinstance(whole, dict) and isinstance(whole.get("data"), dict) else None
+        record = jsonlimits.loads(first_line)
+    except ValueError:
+        return True  # the first line of an object written over lines
+    return isinstance(record, dict) and isinstance(record.get("data"), dict)
 
 
-def _read_mera_submission(submission: Mapping[str, Any], path: str | Path) -> dict[int, str]:
-    predictions: dict[int, str] = {}
-    for split, records in submission["data"].items():
-        if not isinstance(records, list):
-            raise UsageError(f"{path}: data.{split} of a MERA submission must be a list")
-        for position, record in enumerate(records):
-            where = f"{path} data.{split}[{position}]"
-            meta = record.get("meta") if isinstance(record, dict) else None
-            item_id = meta.get("id") if isinstance(meta, dict) else None
-            prediction = record.get("outputs") if isinstance(record, dict) else None
-            item_id, prediction = _checked(item_id, prediction, where, ("meta.id", "outputs"))
-            if item_id in predictions:
-                raise UsageError(f"{where}: id {item_id} appears twice")
-            predictions[item_id] = prediction
-    return predictions
+def _submission_records(open_handle: Callable[[], AbstractContextManager[IO[bytes]]], name: str,
+                        label: str) -> Iterator[tuple[str, tuple[int, str]]]:
+    """MERA's submission JSON item by item; ``open_handle`` opens it (a file, or a zip's member)."""
+    positions: dict[str, int] = {}
+    with open_handle() as handle:
+        try:
+            for split, record in jsonincremental.nested_list_items(handle, "data"):
+                position = positions[split] = positions.get(split, -1) + 1
+                where = f"{name} data.{split}[{position}]"
+                meta = record.get("meta") if isinstance(record, dict) else None
+                item_id = meta.get("id") if isinstance(meta, dict) else None
+                prediction = record.get("outputs") if isinstance(record, dict) else None
+                yield where, _checked(item_id, prediction, where, ("meta.id", "outputs"))
+        except (jsonincremental.IncrementalError, jsonlimits.JsonLimitError) as error:
+            raise UsageError(f"{label} {error}") from None
+        except UnicodeDecodeError as error:
+            raise UsageError(f"{label} is not UTF-8 text ({error.reason})") from None
 
 
 def _parse_prediction_line(line: str, where: str) -> tuple[int, str]:
     """One JSON line: ours ({"id", "prediction"}) or an lm-eval logged sample ({"doc", "filtered_resps"})."""
     expected = '{"id": 1, "prediction": "..."} or an lm-eval sample'
     try:
-        record = json.loads(line)
+        record = jsonlimits.loads(line)
     except json.JSONDecodeError as error:
         raise UsageError(f"{where}: not JSON ({error.msg}); expected {expected}") from None
+    except jsonlimits.JsonLimitError as error:
+        raise UsageError(f"{where}: {error}") from None
     if not isinstance(record, dict):
         raise UsageError(f"{where}: expected an object {expected}")
     if "doc" in record:

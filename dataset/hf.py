@@ -27,7 +27,7 @@ from typing import Any
 from tqdm import tqdm
 
 from dataset.card import CardFacts, missing_card_fields, render_card
-from dataset.document import SPLITS, Document, RecentlySeen
+from dataset.document import SPLITS, Document, RecentlySeen, check_image_file
 from dataset.evaluate import AnswerCounts
 from dataset.features import parquet_schema
 from dataset.plots import PlotTally, item_row
@@ -196,8 +196,8 @@ def check_hf_inputs(document: Document, license_id: str) -> ExportSurvey:
     present = RecentlySeen()  # images found on disk lately: each image is asked about by several items
     for split in SPLITS:
         for item, record in document.records(split):
-            if present.first_time(item["inputs"]["image"]) and not document.image_path(item).is_file():
-                raise UsageError(f"item {item['meta']['id']}: image {document.image_path(item)} does not exist")
+            if present.first_time(item["inputs"]["image"]):
+                check_image_file(document.image_path(item), f"item {item['meta']['id']}")
             survey.add(split, item, record)
     missing = missing_card_fields(document.info)
     if missing:

@@ -3,8 +3,7 @@
 Templates are data a user may supply, so they only ever run in a
 ``jinja2.sandbox.SandboxedEnvironment`` with undefined names as errors, no loader
 (``include``, ``import`` and ``extends`` are refused when the template is read), and limits
-on what one evaluation may build: no number argument, repetition or power beyond
-:data:`MAX_VALUE_SIZE`, loops of at most :data:`MAX_LOOP`, and at most
+on what one evaluation may build and run (:mod:`dataset.prompt_sandbox`), and at most
 :data:`MAX_OUTPUT_CHARS` of output. The rendered
 instruction keeps MERA's literal ``{question}`` placeholder (single braces are plain text to
 Jinja) and the ``<image>`` marker. MERA fills the instruction with
@@ -21,20 +20,18 @@ there by the name ``single-style``.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import string
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import jinja2
 import numpy as np
 from jinja2 import nodes
 from jinja2.exceptions import SecurityError
-from jinja2.sandbox import SandboxedEnvironment
 
 from dataset import prompt_blocks
+from dataset.prompt_sandbox import MAX_OUTPUT_CHARS, LimitedSandbox, step_budget
 from ruclevr import streams
 from ruclevr.cli import UsageError
 
@@ -64,58 +61,8 @@ def instruction_format_problem(text: str) -> str | None:
     return None
 
 
-MAX_OUTPUT_CHARS = 20_000  # an instruction is a paragraph; MERA's are under 1,000 characters
-MAX_VALUE_SIZE = 20_000  # the largest number argument, repeated sequence or power result (in digits) allowed
-MAX_LOOP = 1_000  # range() of at most this many numbers
 LOADING_NODES = {nodes.Include: "include", nodes.Import: "import", nodes.FromImport: "from ... import",
                  nodes.Extends: "extends"}
-
-
-def _check_size(value: Any, what: str) -> None:
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_VALUE_SIZE:
-        raise SecurityError(f"{what} {value} is larger than the limit of {MAX_VALUE_SIZE}")
-
-
-class LimitedSandbox(SandboxedEnvironment):
-    """A sandbox that also bounds the size of what a template can build (see the module docstring)."""
-
-    intercepted_binops = frozenset({"*", "**"})
-
-    def __init__(self) -> None:
-        super().__init__(undefined=jinja2.StrictUndefined, autoescape=False, loader=None)
-        self.globals["range"] = self.limited_range
-        self.filters = {name: self.limited_filter(function) for name, function in self.filters.items()}
-
-    @staticmethod
-    def limited_range(*args: int) -> range:
-        numbers = range(*args)
-        if len(numbers) > MAX_LOOP:
-            raise SecurityError(f"range of {len(numbers)} numbers is more than the limit of {MAX_LOOP}")
-        return numbers
-
-    @staticmethod
-    def limited_filter(function: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(function)
-        def guarded(*args: Any, **kwargs: Any) -> Any:
-            for value in (*args[1:], *kwargs.values()):
-                _check_size(value, "a filter argument")
-            return function(*args, **kwargs)
-
-        return guarded
-
-    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        if operator == "*":
-            for count, other in ((left, right), (right, left)):
-                if isinstance(count, int) and hasattr(other, "__len__"):
-                    _check_size(count * len(other), "a repeated sequence of length")
-        if operator == "**" and isinstance(left, int) and isinstance(right, int) and abs(left) > 1:
-            _check_size(right * len(str(abs(left))), "a power of about this many digits:")
-        return super().call_binop(context, operator, left, right)
-
-    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 - as jinja2 names it
-        for value in (*args, *kwargs.values()):
-            _check_size(value, "a number argument")
-        return super().call(__context, __obj, *args, **kwargs)
 
 
 class InstructionTemplate:
@@ -189,11 +136,12 @@ class InstructionTemplate:
     def _bounded_render(self, context: dict[str, str]) -> str:
         """Render piece by piece, stopping once the output passes :data:`MAX_OUTPUT_CHARS`."""
         pieces, size = [], 0
-        for piece in self._template.generate(context):
-            size += len(piece)
-            if size > MAX_OUTPUT_CHARS:
-                raise SecurityError(f"the instruction is longer than the limit of {MAX_OUTPUT_CHARS} characters")
-            pieces.append(piece)
+        with step_budget():
+            for piece in self._template.generate(context):
+                size += len(piece)
+                if size > MAX_OUTPUT_CHARS:
+                    raise SecurityError(f"the instruction is longer than the limit of {MAX_OUTPUT_CHARS} characters")
+                pieces.append(piece)
         return "".join(pieces)
 
 

@@ -10,7 +10,10 @@ holding lm-eval's ``samples_*`` and ``results_*`` files as they were.
 from __future__ import annotations
 
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 from ruclevr.cli import UsageError
 
@@ -21,16 +24,18 @@ LOG_PREFIXES = ("samples_", "results_")
 
 
 def is_submission_zip(path: str | Path) -> bool:
-    """Whether ``path`` is a zip file (a submission is read through :func:`read_task_text`)."""
+    """Whether ``path`` is a zip file (a submission is read through :func:`open_task_file`)."""
     return Path(path).is_file() and zipfile.is_zipfile(path)
 
 
-def read_task_text(path: str | Path) -> str:
-    """The text of the submission's ``ruCLEVR.json``."""
+@contextmanager
+def open_task_file(path: str | Path) -> Iterator[IO[bytes]]:
+    """The submission's ``ruCLEVR.json`` opened for reading as a stream (never read whole)."""
     try:
         with zipfile.ZipFile(path) as archive:
             if TASK_FILE not in archive.namelist():
                 raise UsageError(f"{path} is a zip without {TASK_FILE}: not a MERA submission of ruCLEVR")
-            return archive.read(TASK_FILE).decode("utf-8")
-    except (zipfile.BadZipFile, OSError, UnicodeDecodeError) as error:
+            with archive.open(TASK_FILE) as member:
+                yield member
+    except (zipfile.BadZipFile, OSError) as error:
         raise UsageError(f"{path} cannot be read as a MERA submission zip: {error}") from None

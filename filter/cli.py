@@ -16,12 +16,13 @@ from ruclevr.cli import (
     ArgumentParser,
     add_common_options,
     configure_logging,
+    output_path,
     positive_int,
     probability,
     run_cli,
     stage_logger,
 )
-from ruclevr.paths import check_output_location
+from ruclevr.paths import check_not_an_input, check_output_location, check_own_output
 
 log = stage_logger("filter")
 PROG = "python -m filter"
@@ -39,7 +40,7 @@ def build_parser() -> ArgumentParser:
     add_common_options(parser)
     parser.add_argument("--in", dest="input", required=True, type=Path, metavar="PATH",
                         help="questions in Russian: the output of python -m translate")
-    parser.add_argument("--out", required=True, type=Path, metavar="PATH",
+    parser.add_argument("--out", required=True, type=output_path, metavar="PATH",
                         help="kept questions (JSON); OUT.rejected.jsonl and OUT.report.json are written beside it")
     parser.add_argument("--backend", choices=BACKENDS, default="morph",
                         help="rucola: RuCoLA classifier (transformers; downloads the model unless cached or local); "
@@ -82,6 +83,8 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbosity)
     check_output_location(args.out, "file", "--out")
+    check_not_an_input(args.out, {"--in": args.input})
+    check_own_output(args.out, "python -m filter", lambda info: info.get("stage") == "filter")
     on_ray = run_text_stage(args, argv or [], "filter", PROG)
     if on_ray is not None:
         return on_ray

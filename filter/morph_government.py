@@ -56,7 +56,7 @@ def numeral_governments(numeral: Word) -> list[Government]:
     read as its class: 2 for два/три/четыре/оба/полтора, 5 for the rest; quantity words
     (сколько, несколько) take the genitive of either number.
     """
-    if numeral.text.isdigit():
+    if numeral.text.isascii() and numeral.text.isdigit():
         # Digits do not show their case: every case is a possible reading.
         return _governments(int(numeral.text), CASES, animate=(False, True))
     readings: list[Government] = []

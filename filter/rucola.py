@@ -161,7 +161,7 @@ def acceptable_index(config: Any, requested: str | None, model: str) -> int:
     if requested is None:
         named = [i for i, name in labels.items() if name.strip().lower() in ACCEPTABLE_LABEL_NAMES]
         return named[0] if len(named) == 1 else DEFAULT_ACCEPTABLE_INDEX
-    if requested.isdigit():
+    if requested.isascii() and requested.isdigit():
         index = int(requested)
         if index >= config.num_labels:
             raise UsageError(f"--acceptable-label {index} is out of range: model {model!r} has {config.num_labels} classes")

@@ -22,20 +22,23 @@ from render.farm.plan import add_text_farm_arguments, run_text_stage
 from render.farm.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path
 from ruclevr import __version__
 from ruclevr.cli import (
+    MAX_SEED,
     ArgumentParser,
     UsageError,
     add_common_options,
     add_renamed_argument,
     configure_logging,
     non_negative_int,
+    output_path,
     positive_int,
     run_cli,
     stage_logger,
 )
+from ruclevr.cli import seed as seed_type
 from ruclevr.io import remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items, input_error
 from ruclevr.names import beside
-from ruclevr.paths import check_output_location
+from ruclevr.paths import check_not_an_input, check_output_location, check_own_output
 from ruclevr.records import same_record
 from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
 
@@ -70,9 +73,9 @@ def generation_parser() -> ArgumentParser:
     add_common_options(parser)
     add_renamed_argument(parser, "--in", "--scenes", dest="scenes", required=True, type=Path, metavar="PATH",
                          help="scenes.json written by `python -m render` ({info, scenes}).")
-    parser.add_argument("--out", required=True, type=Path, help="questions.json to write ({info, questions}).")
+    parser.add_argument("--out", required=True, type=output_path, help="questions.json to write ({info, questions}).")
     parser.add_argument("--per-image", type=positive_int, default=10, help="questions per image, at most one per family (default 10).")
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of all random choices; same seed, same file (default 0).")
+    parser.add_argument("--seed", type=seed_type, default=0, help="seed of all random choices; same seed, same file (default 0).")
     add_family_arguments(parser)
     add_seed_file_option(parser)
     parser.add_argument(
@@ -123,6 +126,8 @@ def generate_command(argv: Sequence[str]) -> int:
     configure_logging(args.verbosity)
     check_output_location(args.out, "file", "--out")
     apply_seed_file(args, "questions")
+    check_not_an_input(args.out, {"--in": args.scenes})
+    check_own_output(args.out, "python -m questions", lambda info: info.get("stage") == "questions" and "translate" not in info)
     on_ray = run_text_stage(args, argv, "questions", PROG)
     if on_ray is not None:
         return on_ray
@@ -331,8 +336,10 @@ def scene_problem(scene: Any) -> str | None:
     if not isinstance(scene, dict):
         return "not a JSON object"
     for key, kind in (("split", str), ("image_index", int), ("image_filename", str), ("objects", list), ("relationships", dict)):
-        if not isinstance(scene.get(key), kind):
+        if not isinstance(scene.get(key), kind) or isinstance(scene.get(key), bool):
             return f"missing or invalid {key!r}"
+    if not 0 <= scene["image_index"] <= MAX_SEED:  # the index is one word of the scene's random stream
+        return f"image_index {scene['image_index']} is not in [0, 2**32 - 1]"
     vocabulary = load_vocabulary()
     objects = scene["objects"]
     for index, obj in enumerate(objects):

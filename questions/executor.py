@@ -13,6 +13,7 @@ from typing import Any
 
 from questions.functions import (
     ExecutionError,
+    MalformedProgram,
     allowed_values,
     answer_types,
     format_answer,
@@ -41,7 +42,7 @@ def run_program(
     used instead: how another reading of a question's text changes one step of the program.
     """
     if not program:
-        raise ExecutionError("empty program")
+        raise MalformedProgram("empty program")
     registry = function_registry()
     outputs: list[Any] = []
     types: list[str] = []
@@ -49,7 +50,7 @@ def run_program(
         name = node.get("function")
         function = registry.get(name)  # type: ignore[arg-type]  # a missing name gives None, reported below
         if function is None:
-            raise ExecutionError(f"node {position}: unknown function {name!r}")
+            raise MalformedProgram(f"node {position}: unknown function {name!r}")
         inputs = list(node.get("inputs", []))
         values = list(node.get("value_inputs", []))
         _check_node(position, function, inputs, values, types)
@@ -65,26 +66,26 @@ def run_program(
             raise ExecutionError(f"node {position} ({name}): {error}") from None
         types.append(function.output)
     if types[-1] not in answer_types():
-        raise ExecutionError(f"the last node ({program[-1].get('function')}) gives no answer")
+        raise MalformedProgram(f"the last node ({program[-1].get('function')}) gives no answer")
     return outputs
 
 
 def _check_node(position: int, function: Any, inputs: list[Any], values: list[Any], types: list[str]) -> None:
     if len(inputs) != len(function.inputs):
-        raise ExecutionError(f"node {position} ({function.name}): takes {len(function.inputs)} inputs, got {len(inputs)}")
+        raise MalformedProgram(f"node {position} ({function.name}): takes {len(function.inputs)} inputs, got {len(inputs)}")
     for slot, (source, expected) in enumerate(zip(inputs, function.inputs, strict=True)):
         if not isinstance(source, int) or not 0 <= source < position:
-            raise ExecutionError(f"node {position} ({function.name}): input {slot} must be an earlier node, got {source!r}")
+            raise MalformedProgram(f"node {position} ({function.name}): input {slot} must be an earlier node, got {source!r}")
         if types[source] != expected:
-            raise ExecutionError(
+            raise MalformedProgram(
                 f"node {position} ({function.name}): input {slot} must be {expected}, node {source} gives {types[source]}"
             )
     wanted = 0 if function.value_type is None else 1
     if len(values) != wanted:
-        raise ExecutionError(f"node {position} ({function.name}): takes {wanted} value inputs, got {len(values)}")
+        raise MalformedProgram(f"node {position} ({function.name}): takes {wanted} value inputs, got {len(values)}")
     if values and values[0] not in allowed_values(function.value_type):
         allowed = ", ".join(allowed_values(function.value_type))
-        raise ExecutionError(f"node {position} ({function.name}): unknown {function.value_type} {values[0]!r}; allowed: {allowed}")
+        raise MalformedProgram(f"node {position} ({function.name}): unknown {function.value_type} {values[0]!r}; allowed: {allowed}")
 
 
 def _index_of(scene: Mapping[str, Any]) -> SceneIndex:

@@ -36,6 +36,11 @@ class ExecutionError(ValueError):
     object, an unknown function, or inputs of the wrong kind."""
 
 
+class MalformedProgram(ExecutionError):
+    """A program that no scene can run: an unknown function, an input that is not an earlier node,
+    a wrong count or type of inputs (bad input data, not a property of the scene)."""
+
+
 @dataclass(frozen=True)
 class Function:
     """One program function: input types, the type of its single value input (or None), output type."""

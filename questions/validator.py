@@ -30,6 +30,7 @@ from questions.functions import (
 )
 from questions.placeholders import did_you_mean, is_placeholder
 from questions.text import english_template_problems, other_language_problems
+from ruclevr import jsonlimits
 
 #: What a folder's family files end with: a .json beside them (an output, say) is not one of them.
 FAMILY_SUFFIXES = (".yaml", ".yml")
@@ -130,11 +131,16 @@ def validate_file(path: Path) -> tuple[list[Family], list[Problem]]:
 def _parse(path: Path, text: str) -> tuple[Any, dict[Path_, int], Problem | None]:
     if path.suffix == ".json":
         try:
-            data = json.loads(text)
+            data = jsonlimits.loads(text)
         except json.JSONDecodeError as error:
             return None, {}, Problem(str(path), error.lineno, "", f"invalid JSON: {error.msg} (column {error.colno})")
+        except jsonlimits.JsonLimitError as error:
+            return None, {}, Problem(str(path), None, "", f"refused: the file {error}")
     else:
         try:
+            beyond = jsonlimits.yaml_beyond_limits(text, _YAML_LOADER)
+            if beyond is not None:
+                return None, {}, Problem(str(path), beyond[0], "", f"refused: {beyond[1]}")
             data = yaml.load(text, Loader=_YAML_LOADER)
         except yaml.YAMLError as error:
             mark = getattr(error, "problem_mark", None)

@@ -44,6 +44,7 @@ from ruclevr.cli import (
     run_cli,
     stage_logger,
 )
+from ruclevr.cli import seed as seed_type
 from ruclevr.jsonstream import DocumentWriter
 from ruclevr.paths import check_name_part, check_output_location
 from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
@@ -63,7 +64,7 @@ def build_parser() -> ArgumentParser:
     add_common_options(parser)
     parser.add_argument("--n", type=positive_int, required=True, help=f"number of scenes to render (indices start-index .. start-index+n-1; start-index+n at most {MAX_SCENES})")
     parser.add_argument("--out", default="out", help="output folder (images/, masks/, scenes/, scenes.json); default: out")
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="run seed; scene i is sampled from numpy default_rng([seed, i]); default 0")
+    parser.add_argument("--seed", type=seed_type, default=0, help="run seed; scene i is sampled from numpy default_rng([seed, i]); default 0")
     add_seed_file_option(parser)
     parser.add_argument("--start-index", type=non_negative_int, default=0, help="first scene index (to add scenes to a folder, or split work); default 0")
     parser.add_argument("--width", type=positive_int, default=480, help=f"image width in pixels (at most {MAX_SIDE}); default 480")

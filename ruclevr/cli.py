@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 USAGE_EXIT = 2
@@ -141,6 +143,15 @@ def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | N
     except OSError as error:
         print(f"{prog or 'ruclevr'}: error: {describe_os_error(error)}", file=sys.stderr)
         return USAGE_EXIT
+    except (RecursionError, MemoryError) as error:  # the last guard: every reader holds its input to limits first
+        what = "nested too deep" if isinstance(error, RecursionError) else "too large"
+        print(f"{prog or 'ruclevr'}: error: an input is {what} to read", file=sys.stderr)
+        return USAGE_EXIT
+    except ValueError as error:
+        if type(error).__name__ != "JsonLimitError":  # ruclevr.jsonlimits (not imported here: it would be a cycle)
+            raise
+        print(f"{prog or 'ruclevr'}: error: {error}", file=sys.stderr)
+        return USAGE_EXIT
 
 
 
@@ -182,6 +193,13 @@ def quiet_after_closed_pipe() -> int:
     return 0
 
 
+def output_path(text: str) -> Path:
+    """argparse type of ``--out``: a path that names something (``--out ''`` would be the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must name a file or folder, got an empty path")
+    return Path(text)
+
+
 def positive_int(text: str) -> int:
     """argparse type: an integer >= 1."""
     value = _int(text)
@@ -195,6 +213,18 @@ def non_negative_int(text: str) -> int:
     value = _int(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text}")
+    return value
+
+
+#: Seeds and stream identities are one 32-bit word each (ruclevr/streams.py).
+MAX_SEED = 2**32 - 1
+
+
+def seed(text: str) -> int:
+    """argparse type: a seed, an integer in [0, 2**32 - 1]."""
+    value = non_negative_int(text)
+    if value > MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_SEED} (2**32 - 1), got {text}")
     return value
 
 
@@ -231,6 +261,9 @@ def non_negative_float(text: str) -> float:
 
 def _float(text: str) -> float:
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value

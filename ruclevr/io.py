@@ -7,6 +7,7 @@ A file that exists is complete. A killed run leaves at most ``*.tmp`` files behi
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import glob
 import hashlib
 import json
@@ -20,6 +21,7 @@ from typing import IO, Any
 
 import orjson
 
+from ruclevr import jsonlimits
 from ruclevr.cli import UsageError
 
 TMP_SUFFIX = ".tmp"
@@ -89,8 +91,14 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+    """A whole JSON file, held to the limits of :mod:`ruclevr.jsonlimits` (ValueError beyond them)."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    data.decode("utf-8")  # UnicodeDecodeError for bytes that are not UTF-8, as a text read gives
+    try:
+        return jsonlimits.loads(data)
+    except jsonlimits.JsonLimitError as error:
+        raise jsonlimits.JsonLimitError(f"{os.fspath(path)} {error}") from None
 
 
 def read_json_input(path: str | os.PathLike[str], label: str) -> Any:
@@ -101,6 +109,12 @@ def read_json_input(path: str | os.PathLike[str], label: str) -> Any:
         raise UsageError(f"{label} does not exist") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise UsageError(f"{label} is not valid JSON: {error}") from None
+    except jsonlimits.JsonLimitError as error:
+        raise UsageError(f"{label} {str(error).removeprefix(os.fspath(path) + ' ')}") from None
+    except RecursionError:
+        raise UsageError(f"{label} is nested too deep to read") from None
+    except MemoryError:
+        raise UsageError(f"{label} is too large to read") from None
     except OSError as error:
         raise UsageError(f"{label} cannot be read: {error.strerror}") from None
 
@@ -145,7 +159,7 @@ def remove_scratch_of_dead_processes(prefix: str) -> int:
     host = _host()
     for folder in Path(tempfile.gettempdir()).glob(f"{prefix}*"):
         owner = folder.name[len(prefix):].rsplit("-", 2)  # host, pid, random part (which has no "-")
-        if len(owner) != 3 or owner[0] != host or not owner[1].isdigit() or _process_exists(int(owner[1])):
+        if len(owner) != 3 or owner[0] != host or not (owner[1].isascii() and owner[1].isdigit()) or _process_exists(int(owner[1])):
             continue
         shutil.rmtree(folder, ignore_errors=True)
         removed += not folder.exists()
@@ -164,3 +178,52 @@ def _process_exists(pid: int) -> bool:
     except PermissionError:  # another user's process
         return True
     return True
+
+
+@contextlib.contextmanager
+def hold_output_folder(folder: str | os.PathLike[str], flag: str = "--out") -> Iterator[None]:
+    """Hold an exclusive lock on an output folder for the whole run: ``fcntl.flock`` on the
+    folder itself (no lock file is left in it). A second run into a held folder stops at once with
+    a UsageError, before it writes anything. The folder is created if need be; folders created
+    here and still empty at the end (the run stopped before writing) are removed again."""
+    target = Path(folder)
+    created = [parent for parent in (target, *target.parents) if not parent.exists()]
+    target.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(target, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(f"{flag} {str(target)!r} is being written by another run; wait for it to finish "
+                             "or choose another folder") from None
+        yield
+    finally:
+        os.close(descriptor)
+        for made in created:
+            try:
+                made.rmdir()
+            except OSError:
+                break  # not empty (the run wrote into it), or not ours to remove
+
+
+def read_lines(path: str | os.PathLike[str], label: str, max_bytes: int = jsonlimits.MAX_LINE_BYTES) -> Iterator[tuple[int, str]]:
+    """(number, text) of each line of a text file the user named, without its line end, one at a
+    time: memory stays bounded by ``max_bytes`` whatever the file (``/dev/zero`` included). A
+    longer line or one that is not UTF-8 is a UsageError naming ``label`` and the line."""
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        raise UsageError(f"{label} does not exist") from None
+    except OSError as error:
+        raise UsageError(f"{label} cannot be read: {error.strerror}") from None
+    with handle:
+        number = 0
+        while line := handle.readline(max_bytes + 1):
+            number += 1
+            if len(line) > max_bytes and not (len(line) == max_bytes + 1 and line.endswith(b"\n")):
+                raise UsageError(f"{label} line {number} is longer than the limit of {max_bytes} bytes")
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise UsageError(f"{label} line {number} is not UTF-8 text ({error.reason})") from None
+            yield number, text.rstrip("\r\n")

@@ -28,11 +28,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-import ijson
 import orjson
 
+from ruclevr import jsonincremental
 from ruclevr.cli import UsageError
 from ruclevr.io import TMP_SUFFIX, atomic_open
+from ruclevr.jsonlimits import MAX_DEPTH, MAX_ITEM_BYTES, TOO_DEEP_INDENT, JsonLimitError, loads
 
 _MEMBER_INDENT = "  "
 _MEMBER_PREFIX = b"  "
@@ -84,10 +85,12 @@ class JsonDocument:
         for name, value in self._members(stop_at_list=False, unread=unread):
             if name == self.key:
                 found = True
+                position = 0
                 try:
-                    yield from value
-                except ijson.JSONError as error:
-                    raise DocumentError(f"is not valid JSON ({_first_line(error)})") from None
+                    for position, item in enumerate(value):  # noqa: B007  (named in the error)
+                        yield item
+                except (JsonLimitError, jsonincremental.IncrementalError, RecursionError, MemoryError) as error:
+                    raise DocumentError(f"{self.key} item {position}: {_reason(error)}") from None
         if not found:
             raise DocumentShapeError(f"has no {self.key!r} list")
 
@@ -100,10 +103,19 @@ class JsonDocument:
         """(name, value) of each top-level member; the list's value is an iterator of its items."""
         with open(self.path, "rb") as probe:
             head = probe.read(64)
-        if head.startswith(b'{\n  "'):
-            yield from self._indented_members(stop_at_list, unread)
-        else:
-            yield from self._incremental_members(stop_at_list)
+        seen: set[str] = set()
+        try:
+            members = self._indented_members(stop_at_list, unread) if head.startswith(b'{\n  "') else \
+                self._incremental_members(stop_at_list)
+            for name, value in members:
+                if name in seen:  # json.loads keeps the last, a streaming reader the first: neither, then
+                    raise DocumentError(f"names the member {name[:40]!r} twice")
+                seen.add(name)
+                yield name, value
+        except jsonincremental.NotAnObjectError as error:
+            raise DocumentShapeError(str(error)) from None
+        except (JsonLimitError, jsonincremental.IncrementalError, RecursionError, MemoryError) as error:
+            raise DocumentError(_reason(error)) from None
 
     def _indented_members(self, stop_at_list: bool, unread: UnreadMember | None) -> Iterator[tuple[str, Any]]:
         with open(self.path, "rb") as handle:
@@ -126,26 +138,8 @@ class JsonDocument:
 
     def _incremental_members(self, stop_at_list: bool) -> Iterator[tuple[str, Any]]:
         with open(self.path, "rb") as handle:
-            try:
-                events = ijson.parse(handle, use_float=True)
-                prefix, event, _ = next(events)
-                if event != "start_map":
-                    raise DocumentShapeError("is not a JSON object")
-                for prefix, event, value in events:
-                    if event == "end_map" and prefix == "":
-                        return
-                    if event != "map_key":
-                        continue
-                    name = value
-                    if name == self.key:
-                        if stop_at_list:
-                            return
-                        yield name, ((item, None) for item in _incremental_items(events, name))
-                    else:
-                        yield name, _incremental_value(events, name)
-            except ijson.JSONError as error:
-                raise DocumentError(f"is not valid JSON ({_first_line(error)})") from None
-            raise DocumentError("ends before its closing brace (a truncated file?)")
+            for name, value in jsonincremental.members(handle, self.key, stop_at_list):
+                yield name, (((item, None) for item in value) if name == self.key else value)
 
 
 class _BytesReader:
@@ -158,7 +152,12 @@ class _BytesReader:
         self.pos = 0
 
     def _fill(self) -> bool:
-        more = self.handle.read(_READ_SIZE)
+        """Read more: at least as much as is held, so a long line costs linear time; a line or item
+        past MAX_ITEM_BYTES is refused."""
+        held = len(self.buffer) - self.pos
+        if held > MAX_ITEM_BYTES:
+            raise JsonLimitError(f"holds a line or item longer than the limit of {MAX_ITEM_BYTES} bytes")
+        more = self.handle.read(max(_READ_SIZE, held))
         if not more:
             return False
         self.buffer = self.buffer[self.pos:] + more
@@ -167,7 +166,9 @@ class _BytesReader:
 
     def readline(self) -> bytes | None:
         """The next line without its newline; None at the end."""
-        while (end := self.buffer.find(b"\n", self.pos)) < 0:
+        searched = self.pos
+        while (end := self.buffer.find(b"\n", searched)) < 0:
+            searched = len(self.buffer) - self.pos
             if not self._fill():
                 if self.pos == len(self.buffer):
                     return None
@@ -197,8 +198,11 @@ def _member_text(rest: bytes, reader: _BytesReader) -> bytes:
     """The text of a member value that starts with ``rest`` on the member's line."""
     if rest not in (b"{", b"["):
         return rest.removesuffix(b",")
-    parts = [rest]
+    parts, size = [rest], len(rest)
     while (line := reader.readline()) is not None:
+        size += len(line) + 1
+        if size > MAX_ITEM_BYTES:
+            raise JsonLimitError(f"holds a member longer than the limit of {MAX_ITEM_BYTES} bytes")
         if line.startswith(_MEMBER_PREFIX + b"}") or line.startswith(_MEMBER_PREFIX + b"]"):
             parts.append(line.removesuffix(b","))
             return b"\n".join(parts)
@@ -240,43 +244,6 @@ def _shown(line: bytes) -> str:
     return line[:60].decode("utf-8", errors="replace")
 
 
-def _incremental_items(events: Iterator[tuple[str, str, Any]], name: str) -> Iterator[Any]:
-    prefix, event, _ = next(events)
-    if event != "start_array":
-        raise DocumentError(f"{name!r} is not a list")
-    for prefix, event, value in events:
-        if event == "end_array" and prefix == name:
-            return
-        yield _build(events, event, value)
-    raise DocumentError("ends inside its list (a truncated file?)")
-
-
-def _incremental_value(events: Iterator[tuple[str, str, Any]], name: str) -> Any:
-    _, event, value = next(events)
-    return _build(events, event, value)
-
-
-def _build(events: Iterator[tuple[str, str, Any]], event: str, value: Any) -> Any:
-    builder = ijson.ObjectBuilder()
-    builder.event(event, value)
-    if event not in ("start_map", "start_array"):
-        return builder.value
-    depth = 1
-    for _, event, value in events:
-        builder.event(event, value)
-        if event in ("start_map", "start_array"):
-            depth += 1
-        elif event in ("end_map", "end_array"):
-            depth -= 1
-            if depth == 0:
-                return builder.value
-    raise DocumentError("ends inside a value (a truncated file?)")
-
-
-def _first_line(error: Exception) -> str:
-    return (str(error).strip().splitlines() or [type(error).__name__])[0].strip()
-
-
 def _loads_item(text: bytes) -> tuple[Any, bytes | None]:
     """An object or list item of an indent-2 list (from its opening bracket), parsed by orjson when
     that is exactly right, and ``text`` when it is the item's encoding.
@@ -289,7 +256,11 @@ def _loads_item(text: bytes) -> tuple[Any, bytes | None]:
         value = orjson.loads(text)
     except orjson.JSONDecodeError:
         return _loads(text), None
-    return (value, text) if encode_item_bytes(value) == text else (_loads(text), None)
+    if encode_item_bytes(value) != text:
+        return _loads(text), None
+    if TOO_DEEP_INDENT.search(text):
+        raise DocumentError(f"is nested more than {MAX_DEPTH} deep")
+    return value, text
 
 
 class UnreadMember:
@@ -312,16 +283,26 @@ class UnreadMember:
             value = orjson.loads(rest)
         except orjson.JSONDecodeError:
             return None
-        if not isinstance(value, dict) or self.name in value or encode_item_bytes(value) != rest:
+        if not isinstance(value, dict) or self.name in value or encode_item_bytes(value) != rest \
+                or TOO_DEEP_INDENT.search(text):
             return None
         return value, text
 
 
 def _loads(text: bytes) -> Any:
     try:
-        return json.loads(text)
+        return loads(text)
     except json.JSONDecodeError as error:
         raise DocumentError(f"is not valid JSON ({error.msg})") from None
+
+
+def _reason(error: BaseException) -> str:
+    """What is wrong, for a text beyond the limits (or one the interpreter could not hold)."""
+    if isinstance(error, RecursionError):
+        return "is nested too deep to read"
+    if isinstance(error, MemoryError):
+        return "is too large to read"
+    return str(error)
 
 
 def input_document(path: str | os.PathLike[str], key: str, label: str) -> JsonDocument:

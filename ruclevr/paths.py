@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
@@ -62,6 +63,8 @@ def check_output_location(path: str | os.PathLike[str], kind: str, flag: str = "
     "dir" (what the command will write there). An existing entry of the other kind, a regular file
     on the way, or a place the system will not let us write (``/proc``, read-only, no permission)
     is a UsageError naming ``flag``. Nothing is created."""
+    if not str(path).strip():
+        raise UsageError(f"cannot write to {flag} '': name a file or folder")
     target = Path(path)
     if target.exists() and kind == "dir" and not target.is_dir():
         raise UsageError(f"cannot write to {flag} {str(target)!r}: it is a file, not a folder")
@@ -80,3 +83,47 @@ def check_output_location(path: str | os.PathLike[str], kind: str, flag: str = "
         raise UsageError(f"cannot write to {flag} {str(target)!r}: {error.strerror or error} "
                          f"(in {str(nearest)!r})") from None
     return target
+
+
+def check_not_an_input(out: str | os.PathLike[str], inputs: Mapping[str, str | os.PathLike[str] | None],
+                       flag: str = "--out") -> None:
+    """Refuse an output that is one of the run's inputs (``inputs``: the flag that names each):
+    the same path once resolved (symbolic links followed), or the same file under another name
+    (a hard link). Checked before any work."""
+    target = Path(out)
+    resolved = target.resolve()
+    for input_flag, source in inputs.items():
+        if source is None:
+            continue
+        same = Path(source).resolve() == resolved
+        if not same and target.exists() and Path(source).exists():
+            same = os.path.samefile(target, source)
+        if same:
+            raise UsageError(f"{flag} must differ from {input_flag}: {str(target)!r} is that input "
+                             f"({str(source)!r}), and writing it would destroy it")
+
+
+def check_own_output(out: str | os.PathLike[str], stage: str, is_own: Callable[[dict[str, Any]], bool],
+                     flag: str = "--out") -> None:
+    """Refuse to replace an existing file that this stage did not write (another stage's
+    ``questions.json``, a MERA ``test.json``, a predictions file): a file of this project's
+    stages opens with its ``info`` object, and ``is_own`` tells from it whether ``stage`` wrote it."""
+    target = Path(out)
+    if not target.is_file():
+        return
+    info: Any = None
+    with open(target, "rb") as handle:
+        head = handle.read(len(_INFO_OPENING))
+    if head == _INFO_OPENING:
+        from ruclevr.jsonstream import DocumentError, JsonDocument
+
+        try:
+            info = JsonDocument(target, "\0").info()
+        except (DocumentError, UnicodeDecodeError):
+            info = None
+    if not isinstance(info, dict) or not is_own(info):
+        raise UsageError(f"{flag} {str(target)!r} exists and was not written by {stage}; it may be an input or "
+                         "another stage's file: remove it yourself or name another file")
+
+
+_INFO_OPENING = b'{\n  "info": {'

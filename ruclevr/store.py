@@ -9,6 +9,7 @@ more than the work under load. Two runs may share one file (a generous busy time
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -38,6 +39,12 @@ def table_schema(table: str, scope: Sequence[Column], values: Sequence[Column]) 
     return f"\nCREATE TABLE IF NOT EXISTS {table} (\n{lines}    PRIMARY KEY ({key})\n)\n"
 
 
+def store_os_error(error: sqlite3.OperationalError, path: str) -> OSError:
+    """SQLite's refusal to write (``database or disk is full``, ``disk I/O error``) as the OSError
+    it is: every command's ``run_cli`` answers it in one line naming the file."""
+    return OSError(errno.ENOSPC if "full" in str(error) else errno.EIO, f"{error} (is the disk full?)", path)
+
+
 class KeyedStore:
     """Rows ``(scope..., text, value...)`` in one table of one SQLite file (or in memory).
 
@@ -58,6 +65,8 @@ class KeyedStore:
             self._connection.execute("PRAGMA synchronous=NORMAL")
             self._connection.execute(table_schema(table, scope, values))
             self._connection.commit()
+        except sqlite3.OperationalError as error:  # a full disk, an I/O error, no permission: not the file's fault
+            raise store_os_error(error, self.path) from None
         except sqlite3.DatabaseError as error:
             raise ValueError(f"cannot use {self.path} as {what}: {error}") from None
 
@@ -79,15 +88,21 @@ class KeyedStore:
     def put(self, scope: Sequence[Any], rows: Iterable[tuple[str, Sequence[Any]]]) -> None:
         """Save ``(text, values)`` rows under ``scope`` in one transaction (replacing older ones)."""
         marks = ", ".join("?" * (len(self._scope) + 1 + len(self._values)))
-        with self._connection:
-            self._connection.executemany(f"INSERT OR REPLACE INTO {self.table} VALUES ({marks})",
-                                         [(*scope, text, *values) for text, values in rows])
+        try:
+            with self._connection:
+                self._connection.executemany(f"INSERT OR REPLACE INTO {self.table} VALUES ({marks})",
+                                             [(*scope, text, *values) for text, values in rows])
+        except sqlite3.OperationalError as error:
+            raise store_os_error(error, self.path) from None
 
     def drop(self, scope: Sequence[Any]) -> int:
         """Drop every row saved under ``scope``; return how many."""
         where = " AND ".join(f"{name} = ?" for name in self._scope)
-        with self._connection:
-            return int(self._connection.execute(f"DELETE FROM {self.table} WHERE {where}", tuple(scope)).rowcount)
+        try:
+            with self._connection:
+                return int(self._connection.execute(f"DELETE FROM {self.table} WHERE {where}", tuple(scope)).rowcount)
+        except sqlite3.OperationalError as error:
+            raise store_os_error(error, self.path) from None
 
     def __len__(self) -> int:
         return int(self._connection.execute(f"SELECT COUNT(*) FROM {self.table}").fetchone()[0])

@@ -7,6 +7,12 @@ for each stream, who draws from it and how its entropy is laid out: ``seed``, th
 numbers and the stream's tag in a fixed order. The layouts are the ones the datasets already
 published were made with; they are kept as they are, so the same command gives the same numbers.
 
+NumPy's ``SeedSequence`` reads each number as 32-bit words, so a seed of 2**32 or more would
+spill into the next place (``[2**32 * 5 + 7, 3]`` is ``[7, 5, 3]``, another stream's list): every
+seed and identity is one word, below 2**32 (:func:`entropy` refuses others, the CLIs' ``--seed``
+too), and each place of a layout holds one word (the one wider constant, translate.native's,
+stands last of its layout, whose length no other stream shares with those values).
+
 Streams whose entropy is the same list draw the same numbers, so no two streams may share one:
 a stream added later carries a tag of its own, ``tag(name)`` (the CRC-32 of its name), and
 ``tests/test_ruclevr_streams.py`` checks that no two streams' lists meet over a range of identities.
@@ -20,6 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 SEED = "seed"
+#: The largest seed or identity: one 32-bit word.
+MAX_WORD = 2**32 - 1
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,9 @@ def entropy(name: str, seed: int, **identity: int) -> list[int]:
     stream = STREAMS[name]
     if set(identity) != set(stream.identity):
         raise TypeError(f"stream {name} is identified by {stream.identity}, got {tuple(sorted(identity))}")
+    for what, value in (("seed", seed), *identity.items()):
+        if not 0 <= value <= MAX_WORD:
+            raise ValueError(f"stream {name}: {what} {value} is not in [0, 2**32 - 1]")
     return [seed if part == SEED else identity[part] if isinstance(part, str) else part for part in stream.layout]
 
 

@@ -3,6 +3,7 @@ machine path in published files, and SIGTERM leaving no process behind."""
 
 from __future__ import annotations
 
+import shutil
 import signal
 import subprocess
 import sys
@@ -75,3 +76,23 @@ def test_sigterm_during_rendering_leaves_no_process_of_the_build(tmp_path):
         except psutil.NoSuchProcess:
             pass
     assert alive == []
+
+
+def test_two_builds_started_together_into_one_folder_one_finishes_the_other_stops_in_one_line(tmp_path):
+    """The folder lock (issue 24): of two builds started at the same moment into one --out, one
+    finishes and the other stops at once with one line, and the folder holds exactly the bytes of
+    a build nobody raced."""
+    root = (tmp_path / "DATA").resolve()
+    alone = subprocess.run(build_command(root, 2), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert alone.returncode == 0, alone.stderr[-3000:]
+    untouched = files_of(root)
+    shutil.rmtree(root)
+    racers = [subprocess.Popen(build_command(root, 2), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True) for _ in range(2)]
+    results = [(racer.wait(timeout=600), *racer.communicate()) for racer in racers]
+    statuses = sorted(status for status, _, _ in results)
+    assert statuses == [0, 2], [err[-2000:] for _, _, err in results]
+    loser_err = next(err for status, _, err in results if status == 2)
+    lines = [line for line in loser_err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "is being written by another run" in lines[0] and "Traceback" not in loser_err, loser_err
+    assert files_of(root) == untouched

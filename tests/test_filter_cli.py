@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -242,4 +243,27 @@ def test_a_corrupt_score_file_is_a_usage_error(tmp_path: Path, capsys: pytest.Ca
     assert run_stage("filter", "--in", source, "--out", tmp_path / "kept.json", "--backend", "morph") == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "kept.scores.sqlite" in err[0] and "delete it" in err[0], err
+    assert not (tmp_path / "kept.json").exists()
+
+
+def test_a_full_disk_under_the_score_file_is_one_line_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite's "database or disk is full" once ended in a traceback (issue 24): the score file may
+    not grow past its first pages here, as on a disk with no room left."""
+    original = ScoreCache.__init__
+
+    def on_a_full_disk(self: ScoreCache, path: object) -> None:
+        original(self, path)  # type: ignore[arg-type]
+        self._connection.execute("PRAGMA journal_mode=DELETE")  # the page limit binds the file itself, not a log beside it
+        pages = self._connection.execute("PRAGMA page_count").fetchone()[0]
+        self._connection.execute(f"PRAGMA max_page_count = {pages + 2}")
+        with contextlib.suppress(OSError):  # fill what room is left
+            for number in range(100):
+                self.put(("filler",), [(f"filler {number}", (0.0, "x" * 1500))])
+
+    monkeypatch.setattr(ScoreCache, "__init__", on_a_full_disk)
+    source = write_input(tmp_path / "q.json")
+    assert run_stage("filter", "--in", source, "--out", tmp_path / "kept.json", "--backend", "morph") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "kept.scores.sqlite" in err[0] and "disk is full" in err[0] and "delete it" not in err[0], err
     assert not (tmp_path / "kept.json").exists()

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from helpers import run_stage
+from probe_round_two import round_two_probes
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSWD = "/etc/passwd"
@@ -312,6 +313,7 @@ def hostile_probes(i: Inputs) -> dict[str, list[str]]:
                                                  "--shots", "1", "--prompt", prompt, "--out", out]
         probes[f"build: prompt with {name}"] = ["dataset", "build", "--n", "2", "--shots", "1", "--prompt", prompt,
                                                 "--out", out]
+    probes.update(round_two_probes(i, answers_file(i), not_an_image))
     return probes
 
 

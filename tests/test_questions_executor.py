@@ -105,3 +105,14 @@ def test_run_program_gives_every_node_output_on_an_index():
     index = SceneIndex.from_scene(SCENE)
     outputs = run_program([node("scene"), node("filter_material", [0], "rubber"), node("count", [1])], index)
     assert outputs == [0b11111, 0b00110, 2]  # objects 1 and 2 are rubber
+
+
+def test_a_program_no_scene_can_run_is_malformed_and_a_scene_that_defeats_it_is_not():
+    """augment files the first as malformed_program (the input's fault), the second as ambiguous."""
+    from questions.functions import MalformedProgram
+
+    with pytest.raises(MalformedProgram, match="input 0 must be an earlier node, got 99"):
+        execute_program([node("scene"), node("count", [99])], SCENE)
+    with pytest.raises(ExecutionError) as raised:
+        execute_program(the(("color", "red")) + [node("query_shape", [2])], SCENE)
+    assert not isinstance(raised.value, MalformedProgram)

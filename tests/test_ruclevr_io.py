@@ -88,3 +88,41 @@ def test_scratch_folders_of_killed_processes_are_removed_by_the_next_one(tmp_pat
         again.cleanup()
     finally:
         mine.cleanup()
+
+
+def test_an_output_folder_is_held_by_one_run_and_a_second_stops_before_writing(tmp_path) -> None:
+    import pytest
+
+    from ruclevr.cli import UsageError
+    from ruclevr.io import hold_output_folder
+
+    folder = tmp_path / "new" / "out"
+    with hold_output_folder(folder):
+        assert folder.is_dir()
+        with pytest.raises(UsageError, match="is being written by another run"), hold_output_folder(folder):
+            raise AssertionError("a second hold of a held folder must not get in")
+        (folder / "written.txt").write_text("x", encoding="utf-8")
+    with hold_output_folder(folder):  # free again once the first run ends
+        pass
+    assert (folder / "written.txt").exists()
+    with hold_output_folder(tmp_path / "never" / "used"):
+        pass
+    assert not (tmp_path / "never").exists()  # made for a run that wrote nothing: removed again
+
+
+def test_an_output_that_is_an_input_under_another_name_is_refused(tmp_path) -> None:
+    import os
+
+    import pytest
+
+    from ruclevr.cli import UsageError
+    from ruclevr.paths import check_not_an_input
+
+    source = tmp_path / "scenes.json"
+    source.write_text("{}", encoding="utf-8")
+    os.link(source, tmp_path / "hard-link.json")
+    (tmp_path / "sym-link.json").symlink_to(source)
+    for out in (source, tmp_path / "hard-link.json", tmp_path / "sym-link.json", tmp_path / "." / "scenes.json"):
+        with pytest.raises(UsageError, match="--out must differ from --in"):
+            check_not_an_input(out, {"--in": source})
+    check_not_an_input(tmp_path / "other.json", {"--in": source, "--predictions": None})

@@ -21,7 +21,7 @@ def answer_to_russian(answer: str, yo_policy: str = DEFAULT_YO_POLICY) -> str:
     vocabulary = load_vocabulary()
     if answer in vocabulary.answers:
         return apply_yo_policy(vocabulary.answers[answer]["ru"], yo_policy)
-    if answer.isdigit():
+    if answer.isascii() and answer.isdigit():
         return answer
     for attribute in ATTRIBUTES:
         if answer in vocabulary.names(attribute):

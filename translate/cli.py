@@ -43,12 +43,14 @@ from ruclevr.cli import (
     configure_logging,
     non_negative_float,
     non_negative_int,
+    output_path,
     positive_float,
     positive_int,
     progress_disabled,
     run_cli,
     stage_logger,
 )
+from ruclevr.cli import seed as seed_type
 from ruclevr.io import file_sha256, remove_temporaries_of
 from ruclevr.jsonstream import (
     DocumentError,
@@ -60,7 +62,7 @@ from ruclevr.jsonstream import (
     encode_extended,
     input_error,
 )
-from ruclevr.paths import check_output_location
+from ruclevr.paths import check_not_an_input, check_output_location, check_own_output
 from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
 from translate.answers import answer_to_russian
 from translate.backends import (
@@ -119,7 +121,7 @@ def build_parser() -> ArgumentParser:
     add_common_options(parser)
     add_renamed_argument(parser, "--in", "--questions", dest="questions", required=True, type=Path, metavar="PATH",
                          help="input questions.json (from python -m questions)")
-    parser.add_argument("--out", required=True, type=Path, help="output JSON file (for example OUT/questions_ru.json)")
+    parser.add_argument("--out", required=True, type=output_path, help="output JSON file (for example OUT/questions_ru.json)")
     parser.add_argument(
         "--backend",
         choices=BACKENDS,
@@ -168,7 +170,7 @@ def build_parser() -> ArgumentParser:
         default=DEFAULT_BACKOFF_S,
         help=f"google: seconds before the first retry, doubling each time (default {DEFAULT_BACKOFF_S:g})",
     )
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="native: seed for synonym choices (default 0)")
+    parser.add_argument("--seed", type=seed_type, default=0, help="native: seed for synonym choices (default 0)")
     add_family_arguments(parser, recorded=True)
     add_seed_file_option(parser)
     parser.add_argument(
@@ -188,6 +190,8 @@ def translate_questions(argv: Sequence[str] | None) -> int:
     configure_logging(args.verbosity)
     check_output_location(args.out, "file", "--out")
     apply_seed_file(args, "translate")
+    check_not_an_input(args.out, {"--in": args.questions})
+    check_own_output(args.out, "python -m translate", lambda info: "translate" in info)
     check_backend_options(args)
     on_ray = run_text_stage(args, argv or [], "translate", PROG)
     if on_ray is not None:

@@ -423,7 +423,7 @@ class NativeRealiser:
             raise RealisationError(f"{where} has no value for {slot} in params")
         value = params[slot]
         if kind == "integer":
-            if isinstance(value, bool) or not (isinstance(value, int) and value >= 0 or isinstance(value, str) and value.isdigit()):
+            if isinstance(value, bool) or not (isinstance(value, int) and value >= 0 or isinstance(value, str) and value.isascii() and value.isdigit()):
                 raise RealisationError(f"{where}: {slot} must be a non-negative integer, got {value!r}")
             digits = self._words["integer"][value] = (str(int(value)),)  # the fast path finds it next time
             return digits

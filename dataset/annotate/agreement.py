@@ -25,7 +25,7 @@ from dataset.evaluate import normalise_answer, score_predictions
 from translate.spelling import DEFAULT_YO_POLICY, apply_yo_policy
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Answer:
     """One person's answer to one item, as read from an answers file."""
 

@@ -15,7 +15,7 @@ UsageError naming the file (one line, exit status 2). Blank answers are skipped 
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,44 +25,69 @@ from ruclevr.cli import UsageError
 from ruclevr.io import read_json_input
 
 TSV_COLUMNS = ("task_id", "annotator", "answer")
+#: The most people, and answers in all, one import takes: memory stays bounded whatever the files
+#: hold (an export spreads its items over at most as many annotators).
+MAX_ANNOTATORS = 10_000
+MAX_ANSWERS = 1_000_000
 FORMATS = "a Label Studio JSON export, the annotate page's JSON or a crowd TSV"
+
+
+class AnswerTally:
+    """The answers read so far, held to MAX_ANNOTATORS people and MAX_ANSWERS answers; the texts
+    repeat (a name on every row, the same few answers), so each is kept once. The same person
+    answering the same item twice is refused where it stands."""
+
+    def __init__(self) -> None:
+        self.answers: list[Answer] = []
+        self.annotators: set[str] = set()
+        self._texts: dict[str, str] = {}
+        self._answered: dict[tuple[str, int], str] = {}  # (annotator, item) -> the file that answered it
+
+    def add(self, annotator: str, item_id: int, text: str, source: str, where: str) -> None:
+        if annotator not in self.annotators:
+            if len(self.annotators) == MAX_ANNOTATORS:
+                raise UsageError(f"{where}: more than {MAX_ANNOTATORS} annotators in the answers, the limit of one import")
+            self.annotators.add(annotator)
+        if len(self.answers) == MAX_ANSWERS:
+            raise UsageError(f"{where}: more than {MAX_ANSWERS} answers, the limit of one import")
+        texts = self._texts
+        key = (texts.setdefault(annotator, annotator), item_id)
+        if key in self._answered:
+            raise UsageError(f"annotator {annotator!r} answered task {item_id} twice ({self._answered[key]} and "
+                             f"{where}); annotator ids must be unique")
+        self._answered[key] = texts.setdefault(source, source)
+        self.answers.append(Answer(texts.setdefault(annotator, annotator), item_id, texts.setdefault(text, text),
+                                   texts.setdefault(source, source)))
 
 
 def read_answers(paths: Sequence[Path]) -> list[Answer]:
     """All answers of all files; the same person answering the same item twice is an error."""
-    answers: list[Answer] = []
+    tally = AnswerTally()
     page_annotators: dict[str, Path] = {}
     for path in paths:
-        file_answers = read_answer_file(path, page_annotators)
-        answers.extend(file_answers)
-    check_duplicates(answers)
-    return answers
+        read_answer_file(path, page_annotators, tally)
+    return tally.answers
 
 
-def read_answer_file(path: Path, page_annotators: dict[str, Path]) -> list[Answer]:
+def read_answer_file(path: Path, page_annotators: dict[str, Path], tally: AnswerTally) -> None:
+    """Add the answers of one file to ``tally`` (a crowd TSV's a row at a time)."""
     if path.suffix.lower() in (".tsv", ".txt"):
-        return read_crowd_tsv(path)
+        read_crowd_tsv(path, tally)
+        return
     raw = read_json_input(path, f"answers file {path}")
     if isinstance(raw, list):
-        return read_label_studio(raw, path)
-    if isinstance(raw, dict) and raw.get("format") == PAGE_FORMAT:
+        answers = read_label_studio(raw, path)
+    elif isinstance(raw, dict) and raw.get("format") == PAGE_FORMAT:
         annotator = page_annotator(raw, path)
         if annotator in page_annotators:
             raise UsageError(f"{path}: annotator {annotator!r} also saved {page_annotators[annotator]}; "
                              "each person's page file must have their own name")
         page_annotators[annotator] = path
-        return read_page_json(raw, annotator, path)
-    raise UsageError(f"{path} is not {FORMATS}")
-
-
-def check_duplicates(answers: Iterable[Answer]) -> None:
-    seen: dict[tuple[str, int], Answer] = {}
+        answers = read_page_json(raw, annotator, path)
+    else:
+        raise UsageError(f"{path} is not {FORMATS}")
     for answer in answers:
-        key = (answer.annotator, answer.item_id)
-        if key in seen:
-            raise UsageError(f"annotator {answer.annotator!r} answered task {answer.item_id} twice "
-                             f"({seen[key].source} and {answer.source}); annotator ids must be unique")
-        seen[key] = answer
+        tally.add(answer.annotator, answer.item_id, answer.text, answer.source, str(path))
 
 
 def integer_id(value: Any, where: str) -> int:
@@ -70,7 +95,7 @@ def integer_id(value: Any, where: str) -> int:
         raise UsageError(f"{where}: task id must be an integer, got {value!r}")
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
         return int(value)
     raise UsageError(f"{where}: task id must be an integer, got {value!r}")
 
@@ -113,7 +138,10 @@ def label_studio_text(annotation: dict[str, Any], where: str) -> str:
     """The free-text answer of one annotation (the config's TextArea named ``answer``)."""
     for result in annotation.get("result") or []:
         if isinstance(result, dict) and result.get("from_name", ANSWER_FIELD) == ANSWER_FIELD:
-            text = (result.get("value") or {}).get("text")
+            value = result.get("value") or {}
+            if not isinstance(value, dict):
+                raise UsageError(f"{where}: an answer's value is {str(value)[:40]!r}, not an object with text")
+            text = value.get("text")
             if isinstance(text, list) and all(isinstance(t, str) for t in text):
                 return " ".join(text)
             if isinstance(text, str):
@@ -125,7 +153,7 @@ def label_studio_text(annotation: dict[str, Any], where: str) -> str:
 # -- crowd TSV -----------------------------------------------------------------------------------
 
 
-def read_crowd_tsv(path: Path) -> list[Answer]:
+def read_crowd_tsv(path: Path, tally: AnswerTally) -> None:
     try:
         handle = open(path, encoding="utf-8-sig", newline="")  # a BOM, as spreadsheets write it, is not a column name
     except OSError as error:
@@ -137,15 +165,14 @@ def read_crowd_tsv(path: Path) -> list[Answer]:
             if missing:
                 raise UsageError(f"{path}: a crowd TSV needs the columns {', '.join(TSV_COLUMNS)}; "
                                  f"missing {', '.join(missing)} (is {path} {FORMATS}?)")
-            answers = []
+            source = str(path)
             for line, row in enumerate(reader, start=2):
                 where = f"{path} line {line}"
                 annotator, text = (row.get("annotator") or "").strip(), row.get("answer") or ""
                 if not annotator:
                     raise UsageError(f"{where}: no annotator")
                 if text.strip():
-                    answers.append(Answer(annotator, integer_id(row.get("task_id"), where), text, str(path)))
-            return answers
+                    tally.add(annotator, integer_id(row.get("task_id"), where), text, source, where)
         except UnicodeDecodeError:
             raise UsageError(f"{path} is not UTF-8 text (is it {FORMATS}?)") from None
         except csv.Error as error:

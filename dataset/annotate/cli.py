@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ruclevr.cli import UsageError, add_common_options, non_negative_int, positive_int, probability
+from ruclevr.cli import UsageError, add_common_options, non_negative_int, output_path, positive_int, probability
+from ruclevr.cli import seed as seed_type
 from ruclevr.paths import check_output_location
 
 SPLIT_CHOICES = ("test", "shots")
@@ -34,7 +35,7 @@ def add_annotate_parser(commands: argparse._SubParsersAction) -> None:
                     "TASKS/annotate.html (self-contained, offline) and TASKS/images/.")
     add_common_options(export)
     export.add_argument("--data", type=Path, required=True, help="build folder, export folder, or ruclevr.json")
-    export.add_argument("--out", type=Path, required=True, help="tasks folder (created)")
+    export.add_argument("--out", type=output_path, required=True, help="tasks folder (created)")
     export.add_argument("--split", choices=SPLIT_CHOICES, default="test", help="split people answer; default test")
     export.add_argument("--overlap", type=positive_int, default=3, help="answers wanted per item; default 3")
     export.add_argument("--annotators", type=positive_int, default=None,
@@ -51,7 +52,7 @@ def add_annotate_parser(commands: argparse._SubParsersAction) -> None:
     export.add_argument("--page-per-annotator", action="store_true",
                         help="also write TASKS/pages/<annotator>.html holding only that annotator's tasks (smaller "
                              "pages when many annotators share the items)")
-    export.add_argument("--seed", type=non_negative_int, default=0,
+    export.add_argument("--seed", type=seed_type, default=0,
                         help="seed of the control draw, the task order and each annotator's order; default 0")
 
     imported = actions.add_parser(
@@ -62,7 +63,7 @@ def add_annotate_parser(commands: argparse._SubParsersAction) -> None:
     imported.add_argument("--data", type=Path, required=True, help="the dataset the tasks were exported from")
     imported.add_argument("--answers", type=Path, nargs="+", required=True, metavar="FILE",
                           help="answer files, any mix of the three formats")
-    imported.add_argument("--out", type=Path, required=True, help="report folder (created)")
+    imported.add_argument("--out", type=output_path, required=True, help="report folder (created)")
     imported.add_argument("--split", choices=SPLIT_CHOICES, default="test",
                           help="the split people answered (answers to other items are controls); default test")
     imported.add_argument("--min-agreement", type=probability, default=0.0,
@@ -92,8 +93,17 @@ def command_annotate(args: argparse.Namespace) -> int:
     return import_command(document, args)
 
 
+#: The most annotators (or answers per item) one export spreads the items over: each gets a line of
+#: assignments.json (and a page with --page-per-annotator).
+MAX_ANNOTATORS = 10_000
+
+
 def export_command(document, args: argparse.Namespace) -> int:
     from dataset.annotate.tasks import ExportSettings, export_tasks
+
+    for flag, value in (("--annotators", args.annotators), ("--overlap", args.overlap)):
+        if value is not None and value > MAX_ANNOTATORS:
+            raise UsageError(f"{flag} {value} is more than the limit of {MAX_ANNOTATORS}")
 
     settings = ExportSettings(split=args.split, overlap=args.overlap, annotators=args.annotators,
                               controls=args.controls, control_ids=args.control_ids, seed=args.seed,

@@ -41,6 +41,7 @@ from dataset.annotate.tasks import TEMPLATES, sandbox
 from dataset.document import SPLITS, MeraDocument
 from dataset.export import SAMPLES_DIR, write_export
 from dataset.gallery import url_from
+from dataset.markdown import markdown_text
 from ruclevr import __version__
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_write_json, atomic_write_text
@@ -244,7 +245,9 @@ def review_summary(report: Mapping[str, Any]) -> dict[str, Any]:
 
 def render_card_section(summary: Mapping[str, Any]) -> str:
     """The "Human baseline" section of the dataset card (Markdown)."""
-    template = sandbox(False).from_string((TEMPLATES / "human_baseline.md.j2").read_text(encoding="utf-8"))
+    environment = sandbox(False)
+    environment.finalize = markdown_text  # every value from the answers is shown as text, never markup
+    template = environment.from_string((TEMPLATES / "human_baseline.md.j2").read_text(encoding="utf-8"))
     return template.render(review=summary)
 
 

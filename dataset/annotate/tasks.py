@@ -32,7 +32,7 @@ from typing import Any
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
-from dataset.document import SPLITS, MeraDocument
+from dataset.document import SPLITS, MeraDocument, check_image_file
 from dataset.export import place_image, remove_unused_samples
 from ruclevr import __version__, streams
 from ruclevr.cli import UsageError
@@ -114,8 +114,7 @@ class Task:
 def image_source(document: MeraDocument, item: Mapping[str, Any]) -> Path:
     """An item's image file, which must exist inside the dataset's folder."""
     path = document.image_path(item)
-    if not path.is_file():
-        raise UsageError(f"item {item['meta']['id']}: image {path} does not exist")
+    check_image_file(path, f"item {item['meta']['id']}")
     return path
 
 
@@ -234,10 +233,19 @@ def crowd_rows(tasks: Sequence[Task], prefix: str) -> Iterator[list[str]]:
         yield [str(task.item_id), prefix + task.image, task.question, "1" if task.control else "0", task.known_answer]
 
 
+#: A cell a spreadsheet would read as a formula starts with one of these (OWASP's CSV injection list).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_cell(text: str) -> str:
+    """``text`` as a spreadsheet shows it, never runs it: a leading formula character gets a ``'``."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 def tsv_text(rows: Iterator[list[str]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
-    writer.writerows(rows)
+    writer.writerows([spreadsheet_cell(cell) for cell in row] for row in rows)
     return buffer.getvalue()
 
 

@@ -35,7 +35,7 @@ on the recoloured scene, their Russian records through :mod:`translate.records`)
 ``run`` (the whole run; filtering through :mod:`filter.pipeline`).
 """
 
-from dataset.augment.carry_over import AMBIGUOUS, ILL_POSED, NO_RUSSIAN, Dropped, QuestionRecolourer
+from dataset.augment.carry_over import AMBIGUOUS, ILL_POSED, MALFORMED, NO_RUSSIAN, Dropped, QuestionRecolourer
 from dataset.augment.colours import ColorSwap, parse_color_map, random_color_map, recolour_scene
 from dataset.augment.rendering import render_scene, warn_of_changed_masks
 from dataset.augment.run import augment
@@ -44,6 +44,7 @@ from dataset.augment.settings import AugmentPaths, AugmentResult, AugmentSetting
 __all__ = [
     "AMBIGUOUS",
     "ILL_POSED",
+    "MALFORMED",
     "NO_RUSSIAN",
     "AugmentPaths",
     "AugmentResult",

@@ -12,7 +12,7 @@ from typing import Any
 from assets.vocabulary import Vocabulary, load_vocabulary
 from questions.executor import execute_program
 from questions.family import Family
-from questions.functions import ExecutionError
+from questions.functions import ExecutionError, MalformedProgram
 from questions.plan import Plan, expand_program
 from questions.random_stream import RandomStream
 from questions.readings import UNSAFE_FIELD, unsafe_readings
@@ -31,6 +31,7 @@ QUESTION_KEYS = ("split", "image_index", "image_filename", "question_index", "qu
 AMBIGUOUS = "ambiguous"
 ILL_POSED = "ill_posed"
 NO_RUSSIAN = "no_russian"
+MALFORMED = "malformed_program"  # a program no scene can run (an input node 99): the input file's fault
 
 
 @dataclass
@@ -75,6 +76,8 @@ class QuestionRecolourer:
         # *why* a question fails (a reference that no longer picks out one object).
         try:
             execute_program(mapped_program(question["program"], color_map), search.scene)
+        except MalformedProgram as error:  # the input's fault, not the recolouring's
+            return None, f"{MALFORMED}: {error}"
         except ExecutionError as error:
             return None, f"{AMBIGUOUS}: {error}"
         candidate = search.instantiate(plan, params)

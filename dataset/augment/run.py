@@ -26,7 +26,7 @@ from questions.family_sources import FamilySources, recorded_sources
 from questions.validator import FamilyError
 from render import settings_from_record
 from ruclevr import __version__
-from ruclevr.cli import UsageError
+from ruclevr.cli import MAX_SEED, UsageError
 from ruclevr.io import atomic_open, atomic_write_json, file_sha256, read_json
 from ruclevr.paths import confined_path
 from ruclevr.records import read_record, same_record
@@ -59,6 +59,9 @@ def check_sources(sources: AugmentSources, scenes: list[dict], questions: list[d
         for required in ("render", "camera", "lights", "relationships"):
             if required not in scene:
                 raise UsageError(f"{where} has no {required!r}: only scenes written by python -m render can be re-rendered")
+        index = scene.get("image_index")
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index <= MAX_SEED:
+            raise UsageError(f"{where}: image_index {index!r} is not an integer in [0, 2**32 - 1] (one word of its random streams)")
         try:
             settings_from_record(scene["render"])
         except ValueError as error:

@@ -70,7 +70,7 @@ def parse_gpu_ids(text: str) -> tuple[int, ...]:
     ids = []
     for part in text.split(","):
         part = part.strip()
-        if not part.isdigit():
+        if not (part.isascii() and part.isdigit()):
             raise UsageError(f"--gpu-ids {text!r}: expected comma-separated device numbers such as 0,1")
         if int(part) in ids:
             raise UsageError(f"--gpu-ids {text!r}: device {int(part)} is listed twice")

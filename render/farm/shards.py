@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from render.farm.outputs import OutputLayout
-from ruclevr.cli import ArgumentParser, UsageError, add_common_options, configure_logging
+from ruclevr.cli import ArgumentParser, UsageError, add_common_options, configure_logging, output_path
 from ruclevr.jsonstream import JsonDocument, checked_info
 
 SHARD_FILE_PATTERN = re.compile(r"^scenes\.shard-(\d+)-of-(\d+)\.json$")
@@ -45,6 +45,11 @@ class Shard:
                 "first": block.start, "stop": block.stop}
 
 
+def _digits(text: str) -> bool:
+    """ASCII digits only: ``"²".isdigit()`` is true, yet ``int("²")`` fails."""
+    return text.isascii() and text.isdigit()
+
+
 def parse_shard(spec: str, environ: Mapping[str, str]) -> Shard:
     """``--shard``: ``I/N``, ``slurm`` or ``kubernetes/N``; a bad or missing value is a UsageError."""
     spec = spec.strip()
@@ -55,7 +60,7 @@ def parse_shard(spec: str, environ: Mapping[str, str]) -> Shard:
         index = _environment_int(environ, "JOB_COMPLETION_INDEX", spec)
         return _checked(Shard(index, count), spec)
     parts = spec.split("/")
-    if len(parts) != 2 or not all(part.strip().isdigit() for part in parts):
+    if len(parts) != 2 or not all(_digits(part.strip()) for part in parts):
         raise UsageError(f"--shard {spec!r}: expected {SHARD_SPEC_HELP}")
     return _checked(Shard(int(parts[0]), _count(spec, parts[1])), spec)
 
@@ -72,14 +77,14 @@ def shard_from_slurm(environ: Mapping[str, str]) -> Shard:
 
 
 def _count(spec: str, text: str) -> int:
-    if not text.strip().isdigit() or int(text) < 1:
+    if not _digits(text.strip()) or int(text) < 1:
         raise UsageError(f"--shard {spec!r}: the shard count must be a positive integer, got {text!r}")
     return int(text)
 
 
 def _environment_int(environ: Mapping[str, str], name: str, spec: str) -> int:
     value = environ.get(name)
-    if value is None or not value.strip().isdigit():
+    if value is None or not _digits(value.strip()):
         shown = "is not set" if value is None else f"is {value!r}, not a number"
         raise UsageError(f"--shard {spec}: {name} {shown} (run inside the job array, or give --shard I/N)")
     return int(value)
@@ -186,7 +191,7 @@ def merge_target(argv: Sequence[str] | None, prog: str, what: str) -> Path:
     """``--out`` of a text stage's ``merge`` subcommand (``what``: the stage's shard files, for the help)."""
     parser = ArgumentParser(prog=prog, description=f"Combine the shard files {what} into OUT: the same bytes as one run.")
     add_common_options(parser)
-    parser.add_argument("--out", required=True, type=Path, help="the whole run's output; its shard files lie beside it")
+    parser.add_argument("--out", required=True, type=output_path, help="the whole run's output; its shard files lie beside it")
     args = parser.parse_args(argv)
     configure_logging(args.verbosity)
     return args.out

@@ -1,0 +1,128 @@
+"""Members of a JSON object in any layout (compact JSON from another tool), read with ijson.
+
+ijson's ``basic_parse`` gives events without the path of each (its ``parse`` builds a prefix
+string per event: for ``[`` nested 100,000 deep, gigabytes); the depth is counted here and held
+to :data:`ruclevr.jsonlimits.MAX_DEPTH`, each string to ``MAX_ITEM_BYTES``. Its C backend refuses
+integers beyond 64 bits, NaN and numbers too large for a float.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import IO, Any
+
+import ijson
+
+from ruclevr.jsonlimits import MAX_DEPTH, MAX_ITEM_BYTES, JsonLimitError
+
+_OPENERS = ("start_map", "start_array")
+_CLOSERS = ("end_map", "end_array")
+
+
+class IncrementalError(ValueError):
+    """A text that is not JSON, or one the reader stops inside; the message says which."""
+
+
+class NotAnObjectError(IncrementalError):
+    """Valid JSON that is not an object (a bare list)."""
+
+
+def members(handle: IO[bytes], key: str, stop_at_list: bool) -> Iterator[tuple[str, Any]]:
+    """(name, value) of each top-level member; ``key``'s value (a list) is an iterator of its items."""
+    events = ijson.basic_parse(handle, use_float=True)
+    try:
+        event, _ = next(events)
+        if event != "start_map":
+            raise NotAnObjectError("is not a JSON object")
+        for event, value in events:
+            if event == "end_map":
+                return
+            if event != "map_key":
+                raise IncrementalError(f"unexpected {event}")
+            if value == key:
+                if stop_at_list:
+                    return
+                yield value, _items(events, value)
+            else:
+                event, first = next(events)
+                yield value, _build(events, event, first)
+    except StopIteration:
+        pass
+    except ijson.JSONError as error:
+        raise IncrementalError(f"is not valid JSON ({first_line(error)})") from None
+    raise IncrementalError("ends before its closing brace (a truncated file?)")
+
+
+def _items(events: Iterator[tuple[str, Any]], name: str, refusal: str = "{name!r} is not a list") -> Iterator[Any]:
+    try:
+        event, _ = next(events)
+        if event != "start_array":
+            raise IncrementalError(refusal.format(name=name))
+        for event, value in events:
+            if event == "end_array":
+                return
+            yield _build(events, event, value)
+    except StopIteration:
+        pass
+    except ijson.JSONError as error:
+        raise IncrementalError(f"is not valid JSON ({first_line(error)})") from None
+    raise IncrementalError("ends inside its list (a truncated file?)")
+
+
+def _build(events: Iterator[tuple[str, Any]], event: str, value: Any) -> Any:
+    """The value that starts with (event, value), its depth counted from its own brackets."""
+    builder = ijson.ObjectBuilder()
+    builder.event(event, value)
+    if event not in _OPENERS:
+        _check_string(value)
+        return builder.value
+    depth = 1
+    for event, value in events:
+        if event in _OPENERS:
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise JsonLimitError(f"is nested more than {MAX_DEPTH} deep")
+        elif event in _CLOSERS:
+            depth -= 1
+        else:
+            _check_string(value)
+        builder.event(event, value)
+        if depth == 0:
+            return builder.value
+    raise IncrementalError("ends inside a value (a truncated file?)")
+
+
+def _check_string(value: Any) -> None:
+    if isinstance(value, str) and len(value) > MAX_ITEM_BYTES:
+        raise JsonLimitError(f"holds a string longer than the limit of {MAX_ITEM_BYTES} characters")
+
+
+def first_line(error: Exception) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0].strip()
+
+
+def nested_list_items(handle: IO[bytes], key: str) -> Iterator[tuple[str, Any]]:
+    """(name, item) for each item of each list in ``{..., key: {name: [items], ...}, ...}`` (MERA's
+    submission: ``{"data": {"test": [...]}}``), one item at a time; other members are skipped."""
+    events = ijson.basic_parse(handle, use_float=True)
+    try:
+        event, _ = next(events)
+        if event != "start_map":
+            raise NotAnObjectError("is not a JSON object")
+        for event, value in events:
+            if event == "end_map":
+                return
+            event, first = next(events)
+            if value != key or event != "start_map":
+                _build(events, event, first)
+                continue
+            for event, name in events:
+                if event == "end_map":
+                    break
+                for item in _items(events, name, f"{key}.{{name}} of a MERA submission must be a list"):
+                    yield name, item
+        raise IncrementalError("ends before its closing brace (a truncated file?)")
+    except StopIteration:
+        raise IncrementalError("ends before its closing brace (a truncated file?)") from None
+    except ijson.JSONError as error:
+        raise IncrementalError(f"is not valid JSON ({first_line(error)})") from None
