@@ -216,15 +216,18 @@ def non_negative_int(text: str) -> int:
     return value
 
 
-#: Seeds and stream identities are one 32-bit word each (ruclevr/streams.py).
+#: Stream identities (scene indices and the like) are one 32-bit word each (ruclevr/streams.py).
 MAX_SEED = 2**32 - 1
+#: A seed is at most 128 bits: past one word it is laid out as fixed-width words (ruclevr/streams.py),
+#: so ``--seed N`` draws what a ``--seed-file`` holding N draws.
+MAX_WIDE_SEED = 2**128 - 1
 
 
 def seed(text: str) -> int:
-    """argparse type: a seed, an integer in [0, 2**32 - 1]."""
+    """argparse type: a seed, an integer in [0, 2**128 - 1]."""
     value = non_negative_int(text)
-    if value > MAX_SEED:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_SEED} (2**32 - 1), got {text}")
+    if value > MAX_WIDE_SEED:
+        raise argparse.ArgumentTypeError(f"must be at most 2**128 - 1, got {text}")
     return value
 
 

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ruclevr.cli import UsageError, stage_logger
+from ruclevr.cli import MAX_WIDE_SEED, UsageError, stage_logger
 
 SALT_DOMAIN = b"ruclevr.seed-salt.v1"
 RECORD_PATTERN = re.compile(r"commit:v1:salt=([0-9a-f]{64}):sha256=([0-9a-f]{64})")
@@ -75,6 +75,8 @@ def read_seed_file(path: Path) -> SecretSeed:
         raise UsageError(f"{where} must hold one non-negative integer, in decimal or as 0x-hexadecimal "
                          "(python -m dataset seed new --out FILE writes one)")
     value = int(text, 16) if text.startswith("0x") else int(text)
+    if value > MAX_WIDE_SEED:
+        raise UsageError(f"{where} holds a seed of more than 128 bits; a seed is at most 2**128 - 1")
     if value < WEAK_SEED_LIMIT:
         log.warning(f"warning: the seed in {path} has fewer than 64 bits; its commitment can be searched for and does "
                     "not hide it (python -m dataset seed new writes a 128-bit seed)")

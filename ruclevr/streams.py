@@ -9,8 +9,9 @@ published were made with; they are kept as they are, so the same command gives t
 
 NumPy's ``SeedSequence`` reads each number as 32-bit words, so a seed of 2**32 or more would
 spill into the next place (``[2**32 * 5 + 7, 3]`` is ``[7, 5, 3]``, another stream's list): every
-seed and identity is one word, below 2**32 (:func:`entropy` refuses others, the CLIs' ``--seed``
-too), and each place of a layout holds one word (the one wider constant, translate.native's,
+identity is one word, below 2**32 (:func:`entropy` refuses others); a seed of one word is that word,
+and a wider one (``--seed`` or ``--seed-file``, at most 128 bits) is laid out as four fixed-width words and a
+tag of its own (:func:`wide_seed_words`), so it cannot spill into another place either; each place of a layout holds one word (the one wider constant, translate.native's,
 stands last of its layout, whose length no other stream shares with those values).
 
 Streams whose entropy is the same list draw the same numbers, so no two streams may share one:
@@ -28,6 +29,8 @@ import numpy as np
 SEED = "seed"
 #: The largest seed or identity: one 32-bit word.
 MAX_WORD = 2**32 - 1
+#: The largest seed read from a seed file (``--seed-file``): 128 bits, laid out as fixed-width words.
+MAX_WIDE_SEED = 2**128 - 1  # the same bound as ruclevr.cli.seed
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,10 @@ class Stream:
 def tag(name: str) -> int:
     """A stream's own constant: the CRC-32 of its name."""
     return zlib.crc32(name.encode())
+
+
+#: Marks the four words of a wide seed (see :func:`wide_seed_words`).
+WIDE_SEED = tag("ruclevr.wide-seed")
 
 
 STREAMS: dict[str, Stream] = {stream.name: stream for stream in (
@@ -72,10 +79,21 @@ def entropy(name: str, seed: int, **identity: int) -> list[int]:
     stream = STREAMS[name]
     if set(identity) != set(stream.identity):
         raise TypeError(f"stream {name} is identified by {stream.identity}, got {tuple(sorted(identity))}")
-    for what, value in (("seed", seed), *identity.items()):
+    for what, value in identity.items():
         if not 0 <= value <= MAX_WORD:
             raise ValueError(f"stream {name}: {what} {value} is not in [0, 2**32 - 1]")
-    return [seed if part == SEED else identity[part] if isinstance(part, str) else part for part in stream.layout]
+    if not 0 <= seed <= MAX_WIDE_SEED:
+        raise ValueError(f"stream {name}: seed {seed} is not in [0, 2**128 - 1]")
+    seed_words = [seed] if seed <= MAX_WORD else wide_seed_words(seed)
+    return [word for part in stream.layout
+            for word in (seed_words if part == SEED else [identity[part] if isinstance(part, str) else part])]
+
+
+def wide_seed_words(seed: int) -> list[int]:
+    """A seed of 2**32 or more (a secret seed's 128 bits): always four words, lowest first, then the
+    tag ``WIDE_SEED``, so a wide seed's list is longer than any one-word seed's list of the same stream
+    and never ends in a place another stream's identity could fill."""
+    return [(seed >> (32 * k)) & MAX_WORD for k in range(4)] + [WIDE_SEED]
 
 
 def generator(name: str, seed: int, **identity: int) -> np.random.Generator:

@@ -221,7 +221,7 @@ def round_two_probes(i: Any, answers: Path, not_an_image: Path) -> dict[str, lis
     probes["translate: --backoff inf"] = ["translate", "--in", str(i.questions), "--out", out + ".json", "--backoff", "inf"]
     probes["build: --width 64 --render-args '--width 72'"] = ["dataset", "build", "--n", "2", "--shots", "1", "--width",
                                                              "64", "--render-args", "--width 72", "--out", out]
-    probes["render: --seed 2**32"] = ["render", "--n", "1", "--seed", str(2**32), "--out", out]
+    probes["render: --seed 2**128"] = ["render", "--n", "1", "--seed", str(2**128), "--out", out]
     return probes
 
 

@@ -118,35 +118,40 @@ def _words(entropy: list[int]) -> tuple[int, ...]:
     return tuple(words)
 
 
-def test_seeds_past_32_bits_are_refused_so_streams_never_meet_as_words() -> None:
+def test_seeds_past_32_bits_are_wide_words_so_streams_never_meet() -> None:
     """The seed 2**32 * 5 + 7 once spilled into the next place: render.scene(seed=2**32*5+7,
-    index=3) drew the numbers of questions.search(seed=7, image_index=5). Seeds and identities are
-    now one word each; over a sample that crosses 2**32 either a draw is refused or no two streams
-    of different purposes hash the same words."""
+    index=3) drew the numbers of questions.search(seed=7, image_index=5). Identities are now one word
+    each, and a seed past one word (a secret seed's 128 bits) is four fixed-width words and a tag;
+    over a sample that crosses 2**32 either a draw is refused or no two streams of different purposes
+    hash the same words."""
     from itertools import product
 
-    with pytest.raises(ValueError, match=r"seed 21474836487 is not in \[0, 2\*\*32 - 1\]"):
-        streams.entropy("render.scene", 2**32 * 5 + 7, index=3)
     assert _words([2**32 * 5 + 7, 3]) == _words(streams.entropy("questions.search", 7, image_index=5))
+    assert _words(streams.entropy("render.scene", 2**32 * 5 + 7, index=3)) != _words([2**32 * 5 + 7, 3])
+    with pytest.raises(ValueError, match=r"index 4294967296 is not in \[0, 2\*\*32 - 1\]"):
+        streams.entropy("render.scene", 7, index=2**32)
+    with pytest.raises(ValueError, match=r"seed .* is not in \[0, 2\*\*128 - 1\]"):
+        streams.entropy("render.scene", 2**128, index=0)
     sample = [0, 1, 3, 5, 7, 2**31, 2**32 - 1, 2**32, 2**32 + 7, 2**32 * 5 + 7, 2**40]
+    seeds = [*sample, 2**64 + 3, 2**127 + 5, 2**128 - 1]
     owners: dict[tuple[int, ...], str] = {}
     refused = 0
     for name, stream in streams.STREAMS.items():
-        for seed, *values in product(sample, *[sample] * len(stream.identity)):
+        for seed, *values in product(seeds, *[sample] * len(stream.identity)):
             try:
                 entropy = streams.entropy(name, seed, **dict(zip(stream.identity, values, strict=True)))
             except ValueError:
                 refused += 1
-                assert max([seed, *values]) >= 2**32
+                assert max(values) >= 2**32
                 continue
             words = _words(entropy)
             assert owners.setdefault(words, name) == name, f"{name} and {owners[words]} hash the same words {words}"
     assert refused > 0
 
 
-def test_cli_seeds_past_32_bits_are_refused_in_one_line(capsys) -> None:
+def test_cli_seeds_past_128_bits_are_refused_in_one_line(capsys) -> None:
     from render.cli import main as render_main
     from ruclevr.cli import exit_status
 
-    assert exit_status(render_main, ["--n", "1", "--seed", str(2**32), "--out", "/nonexistent/never"]) == 2
-    assert "--seed: must be at most 4294967295" in capsys.readouterr().err
+    assert exit_status(render_main, ["--n", "1", "--seed", str(2**128), "--out", "/nonexistent/never"]) == 2
+    assert "--seed: must be at most 2**128 - 1" in capsys.readouterr().err
