@@ -226,7 +226,7 @@ def test_the_mask_prepass_skips_renders_of_rejected_candidates_and_changes_no_fi
 
     def first_candidate_rejected(index: int) -> bool:
         first = next(candidate_scenes(job.seed, index, job.options))
-        return bool(mask_problems(scene_graph(first, job.options)["objects"], session.render_mask(first), job.min_pixels))
+        return bool(mask_problems(scene_graph(first, job.options), session.render_mask(first), job.min_pixels))
 
     index = next(i for i in range(40) if first_candidate_rejected(i))
     files, renders = {}, {}
