@@ -181,7 +181,7 @@ class BlenderSession:
         principled.inputs["Base Color"].default_value = _linear(look.ground_srgb)
         principled.inputs["Roughness"].default_value = look.ground_roughness
         if look.ground_in_reflections != 1.0:
-            _darken_in_reflections(material, look.ground_in_reflections)
+            _darken_in_reflections(material, look.ground_in_reflections, look.reflection_tile, look.tile_in_reflections)
         ground_mesh.materials.append(material)
         ground.pass_index = 0
         self._contents.objects.link(ground)
@@ -328,8 +328,9 @@ def _make_material(surface: SurfaceParameters, look: LookParameters):
     return material
 
 
-def _darken_in_reflections(material, factor: float) -> None:
-    """Scale what glossy rays see of ``material`` by ``factor`` (the camera and diffuse rays see it as it is)."""
+def _darken_in_reflections(material, factor: float, tile: float = 0.0, tile_factor: float = 0.0) -> None:
+    """Scale what glossy rays see of ``material`` by ``factor`` (the camera and diffuse rays see it as it is);
+    with ``tile`` > 0, every other square of that side (a checkerboard on the world's x, y) by ``tile_factor``."""
     nodes, links = material.node_tree.nodes, material.node_tree.links
     principled, output = nodes["Principled BSDF"], nodes["Material Output"]
     path = nodes.new("ShaderNodeLightPath")
@@ -340,6 +341,18 @@ def _darken_in_reflections(material, factor: float) -> None:
     mix.operation = "MULTIPLY"
     mix.inputs[1].default_value = 1.0 - factor
     links.new(path.outputs["Is Glossy Ray"], mix.inputs[0])
+    if tile > 0:
+        checker = nodes.new("ShaderNodeTexChecker")
+        checker.inputs["Scale"].default_value = 1.0 / tile
+        checker.inputs["Color1"].default_value = (1.0, 1.0, 1.0, 1.0)
+        checker.inputs["Color2"].default_value = (0.0, 0.0, 0.0, 1.0)
+        links.new(nodes.new("ShaderNodeNewGeometry").outputs["Position"], checker.inputs["Vector"])
+        darkness = nodes.new("ShaderNodeMath")
+        darkness.operation = "MULTIPLY_ADD"  # 1 - factor on one colour of squares, 1 - tile_factor on the other
+        darkness.inputs[1].default_value = factor - tile_factor
+        darkness.inputs[2].default_value = 1.0 - factor
+        links.new(checker.outputs["Fac"], darkness.inputs[0])
+        links.new(darkness.outputs["Value"], mix.inputs[1])
     links.new(principled.outputs["BSDF"], dark.inputs[1])
     links.new(black.outputs["BSDF"], dark.inputs[2])
     links.new(mix.outputs["Value"], dark.inputs["Fac"])

@@ -9,8 +9,10 @@ pixels, and :mod:`render.engines.blender` builds a session from :func:`look_para
   roughness from the vocabulary (0.25). Metal was legible on spheres only: a flat or vertical
   metal face had nothing with structure to mirror (issue 23).
 * Look 3: the same floor and sky as the camera and diffuse light see them (the far floor stays lit),
-  but darker in reflections: glossy rays see the floor at 0.4 and the sky at 0.45 of their colour, so
-  a metal face mirrors a dark surrounding with a horizon line, where rubber is lit as before; and
+  but darker in reflections: glossy rays see the sky at 0.45 of its colour and the floor as a
+  checkerboard of half-unit squares at 0.9 and 0.5 of its colour, so a vertical metal face (which
+  mirrors the floor just in front of it, the camera looking 26 degrees down) shows a mottled
+  reflection and a top face a dark sky, where rubber (roughness 0.75) blurs the squares away; and
   light cards: emitting rectangles seen by glossy rays only (not by the camera, not by diffuse
   rays, casting no shadow), so they change metal and barely touch rubber. One card hangs where
   the top faces of cubes and cylinders mirror (up and beyond the scene as the camera sees it),
@@ -46,6 +48,10 @@ class LookParameters:
     # What glossy rays see of the floor and of the sky, as a fraction of what the camera and diffuse rays see.
     ground_in_reflections: float = 1.0
     sky_in_reflections: float = 1.0
+    # A checkerboard of ``reflection_tile``-unit squares that only reflections see: every other square
+    # of the floor at ``tile_in_reflections`` (0: no squares).
+    reflection_tile: float = 0.0
+    tile_in_reflections: float = 0.0
     cards: tuple[LightCard, ...] = ()
 
 
@@ -63,7 +69,7 @@ def _ring(count: int, radius: float, height: float, first_degrees: float) -> tup
 LOOKS = {
     2: LookParameters(2, (100, 100, 100), (220, 220, 220), (150, 150, 150), 0.9, None),
     3: LookParameters(
-        3, (100, 100, 100), (220, 220, 220), (150, 150, 150), 0.9, 0.2, 0.4, 0.45,
+        3, (100, 100, 100), (220, 220, 220), (150, 150, 150), 0.9, 0.2, 0.4, 0.45, 0.5, 0.9,
         # The camera looks at the scene from azimuth -43 degrees, 26 degrees down: a top face mirrors
         # the sky 26 degrees up on the far side, at azimuth 137 degrees.
         (LightCard("top", (-8.0, 7.5, 5.4), (0.0, 0.0, 0.0), 9.0, 3.0, 4.0), *_ring(7, 9.0, 1.5, 10.0)),
