@@ -15,8 +15,9 @@ Why classifiers on features rather than counterfactual renders (re-render the ob
 other material or colour and compare): the reader must run on any build without Blender, in
 milliseconds per scene, and a feature classifier names *which* attribute the pixels hide.
 
-The classifiers' parameters live in ``render/legibility_calibration.json``, one set per look,
-fitted by ``benchmarks/legibility_fit.py`` on renders of seeds the bench never scores
+The classifiers' parameters live in ``render/legibility_calibration.json``: colour and material
+per look (the look changes how they show), shape and size shared by every look (the silhouette
+does not change), fitted by ``benchmarks/legibility_fit.py`` on renders of seeds the bench never scores
 (``benchmarks/legibility_bench.py``). :func:`legibility_problems` is what ``python -m render
 verify --legibility`` reports: objects the reader cannot read with confidence, and objects whose
 seen attribute disagrees with the recorded one (a consistent recolour of image and graph shows here).
@@ -45,10 +46,11 @@ BANDS = 6
 FEATURE_NAMES = (
     "med_r", "med_g", "med_b", "chroma_r", "chroma_g", "hue_cos", "hue_sin", "med_s", "med_v", "p10_v", "p90_v",
     "lum_cv", "p98_over_med", "p90_over_p10", "bright_frac", "dark_frac", "white_frac", "top_over_bottom", "local_contrast",
-    "s_std", "max_v",
+    "s_std", "max_v", "texture_fine", "texture_coarse", "texture_vertical",
     "fill", "aspect", *(f"band_w{k}" for k in range(BANDS)), *(f"band_h{k}" for k in range(BANDS)),
     "ellipse_iou", "left_upright", "right_upright", "edge_bend", "top_flat", "face_split",
     "top_arc", "top_corner", "top_curve", "bottom_arc", "bottom_corner", "bottom_curve",
+    "corner_turning", "sharp_corners", "longest_sides",
     "log_w", "log_h", "log_area", "y_bottom", "y_bottom2", "y_top", "x_centre",
 )
 
@@ -71,6 +73,28 @@ def _interior(region: np.ndarray) -> np.ndarray:
     inner[:, 1:] &= region[:, :-1]
     inner[:, :-1] &= region[:, 1:]
     return inner
+
+
+def _box_blur(values: np.ndarray, radius: int) -> np.ndarray:
+    padded = np.pad(values, radius, mode="edge")
+    summed = np.cumsum(np.cumsum(padded, axis=0), axis=1)
+    summed = np.pad(summed, ((1, 0), (1, 0)))
+    size = 2 * radius + 1
+    h, w = values.shape
+    window = summed[size:size + h, size:size + w] - summed[:h, size:size + w] - summed[size:size + h, :w] + summed[:h, :w]
+    return window / (size * size)
+
+
+def _texture(grey: np.ndarray, where: np.ndarray, median: float) -> list[float]:
+    """Mirror-like detail: the mean departure of the brightness from its 3x3 and 7x7 local means, and the
+    mean step between rows, inside ``where``, relative to the median brightness."""
+    if where.sum() < 4:
+        return [0.0, 0.0, 0.0]
+    fine = np.abs(grey - _box_blur(grey, 1))[where].mean()
+    coarse = np.abs(grey - _box_blur(grey, 3))[where].mean()
+    both = where[1:, :] & where[:-1, :]
+    vertical = np.abs(grey[1:, :] - grey[:-1, :])[both].mean() if both.any() else 0.0
+    return [float(fine / median), float(coarse / median), float(vertical / median)]
 
 
 def _profile(counts: np.ndarray) -> list[float]:
@@ -108,6 +132,26 @@ def _outline_features(crop: np.ndarray, grey: np.ndarray) -> list[float]:
     steps = np.abs(grey[:, 1:] - grey[:, :-1])[both]
     face_split = float(np.percentile(steps, 95) / max(float(np.median(steps)), 1e-3)) if len(steps) > 10 else 0.0
     return [*upright, bend / max(crop.shape[0], 1) * 10.0, top_flat, min(face_split, 50.0)]
+
+
+def _hull_corners(crop: np.ndarray) -> list[float]:
+    """A box's outline turns at six corners, a cylinder's and a sphere's turn smoothly: of the convex
+    hull of the outline's pixel corners, the share of the turning done at its six sharpest vertices, how
+    many vertices turn by more than 30 degrees, and the share of the perimeter in its four longest sides."""
+    from assets.geometry import convex_hull_2d
+
+    rows, cols = np.nonzero(crop & ~_interior(crop))
+    corners = np.concatenate([np.stack([cols + dx, rows + dy], axis=1) for dx in (0, 1) for dy in (0, 1)]).astype(np.float64)
+    hull = convex_hull_2d(corners)
+    if len(hull) < 4:
+        return [0.0, 0.0, 0.0]
+    sides = np.roll(hull, -1, axis=0) - hull
+    lengths = np.hypot(sides[:, 0], sides[:, 1])
+    headings = np.arctan2(sides[:, 1], sides[:, 0])
+    turns = np.abs(np.mod(np.diff(np.concatenate([headings, headings[:1]])) + np.pi, 2 * np.pi) - np.pi)
+    ordered = np.sort(turns)[::-1]
+    return [float(ordered[:6].sum() / max(turns.sum(), 1e-9)), float(np.sum(turns > np.radians(30))),
+            float(np.sort(lengths)[::-1][:4].sum() / lengths.sum())]
 
 
 def _top_and_bottom(crop: np.ndarray) -> list[float]:
@@ -187,10 +231,11 @@ def object_features(image: np.ndarray, mask: np.ndarray, mask_id: int) -> np.nda
               float(np.mean(lum > 1.5 * median_lum)), float(np.mean(lum < 0.6 * median_lum)),
               float(np.mean((value > 0.85) & (saturation < 0.35))),
               float((top.mean() if len(top) else median_lum) / max(float(bottom.mean()) if len(bottom) else median_lum, 1e-3)),
-              float(local.mean() / median_lum) if len(local) else 0.0, float(saturation.std()), float(value.max())]
+              float(local.mean() / median_lum) if len(local) else 0.0, float(saturation.std()), float(value.max()),
+              *_texture(grey[y0:y1, x0:x1], use[y0:y1, x0:x1], median_lum)]
     silhouette = [area / float((x1 - x0) * (y1 - y0)), float(np.log((y1 - y0) / (x1 - x0))),
                   *_profile(crop.sum(axis=1)), *_profile(crop.sum(axis=0)), _ellipse_iou(crop),
-                  *_outline_features(crop, grey[y0:y1, x0:x1]), *_top_and_bottom(crop)]
+                  *_outline_features(crop, grey[y0:y1, x0:x1]), *_top_and_bottom(crop), *_hull_corners(crop)]
     size = [float(np.log(box_w)), float(np.log(box_h)), float(np.log(area / (height * width))),
             y1 / height, (y1 / height) ** 2, y0 / height, (x0 + x1) / (2.0 * width)]
     return np.array(colour + finish + silhouette + size, dtype=np.float64)
@@ -272,11 +317,13 @@ class LegibilityReader:
 
     @classmethod
     def for_look(cls, look: int, path: Path = CALIBRATION_PATH) -> LegibilityReader:
+        """The look's own colour and material classifiers with the shape and size ones every look shares."""
         calibration = json.loads(path.read_text(encoding="utf-8"))
         looks = calibration["looks"]
         if str(look) not in looks:
             raise ValueError(f"the legibility reader has no calibration for look {look} (it has looks {', '.join(sorted(looks))})")
-        return cls({name: Classifier.from_dict(record) for name, record in looks[str(look)].items()})
+        records = {**calibration["shared"], **looks[str(look)]}
+        return cls({name: Classifier.from_dict(records[name]) for name in READ_ATTRIBUTES})
 
     def read(self, image: np.ndarray, mask: np.ndarray, count: int) -> list[ObjectReading]:
         readings = []
@@ -319,10 +366,14 @@ def read_frame(folder: Path, scene: Mapping) -> tuple[np.ndarray, np.ndarray]:
         return np.asarray(image.convert("RGB")), np.asarray(mask)
 
 
-def folder_objects(folder: Path) -> Iterator[tuple[Mapping, Mapping, np.ndarray | None]]:
-    """Every object of a render folder's scenes.json: (scene, object, its features or None)."""
+def folder_objects(folder: Path, mirrored: bool = False) -> Iterator[tuple[Mapping, Mapping, np.ndarray | None]]:
+    """Every object of a render folder's scenes.json: (scene, object, its features or None); with
+    ``mirrored``, of the frames flipped left to right (no attribute changes in a mirror: twice the
+    examples to fit on)."""
     scenes = json.loads((folder / "scenes.json").read_text(encoding="utf-8"))["scenes"]
     for scene in scenes:
         image, mask = read_frame(folder, scene)
+        if mirrored:
+            image, mask = image[:, ::-1], mask[:, ::-1]
         for obj in scene["objects"]:
             yield scene, obj, object_features(image, mask, int(obj["mask_id"]))
