@@ -277,13 +277,13 @@ def _forward(c: Classifier, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def fit_classifier(features: np.ndarray, labels: Sequence[str], attribute: int = 0, hidden: int = 16, l2: float = 1e-3,
                    steps: int = 3000) -> Classifier:
-    """Fit by full-batch gradient descent with momentum from weights of the ``legibility.fit`` stream (deterministic)."""
+    """Fit by full-batch gradient descent with momentum from weights of the ``render.legibility_fit`` stream (deterministic)."""
     classes = tuple(sorted(set(labels)))
     spread = features.std(axis=0)
     mean, scale = features.mean(axis=0), np.where(spread > 1e-9, spread, 1.0)
     x = (features - mean) / scale
     y = np.eye(len(classes))[[classes.index(label) for label in labels]]
-    rng = streams.generator("legibility.fit", 0, attribute=attribute)
+    rng = streams.generator("render.legibility_fit", 0, attribute=attribute)
     c = Classifier(classes, mean, scale, rng.normal(0, 1 / np.sqrt(x.shape[1]), (x.shape[1], hidden)), np.zeros(hidden),
                    rng.normal(0, 1 / np.sqrt(hidden), (hidden, len(classes))), np.zeros(len(classes)))
     params = [c.w1, c.b1, c.w2, c.b2]

@@ -54,7 +54,7 @@ STREAMS: dict[str, Stream] = {stream.name: stream for stream in (
     Stream("annotate.control", (SEED, tag("annotate.control")), "dataset.annotate: the control items"),
     Stream("annotate.task_order", (SEED, tag("annotate.task_order")), "dataset.annotate: the order of the tasks"),
     Stream("annotate.annotator_order", (SEED, tag("annotate.annotator_order"), "annotator"), "dataset.annotate: one annotator's order"),
-    Stream("legibility.fit", (SEED, tag("legibility.fit"), "attribute"), "render.legibility: one classifier's starting weights"),
+    Stream("render.legibility_fit", (SEED, tag("render.legibility_fit"), "attribute"), "render.legibility: one classifier's starting weights"),
 )}
 
 

@@ -29,7 +29,7 @@ PUBLISHED_LAYOUTS = [
     ("annotate.control", 5, {}, [5, zlib.crc32(b"annotate.control")]),
     ("annotate.task_order", 5, {}, [5, zlib.crc32(b"annotate.task_order")]),
     ("annotate.annotator_order", 5, {"annotator": 3}, [5, zlib.crc32(b"annotate.annotator_order"), 3]),
-    ("legibility.fit", 5, {"attribute": 1}, [5, zlib.crc32(b"legibility.fit"), 1]),
+    ("render.legibility_fit", 5, {"attribute": 1}, [5, zlib.crc32(b"render.legibility_fit"), 1]),
 ]
 
 
