@@ -46,7 +46,7 @@ BANDS = 6
 FEATURE_NAMES = (
     "med_r", "med_g", "med_b", "chroma_r", "chroma_g", "hue_cos", "hue_sin", "med_s", "med_v", "p10_v", "p90_v",
     "lum_cv", "p98_over_med", "p90_over_p10", "bright_frac", "dark_frac", "white_frac", "top_over_bottom", "local_contrast",
-    "s_std", "max_v", "texture_fine", "texture_coarse", "texture_vertical",
+    "s_std", "max_v", "texture_fine", "texture_coarse", "texture_vertical", "texture_fine_abs", "texture_coarse_abs",
     "fill", "aspect", *(f"band_w{k}" for k in range(BANDS)), *(f"band_h{k}" for k in range(BANDS)),
     "ellipse_iou", "left_upright", "right_upright", "edge_bend", "top_flat", "face_split",
     "top_arc", "top_corner", "top_curve", "bottom_arc", "bottom_corner", "bottom_curve",
@@ -87,14 +87,14 @@ def _box_blur(values: np.ndarray, radius: int) -> np.ndarray:
 
 def _texture(grey: np.ndarray, where: np.ndarray, median: float) -> list[float]:
     """Mirror-like detail: the mean departure of the brightness from its 3x3 and 7x7 local means, and the
-    mean step between rows, inside ``where``, relative to the median brightness."""
+    mean step between rows, inside ``where``, relative to the median brightness; the first two also as they are."""
     if where.sum() < 4:
-        return [0.0, 0.0, 0.0]
+        return [0.0] * 5
     fine = np.abs(grey - _box_blur(grey, 1))[where].mean()
     coarse = np.abs(grey - _box_blur(grey, 3))[where].mean()
     both = where[1:, :] & where[:-1, :]
     vertical = np.abs(grey[1:, :] - grey[:-1, :])[both].mean() if both.any() else 0.0
-    return [float(fine / median), float(coarse / median), float(vertical / median)]
+    return [float(fine / median), float(coarse / median), float(vertical / median), float(fine) * 100.0, float(coarse) * 100.0]
 
 
 def _profile(counts: np.ndarray) -> list[float]:
