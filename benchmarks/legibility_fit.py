@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from render.legibility import CALIBRATION_PATH, READ_ATTRIBUTES, fit_classifier, folder_objects
+from render.legibility import CALIBRATION_PATH, FEATURE_NAMES, READ_ATTRIBUTES, fit_classifier, folder_objects
 from ruclevr.io import atomic_write_compact_json
 
 PER_LOOK = ("color", "material")
@@ -69,7 +69,7 @@ def main() -> int:
             parser.error(f"{folder} is rendered with look {recorded}, not {look}")
         rows_by_look.setdefault(look, []).extend(readable_rows(folder))
     shared, shared_source = fitted([row for rows in rows_by_look.values() for row in rows], SHARED, args.hidden, args.l2)
-    calibration: dict = {"shared": shared, "looks": {}, "fitted_on": {"folders": [folder_record(f) for _, f in args.fit],
+    calibration: dict = {"features": list(FEATURE_NAMES), "shared": shared, "looks": {}, "fitted_on": {"folders": [folder_record(f) for _, f in args.fit],
                                                                       "hidden": args.hidden, "l2": args.l2, "shared": shared_source}}
     for look, rows in sorted(rows_by_look.items()):
         calibration["looks"][str(look)], calibration["fitted_on"][f"look {look}"] = fitted(rows, PER_LOOK, args.hidden, args.l2)

@@ -322,6 +322,9 @@ class LegibilityReader:
         looks = calibration["looks"]
         if str(look) not in looks:
             raise ValueError(f"the legibility reader has no calibration for look {look} (it has looks {', '.join(sorted(looks))})")
+        if list(calibration.get("features", ())) != list(FEATURE_NAMES):
+            raise ValueError(f"{path.name} was fitted on other features than the reader measures: fit it again "
+                             "(benchmarks/legibility_fit.py)")
         records = {**calibration["shared"], **looks[str(look)]}
         return cls({name: Classifier.from_dict(records[name]) for name in READ_ATTRIBUTES})
 
