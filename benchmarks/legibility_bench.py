@@ -17,11 +17,15 @@ import json
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import numpy as np
+
 from render.farm.worker import DEFAULT_MIN_PIXELS
-from render.legibility import CONFIDENT, READ_ATTRIBUTES, LegibilityReader, read_frame
+from render.legibility import CONFIDENT, FEATURE_NAMES, READ_ATTRIBUTES, LegibilityReader, object_features, read_frame
 from render.model.silhouette import visible_fractions
 from render.model.visibility import DEFAULT_MIN_VISIBLE_FRACTION
 
+#: Single cues a person sees at a glance (the issue's measure was the first): how far each alone tells metal from rubber.
+CUES = ("lum_cv", "p98_over_med", "texture_coarse")
 CELLS = [(shape, size) for shape in ("cube", "cylinder", "sphere") for size in ("large", "small")]
 FRACTION_BINS = (0.0, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1.01)
 PIXEL_BINS = (0, 100, 200, 300, 500, 1000, 2000, 10**9)
@@ -40,8 +44,10 @@ def scored_objects(folder: Path) -> list[dict]:
         fractions = visible_fractions(scene, pixels)
         area_scale = image.shape[0] * image.shape[1] / (480 * 320)
         for obj, reading, fraction, count in zip(scene["objects"], reader.read(image, mask, len(pixels)), fractions, pixels, strict=True):
+            features = object_features(image, mask, int(obj["mask_id"]))
+            cues = {cue: float(features[FEATURE_NAMES.index(cue)]) for cue in CUES} if features is not None else None
             rows.append({"object": obj, "values": reading.values, "confidence": reading.confidence, "fraction": fraction,
-                         "pixels_480": count / area_scale, "scene": scene["image_index"]})
+                         "pixels_480": count / area_scale, "scene": scene["image_index"], "cues": cues})
     return rows
 
 
@@ -78,6 +84,34 @@ def binned_table(rows: list[dict], key: str, bins: tuple, label: str) -> list[st
     return [*lines, ""]
 
 
+def best_threshold_accuracy(metal: np.ndarray, rubber: np.ndarray) -> float:
+    """The accuracy of the best single threshold on one cue, metal on either side (0.5 = no better than chance)."""
+    values = np.concatenate([metal, rubber])
+    is_metal = np.concatenate([np.ones(len(metal), bool), np.zeros(len(rubber), bool)])
+    best = 0.5
+    for threshold in np.unique(values):
+        right = float(np.mean((values >= threshold) == is_metal))
+        best = max(best, right, 1.0 - right)
+    return best
+
+
+def cue_table(rows: list[dict]) -> list[str]:
+    """Per shape, each cue's median in metal and in rubber objects and how well it alone separates them."""
+    lines = ["single cues, metal vs rubber (median metal / median rubber; best one-threshold accuracy)", "",
+             "| shape | " + " | ".join(CUES) + " |", "|" + "---|" * (len(CUES) + 1)]
+    for shape in ("cube", "cylinder", "sphere"):
+        cells = []
+        for cue in CUES:
+            metal = np.array([r["cues"][cue] for r in rows if r["cues"] and r["object"]["shape"] == shape and r["object"]["material"] == "metal"])
+            rubber = np.array([r["cues"][cue] for r in rows if r["cues"] and r["object"]["shape"] == shape and r["object"]["material"] == "rubber"])
+            if len(metal) and len(rubber):
+                cells.append(f"{np.median(metal):.3f} / {np.median(rubber):.3f}; {100 * best_threshold_accuracy(metal, rubber):.1f} %")
+            else:
+                cells.append("–")
+        lines.append(f"| {shape} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
 def confusions(rows: list[dict], top: int = 12) -> list[str]:
     pairs: Counter = Counter()
     for row in rows:
@@ -107,6 +141,7 @@ def main() -> int:
         print("\n".join(binned_table(rows, "fraction", FRACTION_BINS, "visible fraction")))
         print("\n".join(binned_table(rows, "pixels_480", PIXEL_BINS, "visible pixels (480x320)")))
         print("\n".join(confusions(rows)))
+        print("\n".join(cue_table(rows)))
         kept = [row for row in rows if row["fraction"] >= args.min_visible_fraction and row["pixels_480"] >= args.min_pixels]
         print("\n".join(cell_table(kept, f"objects the floors keep (visible fraction >= {args.min_visible_fraction}, "
                                          f">= {args.min_pixels:g} pixels at 480x320)")))
