@@ -6,7 +6,10 @@ halved, ``--columns`` to a row. The sheet in docs/ is how the look is checked by
 floor reaching past every edge of the frame, the light over the upper frame, metal against
 rubber.
 
-    python benchmarks/contact_sheet.py --n 24 --out docs/contact_sheet.jpg
+    python benchmarks/contact_sheet.py --n 24 --look 2 --out docs/contact_sheet.jpg
+    python benchmarks/contact_sheet.py --n 24 --look 3 --out docs/contact_sheet_look3.jpg
+
+``--from FOLDER`` tiles the first ``--n`` images of a folder already rendered instead.
 """
 
 from __future__ import annotations
@@ -20,12 +23,13 @@ from PIL import Image
 
 from render import OutputLayout
 from render.cli import main as render_main
+from render.model.settings import LOOK
 from ruclevr.io import atomic_write_bytes
 
 
-def render_defaults(out: Path, n: int, seed: int) -> list[Path]:
-    """Render scenes 0..n-1 with the CLI's defaults into ``out``; return the image paths."""
-    status = render_main(["--n", str(n), "--seed", str(seed), "--out", str(out), "--device", "cpu"])
+def render_defaults(out: Path, n: int, seed: int, look: int) -> list[Path]:
+    """Render scenes 0..n-1 with the CLI's defaults (and ``look``) into ``out``; return the image paths."""
+    status = render_main(["--n", str(n), "--seed", str(seed), "--look", str(look), "--out", str(out), "--device", "cpu"])
     if status != 0:
         raise SystemExit(f"contact_sheet: python -m render failed with status {status}")
     layout = OutputLayout(out)
@@ -53,10 +57,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--columns", type=int, default=4)
     parser.add_argument("--scale", type=float, default=0.5, help="thumbnail size relative to the render (default 0.5)")
+    parser.add_argument("--look", type=int, default=LOOK, help=f"the renderer's look (default {LOOK})")
+    parser.add_argument("--from", dest="source", type=Path, default=None, help="tile this render folder's images instead of rendering")
     parser.add_argument("--out", default="docs/contact_sheet.jpg", help="the JPEG to write (default docs/contact_sheet.jpg)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
-        sheet = tile(render_defaults(Path(folder), args.n, args.seed), args.columns, args.scale)
+    if args.source is not None:
+        sheet = tile([OutputLayout(args.source).image_path(index) for index in range(args.n)], args.columns, args.scale)
+    else:
+        with tempfile.TemporaryDirectory() as folder:
+            sheet = tile(render_defaults(Path(folder), args.n, args.seed, args.look), args.columns, args.scale)
     encoded = io.BytesIO()
     sheet.save(encoded, "JPEG", quality=85, optimize=True)
     atomic_write_bytes(Path(args.out), encoded.getvalue())

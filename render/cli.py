@@ -29,9 +29,11 @@ from render.farm.shards import layout_for
 from render.farm.verify import main as verify_main
 from render.farm.worker import DEFAULT_MIN_PIXELS, RenderJob, default_min_pixels
 from render.model.conditions import load_condition
+from render.model.looks import DRAWABLE_LOOKS
 from render.model.sampler import SceneOptions, SceneSamplingError
 from render.model.scene_graph import sample_scene_graph
-from render.model.settings import DEFAULT_SAMPLES, MAX_SCENES, MAX_SIDE, RenderSettings, render_limit_problem
+from render.model.settings import DEFAULT_SAMPLES, LOOK, MAX_SCENES, MAX_SIDE, RenderSettings, render_limit_problem
+from render.model.visibility import DEFAULT_MIN_VISIBLE_FRACTION
 from ruclevr.cli import (
     ArgumentParser,
     UsageError,
@@ -70,11 +72,16 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--width", type=positive_int, default=480, help=f"image width in pixels (at most {MAX_SIDE}); default 480")
     parser.add_argument("--height", type=positive_int, default=320, help=f"image height in pixels (at most {MAX_SIDE}); default 320")
     parser.add_argument("--samples", type=positive_int, default=DEFAULT_SAMPLES, help=f"Cycles samples per pixel (denoised); default {DEFAULT_SAMPLES}")
+    parser.add_argument("--look", type=int, choices=DRAWABLE_LOOKS, default=LOOK,
+                        help=f"the renderer's look (sky, floor, metal, light cards; render/model/looks.py); default {LOOK}")
     parser.add_argument("--engine", choices=engine_names(), default="cycles", help="render engine; default cycles (Blender)")
     parser.add_argument("--no-denoise", action="store_true", help="turn OpenImageDenoise off (CLEVR's settings were --samples 512 --no-denoise)")
     parser.add_argument("--min-objects", type=positive_int, default=3, help="fewest objects in a scene; default 3")
     parser.add_argument("--max-objects", type=positive_int, default=10, help="most objects in a scene (at most 254); default 10")
     parser.add_argument("--min-pixels", type=non_negative_int, default=None, help=f"every object must show at least this many pixels in the mask, else the scene is re-sampled; default {DEFAULT_MIN_PIXELS} at 480x320, scaled by image area for other sizes (25 at 160x120)")
+    parser.add_argument("--min-visible-fraction", type=float, default=None,
+                        help=f"every object must show at least this share of its unoccluded silhouette, else the scene is re-sampled; "
+                        f"default {DEFAULT_MIN_VISIBLE_FRACTION} for look 3, 0 (pixels only) for look 2")
     parser.add_argument("--split", default="new", help="value of each scene's 'split' key; default 'new'")
     parser.add_argument("--condition", default=None, metavar="cogent-a|cogent-b|RULES.json",
                         help="which colours each shape may take: CLEVR's CoGenT condition A or B, or a JSON file "
@@ -108,12 +115,13 @@ def _main(argv: Sequence[str] | None) -> int:
     farm = plan_farm(args, PROG, log.warning)
     layout = prepare_output(layout_for(Path(args.out), options.filename_prefix, shard, args.start_index, args.n), args.overwrite)
     settings = RenderSettings(
-        engine=args.engine, width=args.width, height=args.height, samples=args.samples, denoise=not args.no_denoise, device=farm.device.backend,
+        engine=args.engine, look=args.look, width=args.width, height=args.height, samples=args.samples, denoise=not args.no_denoise, device=farm.device.backend,
         threads=farm.threads,
     )
     min_pixels = args.min_pixels if args.min_pixels is not None else default_min_pixels(args.width, args.height)
     job = RenderJob(str(layout.root), args.seed, options, settings, farm.device, _blender_version(), min_pixels,
-                    seed_record=args.seed_record)
+                    seed_record=args.seed_record,
+                    min_visible_fraction=visible_fraction_floor(args))
     info = run_info(job)
     if shard:
         info["shard"] = shard.to_dict(args.start_index, args.n)  # for merge; the merged scenes.json leaves it out
@@ -125,6 +133,14 @@ def _main(argv: Sequence[str] | None) -> int:
     for failure in failures:
         log.error(f"{PROG}: failed: {failure}")
     return 1 if failures else 0
+
+
+def visible_fraction_floor(args) -> float:
+    if args.min_visible_fraction is None:
+        return DEFAULT_MIN_VISIBLE_FRACTION if args.look >= 3 else 0.0
+    if not 0.0 <= args.min_visible_fraction < 1.0:
+        raise UsageError(f"--min-visible-fraction {args.min_visible_fraction} must lie in [0, 1)")
+    return args.min_visible_fraction
 
 
 def write_graphs_only(args, options: SceneOptions, shard, indices: range) -> int:
@@ -193,6 +209,7 @@ def run_info(job: RenderJob) -> dict:
         "seed": job.seed if job.seed_record is None else job.seed_record,
         "min_pixels": job.min_pixels,
         "max_visibility_attempts": job.max_visibility_attempts,
+        **({"min_visible_fraction": job.min_visible_fraction} if job.min_visible_fraction > 0 else {}),
         "scene_options": scene_options_record(job.options),
         "render": job.settings.to_dict(),
     }

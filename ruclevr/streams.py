@@ -71,6 +71,7 @@ STREAMS: dict[str, Stream] = {stream.name: stream for stream in (
     Stream("annotate.task_order", (SEED, tag("annotate.task_order")), "dataset.annotate: the order of the tasks"),
     Stream("annotate.annotator_order", (SEED, tag("annotate.annotator_order"), "annotator"), "dataset.annotate: one annotator's order"),
     Stream("reading.sample", (SEED, tag("reading.sample")), "benchmarks/reading_sample.py: which questions people read, in what order"),
+    Stream("render.legibility_fit", (SEED, tag("render.legibility_fit"), "attribute"), "render.legibility: one classifier's starting weights"),
 )}
 
 

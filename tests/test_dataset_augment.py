@@ -243,8 +243,9 @@ def augmented(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("augment")
     source = root / "render"
+    # No visible-fraction floor: the same two scenes as before look 3 (the second shares a colour with the map).
     assert render_main(["--n", "2", "--out", str(source), "--width", "128", "--height", "96", "--samples", "4",
-                        "--seed", "3", "--device", "cpu", "--workers", "1"]) == 0
+                        "--seed", "3", "--device", "cpu", "--workers", "1", "--min-visible-fraction", "0"]) == 0
     assert questions_main(["--scenes", str(source / "scenes.json"), "--out", str(root / "questions.json"),
                            "--per-image", "10", "--quiet"]) == 0
     scenes = read_json(source / "scenes.json")["scenes"]

@@ -139,12 +139,14 @@ def test_session_is_reused_without_leaking_objects(session, job):
     import bpy
 
     from render import first_scene
+    from render.model.looks import look_parameters
+    cards = len(look_parameters(job.settings.look).cards)
     counts = []
     for index in (20, 21, 20):
         scene = first_scene(job.seed, index, job.options)
         session.build(scene)
         counts.append((len(bpy.data.objects), len(bpy.data.materials), len(bpy.data.meshes)))
-        assert len(bpy.data.objects) == 5 + len(scene.objects)  # ground, camera, three lights
+        assert len(bpy.data.objects) == 5 + cards + len(scene.objects)  # ground, camera, three lights, the look's light cards
     assert counts[0] == counts[2] and counts[0][1:] == counts[1][1:]
 
 
@@ -226,7 +228,7 @@ def test_the_mask_prepass_skips_renders_of_rejected_candidates_and_changes_no_fi
 
     def first_candidate_rejected(index: int) -> bool:
         first = next(candidate_scenes(job.seed, index, job.options))
-        return bool(mask_problems(scene_graph(first, job.options)["objects"], session.render_mask(first), job.min_pixels))
+        return bool(mask_problems(scene_graph(first, job.options), session.render_mask(first), job.min_pixels))
 
     index = next(i for i in range(40) if first_candidate_rejected(i))
     files, renders = {}, {}

@@ -1,5 +1,6 @@
 """The look, checked on real bpy renders at a small size: the floor fills the frame, the upper
-frame is lit, and grey metal reads as metal next to grey rubber."""
+frame is lit (look 3, the default), and grey metal reads as metal next to grey rubber (look 2's
+measure; look 3's metal is checked by the legibility reader, tests/test_render_legibility.py)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,15 @@ def session():
     from render import RenderSettings
     from render.engines.blender import BlenderSession
     with BlenderSession(RenderSettings(width=WIDTH, height=HEIGHT, samples=SAMPLES)) as opened:
+        yield opened
+
+
+@pytest.fixture(scope="module")
+def look_2_session(session):
+    from render import RenderSettings
+    from render.engines.blender import BlenderSession
+    session.close()  # one Blender scene per process: the look-3 session's tests ran first
+    with BlenderSession(RenderSettings(width=WIDTH, height=HEIGHT, samples=SAMPLES, look=2)) as opened:
         yield opened
 
 
@@ -81,8 +91,8 @@ def test_the_empty_floor_is_lit_up_to_the_top_of_the_frame_and_smooth(session, o
 
 
 @pytest.mark.parametrize("index", (1, 2))
-def test_grey_metal_is_brighter_than_grey_rubber_and_spheres_show_a_highlight(session, options, index):
-    """The same scene with every object grey metal, then grey rubber: each metal object is brighter
+def test_grey_metal_is_brighter_than_grey_rubber_and_spheres_show_a_highlight(look_2_session, options, index):
+    """Look 2: the same scene with every object grey metal, then grey rubber: each metal object is brighter
     overall (it mirrors the bright sky; grey metal used to render as dark charcoal) and every metal
     sphere shows a near-white highlight, which rubber never does."""
     from render import first_scene
@@ -90,7 +100,7 @@ def test_grey_metal_is_brighter_than_grey_rubber_and_spheres_show_a_highlight(se
 
     def painted(material):
         objects = tuple(dataclasses.replace(obj, material=material, color="gray") for obj in scene.objects)
-        return session.render(dataclasses.replace(scene, objects=objects))
+        return look_2_session.render(dataclasses.replace(scene, objects=objects))
 
     metal, rubber = painted("metal"), painted("rubber")
     checked = 0

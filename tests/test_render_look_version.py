@@ -22,11 +22,12 @@ def test_settings_record_the_look_and_refuse_any_other():
     from render.model.settings import LOOK, RenderSettings
 
     record = RenderSettings(width=48, height=32).to_dict()
-    assert record["look"] == LOOK == 2
+    assert record["look"] == LOOK == 3
     assert settings_from_record(record).look == LOOK
+    assert settings_from_record({**record, "look": 2}).look == 2  # the previous look is still drawn as recorded
     without = {key: value for key, value in record.items() if key != "look"}  # written before the look was recorded
     for old in (without, {**record, "look": 1}, {**record, "look": LOOK + 1}):
-        with pytest.raises(ValueError, match=r"^look \d cannot be drawn: this renderer draws look 2 only"):
+        with pytest.raises(ValueError, match=r"^look \d cannot be drawn: this renderer draws looks 2 and 3 only"):
             settings_from_record(old)
     with pytest.raises(ValueError, match="look 1 cannot be drawn"):
         RenderSettings(look=1)
@@ -49,8 +50,8 @@ def test_a_record_of_this_look_is_drawn_again_to_the_same_pixels(rendered):
     from render import Rerenderer
 
     scene = read_json(rendered / "render" / "scenes" / "ruclevr_000000.json")
-    assert scene["render"]["look"] == 2
-    assert read_json(rendered / "render" / "scenes.json")["info"]["render"]["look"] == 2
+    assert scene["render"]["look"] == 3
+    assert read_json(rendered / "render" / "scenes.json")["info"]["render"]["look"] == 3
     with Rerenderer() as rerenderer:
         frame = rerenderer.render(scene)
     assert np.array_equal(frame.image, np.asarray(Image.open(rendered / "render" / "images" / "ruclevr_000000.png")))
@@ -68,7 +69,7 @@ def write_scenes_of_look(rendered, look: int | None):
     return path
 
 
-@pytest.mark.parametrize("look", (None, 3))
+@pytest.mark.parametrize("look", (None, 4))
 def test_augmenting_scenes_of_another_look_is_refused_in_one_line(rendered, look, capsys):
     from dataset.cli import main as dataset_main
 
@@ -78,7 +79,7 @@ def test_augmenting_scenes_of_another_look_is_refused_in_one_line(rendered, look
                            "--random", "--out", str(out), "--device", "cpu"])
     error = capsys.readouterr().err
     assert status == 2
-    assert f"scene 0: look {look or 1} cannot be drawn: this renderer draws look 2 only" in error, error
+    assert f"scene 0: look {look or 1} cannot be drawn: this renderer draws looks 2 and 3 only" in error, error
     assert error.count("\n") == 1 and "Traceback" not in error, error
     assert not out.exists()
 
@@ -95,4 +96,4 @@ def test_a_render_folder_of_the_previous_look_is_not_resumed(rendered, tmp_path,
     (out / "render_run.json").write_text(json.dumps(record), encoding="utf-8")
     assert render_main([*RENDER_ARGS, "--out", str(out)]) == 2
     error = capsys.readouterr().err
-    assert "render.look: None -> 2" in error and error.count("\n") == 1, error
+    assert "render.look: None -> 3" in error and error.count("\n") == 1, error

@@ -31,6 +31,7 @@ PUBLISHED_LAYOUTS = [
     ("annotate.task_order", 5, {}, [5, zlib.crc32(b"annotate.task_order")]),
     ("annotate.annotator_order", 5, {"annotator": 3}, [5, zlib.crc32(b"annotate.annotator_order"), 3]),
     ("reading.sample", 5, {}, [5, zlib.crc32(b"reading.sample")]),
+    ("render.legibility_fit", 5, {"attribute": 1}, [5, zlib.crc32(b"render.legibility_fit"), 1]),
 ]
 
 

@@ -32,18 +32,14 @@ from assets.materials import SurfaceParameters, all_surfaces
 from assets.vocabulary import Vocabulary, load_vocabulary, srgb_to_linear
 from render.engines.devices import GPU_BACKENDS, DeviceChoice
 from render.engines.frame import RenderedFrame
+from render.model.looks import LightCard, LookParameters, look_parameters
 from render.model.sampler import SampledScene
 from render.model.settings import RenderSettings
 from ruclevr.io import process_scratch_directory
 
-GROUND_SRGB = (150, 150, 150)
-GROUND_ROUGHNESS = 0.9
 GROUND_SIZE = 1000.0  # far beyond the frame (a frame corner meets the floor within ~70 units at 4:3), so no edge shows
-# The sky: ambient light that keeps the far floor (the upper frame) lit as in CLEVR's images, where
-# the lights' inverse-square falloff alone leaves it dark; brighter overhead than at the horizon, so
-# a metal object's upward faces mirror a bright sky and its sides the darker horizon and floor.
-SKY_HORIZON_SRGB = (100, 100, 100)
-SKY_ZENITH_SRGB = (220, 220, 220)
+# The sky (colours per look, render/model/looks.py): ambient light that keeps the far floor (the upper
+# frame) lit as in CLEVR's images, where the lights' inverse-square falloff alone leaves it dark.
 MASK_FILE_STEM = "mask_"
 MASK_ITEM = "index"
 
@@ -89,6 +85,7 @@ class BlenderSession:
         self.settings = settings
         self.device = device or DeviceChoice("cpu", ())
         self._vocabulary = vocabulary or load_vocabulary()
+        self._look = look_parameters(settings.look)
         self._workdir = process_scratch_directory("ruclevr-blender-")
         with blender_stdout_silenced():
             bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -102,7 +99,7 @@ class BlenderSession:
         self._camera = self._build_camera()
         self._lights: dict[str, bpy.types.Object] = {}
         self._meshes = {shape: _make_mesh(shape, shape_mesh(shape, self._vocabulary)) for shape in self._vocabulary.names("shape")}
-        self._materials = {surface.key: _make_material(surface) for surface in all_surfaces(self._vocabulary)}
+        self._materials = {surface.key: _make_material(surface, self._look) for surface in all_surfaces(self._vocabulary)}
         self._objects: list[bpy.types.Object] = []
         _write_mask_on_render(self._scene, self._workdir.name)
         self._mask_scene = self._build_mask_scene()
@@ -173,18 +170,23 @@ class BlenderSession:
     # --- set-up, once per session -------------------------------------------------------------
 
     def _build_world(self) -> None:
-        self._scene.world = _make_sky()
+        look = self._look
+        self._scene.world = _make_sky(look)
         ground_mesh = bpy.data.meshes.new("ground")
         half = GROUND_SIZE / 2.0
         ground_mesh.from_pydata([(-half, -half, 0), (half, -half, 0), (half, half, 0), (-half, half, 0)], [], [(0, 1, 2, 3)])
         ground = bpy.data.objects.new("ground", ground_mesh)
         material = bpy.data.materials.new("ground")
         principled = material.node_tree.nodes["Principled BSDF"]
-        principled.inputs["Base Color"].default_value = _linear(GROUND_SRGB)
-        principled.inputs["Roughness"].default_value = GROUND_ROUGHNESS
+        principled.inputs["Base Color"].default_value = _linear(look.ground_srgb)
+        principled.inputs["Roughness"].default_value = look.ground_roughness
+        if look.ground_in_reflections != 1.0:
+            _darken_in_reflections(material, look.ground_in_reflections, look.reflection_tile, look.tile_in_reflections)
         ground_mesh.materials.append(material)
         ground.pass_index = 0
         self._contents.objects.link(ground)
+        for card in look.cards:
+            self._contents.objects.link(_make_card(card))
 
     def _build_camera(self):
         data = bpy.data.cameras.new("camera")
@@ -315,17 +317,75 @@ def _make_mesh(name: str, mesh: Mesh):
     return data
 
 
-def _make_material(surface: SurfaceParameters):
+def _make_material(surface: SurfaceParameters, look: LookParameters):
     material = bpy.data.materials.new(surface.key)
     principled = material.node_tree.nodes["Principled BSDF"]
     principled.inputs["Base Color"].default_value = surface.base_color
     principled.inputs["Metallic"].default_value = surface.metallic
-    principled.inputs["Roughness"].default_value = surface.roughness
+    metal = surface.metallic > 0.5 and look.metal_roughness is not None
+    principled.inputs["Roughness"].default_value = look.metal_roughness if metal else surface.roughness
     principled.inputs["Specular IOR Level"].default_value = surface.specular
     return material
 
 
-def _make_sky():
+def _darken_in_reflections(material, factor: float, tile: float = 0.0, tile_factor: float = 0.0) -> None:
+    """Scale what glossy rays see of ``material`` by ``factor`` (the camera and diffuse rays see it as it is);
+    with ``tile`` > 0, every other square of that side (a checkerboard on the world's x, y) by ``tile_factor``."""
+    nodes, links = material.node_tree.nodes, material.node_tree.links
+    principled, output = nodes["Principled BSDF"], nodes["Material Output"]
+    path = nodes.new("ShaderNodeLightPath")
+    dark = nodes.new("ShaderNodeMixShader")
+    black = nodes.new("ShaderNodeBsdfTransparent")  # passes nothing back: mixed in, it scales the surface's light
+    black.inputs["Color"].default_value = (0.0, 0.0, 0.0, 1.0)
+    mix = nodes.new("ShaderNodeMath")
+    mix.operation = "MULTIPLY"
+    mix.inputs[1].default_value = 1.0 - factor
+    links.new(path.outputs["Is Glossy Ray"], mix.inputs[0])
+    if tile > 0:
+        checker = nodes.new("ShaderNodeTexChecker")
+        checker.inputs["Scale"].default_value = 1.0 / tile
+        checker.inputs["Color1"].default_value = (1.0, 1.0, 1.0, 1.0)
+        checker.inputs["Color2"].default_value = (0.0, 0.0, 0.0, 1.0)
+        links.new(nodes.new("ShaderNodeNewGeometry").outputs["Position"], checker.inputs["Vector"])
+        darkness = nodes.new("ShaderNodeMath")
+        darkness.operation = "MULTIPLY_ADD"  # 1 - factor on one colour of squares, 1 - tile_factor on the other
+        darkness.inputs[1].default_value = factor - tile_factor
+        darkness.inputs[2].default_value = 1.0 - factor
+        links.new(checker.outputs["Fac"], darkness.inputs[0])
+        links.new(darkness.outputs["Value"], mix.inputs[1])
+    links.new(principled.outputs["BSDF"], dark.inputs[1])
+    links.new(black.outputs["BSDF"], dark.inputs[2])
+    links.new(mix.outputs["Value"], dark.inputs["Fac"])
+    links.new(dark.outputs["Shader"], output.inputs["Surface"])
+
+
+def _make_card(card: LightCard):
+    """A light card: an emitting rectangle that only glossy rays see (no camera, diffuse or shadow rays)."""
+    from render.model.camera import look_at_matrix
+
+    half_w, half_h = card.width / 2.0, card.height / 2.0
+    mesh = bpy.data.meshes.new(f"card {card.name}")
+    mesh.from_pydata([(-half_w, -half_h, 0), (half_w, -half_h, 0), (half_w, half_h, 0), (-half_w, half_h, 0)], [], [(0, 1, 2, 3)])
+    material = bpy.data.materials.new(f"card {card.name}")
+    nodes = material.node_tree.nodes
+    nodes.clear()
+    emission = nodes.new("ShaderNodeEmission")
+    emission.inputs["Strength"].default_value = card.strength
+    output = nodes.new("ShaderNodeOutputMaterial")
+    material.node_tree.links.new(emission.outputs["Emission"], output.inputs["Surface"])
+    mesh.materials.append(material)
+    obj = bpy.data.objects.new(f"card {card.name}", mesh)
+    obj.matrix_world = _matrix(look_at_matrix(card.location, card.target))  # -Z towards the target: the face's back
+    obj.visible_camera = False
+    obj.visible_diffuse = False
+    obj.visible_shadow = False
+    obj.visible_transmission = False
+    obj.visible_volume_scatter = False
+    obj.pass_index = 0
+    return obj
+
+
+def _make_sky(look: LookParameters):
     """A world whose colour runs from the horizon's (and below) to the zenith's with the view direction's height."""
     world = bpy.data.worlds.new("sky")
     nodes, links = world.node_tree.nodes, world.node_tree.links
@@ -334,11 +394,26 @@ def _make_sky():
     ramp = nodes.new("ShaderNodeMix")
     ramp.data_type = "RGBA"
     ramp.clamp_factor = True
-    ramp.inputs["A"].default_value = _linear(SKY_HORIZON_SRGB)
-    ramp.inputs["B"].default_value = _linear(SKY_ZENITH_SRGB)
+    ramp.inputs["A"].default_value = _linear(look.sky_horizon_srgb)
+    ramp.inputs["B"].default_value = _linear(look.sky_zenith_srgb)
     links.new(direction, height.inputs["Vector"])
     links.new(height.outputs["Z"], ramp.inputs["Factor"])
-    links.new(ramp.outputs["Result"], nodes["Background"].inputs["Color"])
+    colour = ramp.outputs["Result"]
+    if look.sky_in_reflections != 1.0:
+        path = nodes.new("ShaderNodeLightPath")
+        dim = nodes.new("ShaderNodeMath")
+        dim.operation = "MULTIPLY_ADD"  # 1 - (1 - factor) * is_glossy
+        dim.inputs[1].default_value = look.sky_in_reflections - 1.0
+        dim.inputs[2].default_value = 1.0
+        links.new(path.outputs["Is Glossy Ray"], dim.inputs[0])
+        scaled = nodes.new("ShaderNodeMix")
+        scaled.data_type = "RGBA"
+        scaled.blend_type = "MULTIPLY"
+        scaled.inputs["Factor"].default_value = 1.0
+        links.new(colour, scaled.inputs["A"])
+        links.new(dim.outputs["Value"], scaled.inputs["B"])
+        colour = scaled.outputs["Result"]
+    links.new(colour, nodes["Background"].inputs["Color"])
     # Not sampled as a light: a smooth sky is found well by the surfaces' own rays, and its
     # importance map made a render 1.6x as costly (5.8 vs 3.7 core-s at 480x320, same load).
     world.cycles.sampling_method = "NONE"

@@ -67,6 +67,9 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--start-index", type=non_negative_int, default=None, help="first index expected (with --n); default: the smallest found")
     parser.add_argument("--n", type=positive_int, default=None, help="number of indices expected from --start-index; default: up to the largest found")
     parser.add_argument("--prefix", default="ruclevr", help="file name prefix of the scenes; default ruclevr")
+    parser.add_argument("--legibility", action="store_true",
+                        help="also read each object's colour, material, shape and size from its pixels (render/legibility.py) and "
+                        "name the objects that cannot be read or read otherwise than recorded")
     return parser
 
 
@@ -83,7 +86,12 @@ def _main(argv: Sequence[str] | None) -> int:
     if (args.start_index is None) != (args.n is None):
         raise UsageError("--start-index and --n go together")
     expected = range(args.start_index, args.start_index + args.n) if args.n is not None else None
-    checked, problems = verify_output(OutputLayout(root, check_name_part(args.prefix, "--prefix")), expected)
+    layout = OutputLayout(root, check_name_part(args.prefix, "--prefix"))
+    checked, problems = verify_output(layout, expected)
+    if args.legibility:
+        from render.farm.legibility_check import legibility_check
+
+        problems += legibility_check(layout, expected or range(min(indices_on_disk(layout), default=0), max(indices_on_disk(layout), default=-1) + 1))
     for problem in problems:
         print(problem)
     if problems:

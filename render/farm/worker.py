@@ -22,7 +22,7 @@ from render.farm.outputs import OutputLayout, SceneFiles, encode_scene_files, wr
 from render.model.sampler import SceneOptions, SceneSamplingError, candidate_scenes
 from render.model.scene_graph import scene_graph
 from render.model.settings import RenderSettings
-from render.model.visibility import object_visibility, visibility_problems, with_visibility
+from render.model.visibility import hidden_problems, object_visibility, visibility_problems, with_visibility
 
 DEFAULT_MIN_PIXELS = 200  # at 480x320; see default_min_pixels
 
@@ -42,6 +42,9 @@ class RenderJob:
     blender_version: str
     min_pixels: int = DEFAULT_MIN_PIXELS
     max_visibility_attempts: int = 20  # candidates per index before giving up on visibility
+    # The visible-fraction floor (render.model.visibility.DEFAULT_MIN_VISIBLE_FRACTION for look 3);
+    # 0 checks pixels only, as every render before look 3 did.
+    min_visible_fraction: float = 0.0
     # Check each candidate's visibility on its mask alone (a few percent of a render) and render
     # only the candidate that passes. The files are the same either way (a test checks); False
     # renders every candidate fully, for that test and the benchmark.
@@ -87,10 +90,13 @@ def open_session(job: RenderJob) -> RenderBackend:
     return job.engine(job.settings, job.device)
 
 
-def mask_problems(objects: list[dict], mask: np.ndarray, min_pixels: int) -> list[str]:
-    """Why a scene whose graph has ``objects`` is rejected given its instance mask; empty when
-    every object shows well enough."""
-    return visibility_problems(objects, object_visibility(mask, len(objects)), min_pixels)
+def mask_problems(graph: dict, mask: np.ndarray, min_pixels: int, min_visible_fraction: float = 0.0) -> list[str]:
+    """Why a scene graph is rejected given its instance mask; empty when every object shows well enough."""
+    return shown_problems(graph, object_visibility(mask, len(graph["objects"])), min_pixels, min_visible_fraction)
+
+
+def shown_problems(graph: dict, visibility: list[dict], min_pixels: int, min_visible_fraction: float) -> list[str]:
+    return visibility_problems(graph["objects"], visibility, min_pixels) or hidden_problems(graph, visibility, min_visible_fraction)
 
 
 def rendered_scene_record(graph: dict, job: RenderJob, visibility: list[dict]) -> dict:
@@ -99,6 +105,8 @@ def rendered_scene_record(graph: dict, job: RenderJob, visibility: list[dict]) -
     if job.seed_record is not None:
         graph["seed"] = job.seed_record
     graph["render"] = {**job.settings.to_dict(), "blender_version": job.blender_version, "min_pixels": job.min_pixels}
+    if job.min_visible_fraction > 0:
+        graph["render"]["min_visible_fraction"] = job.min_visible_fraction
     return graph
 
 
@@ -113,11 +121,12 @@ def render_scene(session: RenderBackend, job: RenderJob, index: int) -> Rendered
     for _ in range(job.max_visibility_attempts):
         scene = next(candidates)
         graph = scene_graph(scene, job.options)
-        problems = mask_problems(graph["objects"], session.render_mask(scene), job.min_pixels) if job.mask_prepass else []
+        floor = job.min_visible_fraction
+        problems = mask_problems(graph, session.render_mask(scene), job.min_pixels, floor) if job.mask_prepass else []
         if not problems:
             frame = session.render(scene)
             visibility = object_visibility(frame.mask, len(scene.objects))
-            problems = visibility_problems(graph["objects"], visibility, job.min_pixels)
+            problems = shown_problems(graph, visibility, job.min_pixels, floor)
         if not problems:
             return RenderedScene(frame.image, frame.mask, rendered_scene_record(graph, job, visibility))
         reasons.append(problems[0])

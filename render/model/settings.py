@@ -21,11 +21,15 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from render.model.looks import DRAWABLE_LOOKS
+
 DEFAULT_SAMPLES = 9
 #: The renderer's look: the world, floor, lights and materials that render/ draws every scene
 #: with. Raised whenever a change to them changes the pixels of the same drawn scene. 1 was the
 #: first look (small area lights, a dark sky, charcoal metal); a record without the field is look 1.
-LOOK = 2
+#: 2: a bright smooth sky and soft lights (metal legible on spheres only); 3 (render/model/looks.py): a sky
+#: darker than the floor and light cards that flat metal faces mirror. Looks 2 and 3 can both be drawn.
+LOOK = 3
 LOOK_BEFORE_RECORDS_HAD_IT = 1
 CLEVR_SAMPLES = 512
 
@@ -63,7 +67,7 @@ def engine_name(recorded: str) -> str:
 @dataclass(frozen=True)
 class RenderSettings:
     engine: str = "cycles"  # a name in render.engines.registry's registry
-    look: int = LOOK  # the renderer's look this setting draws (only LOOK can be rendered)
+    look: int = LOOK  # the renderer's look this setting draws (one of DRAWABLE_LOOKS)
     width: int = 480
     height: int = 320
     samples: int = DEFAULT_SAMPLES
@@ -89,9 +93,9 @@ class RenderSettings:
             raise ValueError(f"image size must be positive, got {self.width}x{self.height}")
         if self.samples < 1:
             raise ValueError(f"samples must be at least 1, got {self.samples}")
-        if self.look != LOOK:
-            raise ValueError(f"look {self.look} cannot be drawn: this renderer draws look {LOOK} only (its lights, sky, floor "
-                             "and materials changed since); render the scenes anew with python -m render")
+        if self.look not in DRAWABLE_LOOKS:
+            raise ValueError(f"look {self.look} cannot be drawn: this renderer draws looks {' and '.join(map(str, DRAWABLE_LOOKS))} "
+                             "only (its lights, sky, floor and materials changed since); render the scenes anew with python -m render")
 
     def replace(self, **changes) -> RenderSettings:
         return dataclasses.replace(self, **changes)

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+#: The share of its unoccluded silhouette an object must show in renders of look 3 and later
+#: (render/model/silhouette.py); chosen from benchmarks/legibility_bench.py (docs/render.md, "Legible scenes only").
+DEFAULT_MIN_VISIBLE_FRACTION = 0.6
+
 
 def object_visibility(mask: np.ndarray, count: int) -> list[dict]:
     """Per object (mask id k + 1): visible pixels and 2D box [x_min, y_min, x_max, y_max].
@@ -44,3 +48,13 @@ def with_visibility(objects: list[dict], visibility: list[dict]) -> None:
     for obj, seen in zip(objects, visibility, strict=True):
         obj["visible_pixels"] = seen["visible_pixels"]
         obj["bbox_2d"] = seen["bbox_2d"]
+
+
+def hidden_problems(graph: dict, visibility: list[dict], min_fraction: float) -> list[str]:
+    """Why a scene is rejected by the visible-fraction floor: objects showing less than ``min_fraction`` of themselves."""
+    from render.model.silhouette import visible_fractions
+
+    if min_fraction <= 0:
+        return []
+    fractions = visible_fractions(graph, [seen["visible_pixels"] for seen in visibility])
+    return [f"object {k} shows {fraction:.0%} of itself < {min_fraction:.0%}" for k, fraction in enumerate(fractions) if fraction < min_fraction]
