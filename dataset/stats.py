@@ -7,7 +7,7 @@ the counts; objects per scene tells how crowded (and how hard to count) the scen
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from dataset.document import SPLITS, MeraDocument, StreamedDocument, family_in
@@ -122,3 +122,53 @@ def format_statistics(statistics: Mapping[str, Any]) -> str:
             f"max {scenes['max']} ({histogram})",
         ]
     return "\n".join(lines)
+
+
+#: The integer comparisons: their records' ``counts`` hold the two compared counts.
+INTEGER_COMPARISONS = ("equal_integer", "less_than", "greater_than")
+
+
+class DegenerateTally:
+    """How often integer comparisons have a count of 0 on a side (and 0 on both), how many of their
+    "yes, equal" answers are 0 = 0, and how many count answers are 0: questions that test whether
+    something exists rather than counting. Records carry ``counts`` (the program's count nodes,
+    from the questions stage) and ``comparison`` (the last function where it compares two counts)."""
+
+    def __init__(self) -> None:
+        self.comparisons = self.zero_side = self.both_zero = self.equal_yes = self.equal_yes_zero = 0
+        self.count_answers = self.zero_counts = 0
+
+    def add(self, question_type: str, answer: str, comparison: str | None, counts: Sequence[int] | None) -> None:
+        if question_type == "count":
+            self.count_answers += 1
+            self.zero_counts += answer == "0"
+        if comparison not in INTEGER_COMPARISONS or not counts or len(counts) != 2:
+            return
+        self.comparisons += 1
+        self.zero_side += 0 in counts
+        self.both_zero += counts[0] == counts[1] == 0
+        if comparison == "equal_integer" and counts[0] == counts[1]:
+            self.equal_yes += 1
+            self.equal_yes_zero += counts[0] == 0
+
+    def as_dict(self) -> dict[str, Any]:
+        def share(part: int, whole: int) -> float | None:
+            return round(part / whole, 4) if whole else None
+
+        return {
+            "integer_comparisons": self.comparisons,
+            "zero_side": share(self.zero_side, self.comparisons),
+            "zero_vs_zero": share(self.both_zero, self.comparisons),
+            "equal_yes": self.equal_yes,
+            "equal_yes_zero": share(self.equal_yes_zero, self.equal_yes),
+            "count_answers": self.count_answers,
+            "zero_count_answers": share(self.zero_counts, self.count_answers),
+        }
+
+
+def degenerate_shares(questions: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """:class:`DegenerateTally` of question records (``questions.json``'s, with their programs)."""
+    tally = DegenerateTally()
+    for question in questions:
+        tally.add(question["question_type"], str(question["answer"]), question["program"][-1]["function"], question.get("counts"))
+    return tally.as_dict()

@@ -55,8 +55,11 @@ class Family:
     text: Mapping[str, tuple[str, ...]]  # language -> templates
     source: str  # file name, written as CLEVR's template_filename
     position: int  # index in its file, written as CLEVR's question_family_index
-    clevr: tuple[str, int] | None = None
-    some_set: frozenset[str] = frozenset()  # filter parameters of which at least one must get a value  # CLEVR 1.0's counterpart: template file and index in it
+    clevr: tuple[str, int] | None = None  # CLEVR 1.0's counterpart: template file and index in it
+    some_set: frozenset[str] = frozenset()  # filter parameters of which at least one must get a value
+    least: tuple[tuple[int, int], ...] = ()  # (node, n): a set of at least n objects, or a count of at least n
+    disjoint: tuple[tuple[int, int], ...] = ()  # (object node, set node): the object is not in the set
+    empty_share: float = 0.0  # the share of the family's questions that may break ``least`` (drawn per scene)
 
     @property
     def answer_type(self) -> str:
