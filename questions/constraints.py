@@ -31,6 +31,7 @@ class Constraints:
     least: tuple[tuple[int, int], ...]
     disjoint: tuple[tuple[int, int], ...]
     empty_share: float
+    same_object_allowed: tuple[tuple[int, int], ...]
 
 
 def _is_index(value: Any) -> bool:
@@ -64,13 +65,8 @@ def check_constraints(report: Report, param_list: ParamList, path: Path_, raw: A
     different = _check_pairs(report, path + ("different_outputs",), raw.get("different_outputs", []), program, "same")
     allowed = _check_pairs(report, path + ("same_object_allowed",), raw.get("same_object_allowed", []), program, "unique")
     disjoint = _check_pairs(report, path + ("disjoint",), raw.get("disjoint", []), program, "disjoint")
-    uniques = [position for position, node in enumerate(program) if node.function == "unique"]
-    for i, first in enumerate(uniques):  # two unique nodes name two different objects unless allowed
-        for second in uniques[i + 1:]:
-            if (first, second) not in allowed and (second, first) not in allowed and (first, second) not in different:
-                different.append((first, second))
     return Constraints(empty, not_empty, some_set, tuple(different), least, tuple(disjoint),
-                       _check_share(report, path + ("empty_share",), raw.get("empty_share", 0.0), least))
+                       _check_share(report, path + ("empty_share",), raw.get("empty_share", 0.0), least), tuple(allowed))
 
 def _check_least(report: Report, path: Path_, nodes: list[int], raw: Any, program: list[TemplateNode]) -> tuple[tuple[int, int], ...]:
     """``not_empty`` node indices (at least 1) and ``min_count: {node: n}``: sets or counts with a floor."""

@@ -76,7 +76,7 @@ class Plan:
                 consumers.setdefault(source, []).append(node.function)
         nodes = tuple(_plan_node(family, node, consumers.get(position, [])) for position, node in enumerate(family.program))
         checks: list[list[int]] = [[] for _ in nodes]
-        for i, j in family.different_outputs:
+        for i, j in family.distinct_objects():
             checks[max(i, j)].append(min(i, j))
         least = [0] * len(nodes)
         for node, count in family.least:

@@ -243,7 +243,8 @@ def _edit(family: Family, structure: Structure, kind: str, relation: str, name: 
     different = tuple((new_index[i], new_index[j]) for i, j in family.different_outputs if i in new_index and j in new_index)
     least = tuple((new_index[i], count) for i, count in family.least if i in new_index)
     disjoint = tuple((new_index[i], new_index[j]) for i, j in family.disjoint if i in new_index and j in new_index)
-    return replace(family, program=program, different_outputs=different, least=least, disjoint=disjoint)
+    allowed = tuple((new_index[i], new_index[j]) for i, j in family.same_object_allowed if i in new_index and j in new_index)
+    return replace(family, program=program, different_outputs=different, least=least, disjoint=disjoint, same_object_allowed=allowed)
 
 
 def _topological(nodes: list[TemplateNode], answer: int) -> list[int] | None:

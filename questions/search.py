@@ -66,13 +66,14 @@ class SceneSearch:
         ``relaxed``: the family's ``not_empty``/``min_count`` nodes may be empty here (its ``empty_share``)."""
         return _Walk(self, plan, stop_at, relaxed=relaxed).run()
 
-    def instantiate(self, plan: Plan, params: Mapping[str, str]) -> Candidate | None:
+    def instantiate(self, plan: Plan, params: Mapping[str, str], relaxed: bool = False) -> Candidate | None:
         """The family with the given parameter values (missing ones empty), or None if that
-        question is not well posed on this scene. The same rules as the search apply."""
+        question is not well posed on this scene. The same rules as the search apply
+        (``relaxed``: as on a scene where the family's ``empty_share`` lets its sets be empty)."""
         unknown = set(params) - set(plan.family.params)
         if unknown:
             raise KeyError(f"{plan.family.id} has no parameter {', '.join(sorted(unknown))}")
-        return _Walk(self, plan, self.steps + 1_000_000, wanted=params).run()
+        return _Walk(self, plan, self.steps + 1_000_000, wanted=params, relaxed=relaxed).run()
 
     def value_options(self, value_type: str) -> tuple[str, ...]:
         """The values a valued node may take here: the scene's relations, or an attribute's names."""

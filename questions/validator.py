@@ -263,6 +263,7 @@ class _Checker:
             least=constraints.least,
             disjoint=constraints.disjoint,
             empty_share=constraints.empty_share,
+            same_object_allowed=constraints.same_object_allowed,
             text=text,
             source=file_name,
             position=position,

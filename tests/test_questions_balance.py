@@ -88,7 +88,10 @@ def test_records_follow_the_contract(run):
 def test_every_family_is_used(run, by_family):
     _, families, _ = run
     uses = {family_id: sum(by_family[family_id].values()) for family_id in families}
-    assert min(uses.values()) >= 30, sorted(uses.items(), key=lambda item: item[1])[:5]
+    # 15, not 30, since issue 25: a family whose count is mostly 0 (count/same_color) may be asked
+    # with 0 on one scene in ten only, and a query names no value of the attribute it asks
+    # (query/same_color/shape describes its anchor without a shape), so both find fewer questions
+    assert min(uses.values()) >= 15, sorted(uses.items(), key=lambda item: item[1])[:5]
 
 
 def test_yes_no_families_are_balanced(run, by_family):
