@@ -26,8 +26,10 @@ from questions.functions import BOOL, INTEGER
 
 #: How far above an even share (one over the number of answers) one answer may be within a group.
 VALUE_MARGIN = 0.02
-#: Questions a group may hold over its cap (a run has to start somewhere).
-VALUE_SLACK = 2
+#: Questions a group may hold over its cap (a run has to start somewhere): one for yes/no and
+#: counts, two for attributes (whose cap, an even share of up to 8 answers, is small).
+VALUE_SLACK = {BOOL: 1, INTEGER: 1}
+ATTRIBUTE_SLACK = 2
 
 
 def value_cap(family: Family) -> float:
@@ -35,7 +37,7 @@ def value_cap(family: Family) -> float:
     if family.answer_type == BOOL:
         return 0.5 + VALUE_MARGIN
     if family.answer_type == INTEGER:
-        return 0.35
+        return 0.25  # as a count family's own cap (questions.scene_questions.answer_cap)
     return 1.0 / len(load_vocabulary().names(family.answer_type)) + VALUE_MARGIN
 
 
@@ -45,17 +47,22 @@ def named_features(nodes: Iterable[tuple[str, Sequence[int], Sequence[str]]]) ->
     ``filter_*`` nodes); ``#n``, the number of values (a longer description picks fewer objects);
     and ``=k``, how many of them repeat an earlier one ("a red thing between the red cube and ...")."""
     named: list[str] = []
-    description_of: dict[int, int] = {}  # release node -> the first node of its description
-    descriptions: dict[int, list[str]] = {}
+    pairs: list[str] = []
+    description_of: dict[int, list[str]] = {}  # release node -> the values of its description so far
     for position, (function, inputs, values) in enumerate(nodes):
-        named.extend(values)
+        if not values:
+            continue
+        named += values
         if function.startswith("filter_"):
-            start = description_of.get(inputs[0], position) if inputs else position
-            description_of[position] = start
-            descriptions.setdefault(start, []).extend(values)
-    distinct = sorted(set(named))
-    pairs = {f"{a}+{b}" for words in descriptions.values() for i, a in enumerate(sorted(words)) for b in sorted(words)[i + 1:]}
-    return (*distinct, *sorted(pairs), f"#{len(named)}", f"={len(named) - len(distinct)}")
+            words = description_of.get(inputs[0]) if inputs else None
+            value = values[0]
+            if words is None:
+                words = []
+            else:
+                pairs += [f"{a}+{value}" if a < value else f"{value}+{a}" for a in words]
+            description_of[position] = [*words, value]
+    distinct = set(named)
+    return (*distinct, *pairs, f"#{len(named)}", f"={len(named) - len(distinct)}")
 
 
 def program_features(program: Iterable[Mapping[str, Any]]) -> tuple[str, ...]:
@@ -76,8 +83,9 @@ class ValueBalance:
     def allowed(self, family: Family, features: Iterable[str], answer: str) -> bool:
         """Whether one more ``answer`` keeps every group of the question within its cap."""
         cap = value_cap(family)
+        slack = VALUE_SLACK.get(family.answer_type, ATTRIBUTE_SLACK)
         for feature in features:
             counts = self.counts.get((family.id, feature))
-            if counts is not None and counts[answer] + 1 > cap * (counts.total() + 1) + VALUE_SLACK:
+            if counts is not None and counts[answer] + 1 > cap * (counts.total() + 1) + slack:
                 return False
         return True

@@ -79,8 +79,8 @@ class Plan:
         for i, j in family.distinct_objects():
             checks[max(i, j)].append(min(i, j))
         least = [0] * len(nodes)
-        for node, count in family.least:
-            least[node] = count
+        for position, count in family.least:
+            least[position] = count
         disjoint: list[list[tuple[int, int]]] = [[] for _ in nodes]
         for thing, group in family.disjoint:
             disjoint[max(thing, group)].append((thing, group))
