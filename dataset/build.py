@@ -41,7 +41,7 @@ from tqdm import tqdm
 
 from dataset.document import PROVENANCE_NAME, stream_document
 from dataset.export import ExportSettings, export_dataset
-from dataset.hf import check_hf_inputs, write_hf_copy
+from dataset.hf import check_hf_inputs, survey_statistics, write_hf_copy
 from dataset.layout import QuestionStageFiles
 from dataset.plots import CARD_PLOTS_DIR, PLOT_FILES, write_card_plots
 from dataset.prompt import PromptSet
@@ -480,10 +480,11 @@ class Build:
         document = stream_document(self.paths.mera)
         survey = check_hf_inputs(document, self.settings.license)
         plots = write_card_plots(survey.plots, self.paths.hf_dir, self.paths.rejected)
-        write_hf_copy(document, self.paths.hf_dir, self.settings.license, plots=plots, survey=survey)
+        statistics = survey_statistics(survey, document)
+        write_hf_copy(document, self.paths.hf_dir, self.settings.license, plots=plots, survey=survey, statistics=statistics)
         atomic_write_json(self.paths.stats, {"info": {"stage": "dataset.stats", "version": __version__,
                                                       "data": "mera"},
-                                             "statistics": survey.statistics.as_dict()})
+                                             "statistics": statistics})
         self.record_outputs("hf", [self.paths.mera])
         return "ran"
 

@@ -131,7 +131,8 @@ def add_hf_parser(commands: argparse._SubParsersAction) -> None:
 
 def add_stats_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
-        "stats", help="answer distributions per question type and family, objects per scene",
+        "stats", help="answer distributions per question type and family, objects per scene, degenerate shares, "
+        "majority baselines, MERA's rules",
         description="Print statistics of an exported dataset; with --out also write them as JSON.")
     add_common_options(parser)
     add_renamed_argument(parser, "--data", "--mera", type=Path, required=True,
@@ -319,6 +320,8 @@ def command_build(args: argparse.Namespace) -> int:
     print(format_summary(paths, report))
     if like is not None:
         print(report_closeness(like, paths))
+    for line in build_warnings(paths.stats):
+        log.warning(f"{PROG} build: {line}")
     return 0
 
 
@@ -328,6 +331,16 @@ def family_folders(args: argparse.Namespace) -> tuple[tuple[Path, ...], bool]:
     if sources is None:
         return (), False
     return tuple(folder.resolve() for folder in sources.folders), not sources.shipped
+
+
+def build_warnings(stats: Path) -> list[str]:
+    """One line per MERA rule the build's items do not meet (from its stats.json)."""
+    from dataset.stats import unmet_rules
+    from ruclevr.io import read_json
+
+    if not stats.exists():
+        return []
+    return unmet_rules(read_json(stats)["statistics"].get("mera_rules", []))
 
 
 def command_export(args: argparse.Namespace) -> int:
@@ -382,12 +395,14 @@ def command_hf(args: argparse.Namespace) -> int:
 
 def command_stats(args: argparse.Namespace) -> int:
     from dataset.document import stream_document
-    from dataset.stats import compute_statistics, format_statistics
+    from dataset.stats import compute_statistics, format_quality, format_statistics
     from ruclevr.io import atomic_write_json
 
     document = stream_document(args.data)
     statistics = compute_statistics(document)
     print(format_statistics(statistics))
+    print()
+    print(format_quality(statistics))
     if args.out is not None:
         info = {"stage": "dataset.stats", "version": __version__, "data": document.path.name}
         atomic_write_json(args.out, {"info": info, "statistics": statistics})

@@ -40,6 +40,7 @@ from dataset.document import LEGACY_DOCUMENT_NAME, PROVENANCE_NAME, SPLITS, spli
 from dataset.export_files import SpooledList, StagedFiles
 from dataset.prompt import PromptSet, instruction_format_problem
 from dataset.splits import QuestionColumns, SplitPositions, split_positions
+from dataset.stats import integer_comparison
 from ruclevr import __version__
 from ruclevr.cli import UsageError
 from ruclevr.io import TMP_SUFFIX, atomic_write_json, read_json, read_json_input, remove_stale_temporaries
@@ -206,6 +207,8 @@ def make_provenance(question: Mapping[str, Any], item_id: int, split: str, num_o
         "num_objects": num_objects,
         "prompt": prompt,
         "augmentation": question.get("augmentation"),
+        "counts": question.get("counts"),  # the program's count nodes (dataset stats: degenerate shares)
+        "comparison": integer_comparison(question),
     }
 
 

@@ -31,7 +31,7 @@ from dataset.document import SPLITS, Document, RecentlySeen, check_image_file
 from dataset.evaluate import AnswerCounts
 from dataset.features import parquet_schema
 from dataset.plots import PlotTally, item_row
-from dataset.stats import StatisticsTally
+from dataset.stats import StatisticsTally, mera_rules, smallest_image_sides
 from ruclevr.cli import UsageError, progress_disabled
 from ruclevr.io import atomic_write_text, remove_stale_temporaries
 
@@ -208,16 +208,25 @@ def check_hf_inputs(document: Document, license_id: str) -> ExportSurvey:
     return survey
 
 
+def survey_statistics(survey: ExportSurvey, document: Document) -> dict[str, Any]:
+    """The survey's statistics with MERA's rules checked (image sides from the images' headers)."""
+    statistics = survey.statistics.as_dict()
+    statistics["mera_rules"] = mera_rules(statistics, smallest_image_sides(document))
+    return statistics
+
+
 def write_hf_copy(
     document: Document, out_dir: Path, license_id: str = "cc-by-4.0", show_progress: bool = False,
     plots: Sequence[tuple[str, str]] = (), max_file_bytes: int = MAX_FILE_BYTES, survey: ExportSurvey | None = None,
     transform: Callable[[bytes], bytes] | None = None,
+    statistics: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write the parquet files, then the card last (an existing card means a complete copy).
 
     ``show_progress`` draws a bar per split; the build leaves it off and shows its own.
     ``plots``: (path relative to ``out_dir``, title) of plot images already written there, shown in the card.
-    ``survey``: what :func:`check_hf_inputs` returned for this document and licence (else it is run here).
+    ``survey``: what :func:`check_hf_inputs` returned for this document and licence (else it is run here);
+    ``statistics``: :func:`survey_statistics` of it, where already made.
     ``transform``: what is done to each image's bytes (a public copy's watermark, :mod:`dataset.watermark`).
     The items are read twice, once for the survey and once for the parquet files, never held whole.
     """
@@ -237,7 +246,8 @@ def write_hf_copy(
         "download_size": download_size,
         "dataset_size": sum(split["num_bytes"] for split in splits),
     }
-    card = render_card(survey.card, dataset_info, survey.statistics.as_dict(), survey.test_answers.baselines(), license_id,
-                       plots)
+    if statistics is None:
+        statistics = survey_statistics(survey, document)
+    card = render_card(survey.card, dataset_info, statistics, survey.test_answers.baselines(), license_id, plots)
     atomic_write_text(out_dir / CARD_NAME, card)
     return {"dataset_info": dataset_info, "card": str(out_dir / CARD_NAME)}

@@ -55,8 +55,21 @@ class Family:
     text: Mapping[str, tuple[str, ...]]  # language -> templates
     source: str  # file name, written as CLEVR's template_filename
     position: int  # index in its file, written as CLEVR's question_family_index
-    clevr: tuple[str, int] | None = None
-    some_set: frozenset[str] = frozenset()  # filter parameters of which at least one must get a value  # CLEVR 1.0's counterpart: template file and index in it
+    clevr: tuple[str, int] | None = None  # CLEVR 1.0's counterpart: template file and index in it
+    some_set: frozenset[str] = frozenset()  # filter parameters of which at least one must get a value
+    least: tuple[tuple[int, int], ...] = ()  # (node, n): a set of at least n objects, or a count of at least n
+    disjoint: tuple[tuple[int, int], ...] = ()  # (object node, set node): the object is not in the set
+    empty_share: float = 0.0  # the share of the family's questions that may break ``least`` (drawn per scene)
+    same_object_allowed: tuple[tuple[int, int], ...] = ()  # unique nodes that may name one object (others never do)
+
+    def distinct_objects(self) -> tuple[tuple[int, int], ...]:
+        """``different_outputs`` and every pair of ``unique`` nodes not in ``same_object_allowed``:
+        two descriptions of a question name two different objects unless the family says otherwise."""
+        pairs = list(self.different_outputs)
+        uniques = [position for position, node in enumerate(self.program) if node.function == "unique"]
+        allowed = {frozenset(pair) for pair in self.same_object_allowed} | {frozenset(pair) for pair in pairs}
+        pairs += [(a, b) for i, a in enumerate(uniques) for b in uniques[i + 1:] if frozenset((a, b)) not in allowed]
+        return tuple(pairs)
 
     @property
     def answer_type(self) -> str:

@@ -63,6 +63,10 @@ class Plan:
     nodes: tuple[PlanNode, ...]
     checks_at: tuple[tuple[int, ...], ...]  # per node: earlier nodes whose output must differ from it
     question_type: str
+    least_at: tuple[int, ...] = ()  # per node: the fewest objects in its set (or the least count) allowed, 0: any
+    disjoint_at: tuple[tuple[tuple[int, int], ...], ...] = ()  # per node: (object node, set node) pairs checked there
+    checked_at: tuple[bool, ...] = ()  # per node: whether any of the three constraints above is checked there
+    relaxed_checked_at: tuple[bool, ...] = ()  # the same without ``least_at`` (a scene where the family may break it)
 
     @classmethod
     def of(cls, family: Family) -> Plan:
@@ -72,9 +76,19 @@ class Plan:
                 consumers.setdefault(source, []).append(node.function)
         nodes = tuple(_plan_node(family, node, consumers.get(position, [])) for position, node in enumerate(family.program))
         checks: list[list[int]] = [[] for _ in nodes]
-        for i, j in family.different_outputs:
+        for i, j in family.distinct_objects():
             checks[max(i, j)].append(min(i, j))
-        return cls(family, nodes, tuple(tuple(c) for c in checks), family.question_type)
+        least = [0] * len(nodes)
+        for position, count in family.least:
+            least[position] = count
+        disjoint: list[list[tuple[int, int]]] = [[] for _ in nodes]
+        for thing, group in family.disjoint:
+            disjoint[max(thing, group)].append((thing, group))
+        relaxed = tuple(bool(checks[t] or disjoint[t]) for t in range(len(nodes)))
+        return cls(
+            family, nodes, tuple(tuple(c) for c in checks), family.question_type, tuple(least),
+            tuple(tuple(d) for d in disjoint), tuple(r or bool(least[t]) for t, r in enumerate(relaxed)), relaxed,
+        )
 
 
 def _plan_node(family: Family, node: Any, consumers: list[str]) -> PlanNode:
@@ -84,6 +98,8 @@ def _plan_node(family: Family, node: Any, consumers: list[str]) -> PlanNode:
         for value in node.value_inputs:
             if value in family.params:
                 mode = EMPTY if value in family.empty else SET if (value in family.not_empty or not node.is_filter_macro) else FREE
+                if mode == FREE and family.params[value] == family.answer_type:
+                    mode = EMPTY  # a query names no value of the attribute it asks for (the text would rule one out)
                 slots.append(Slot(family.params[value], value, mode))
             else:
                 slots.append(Slot(load_vocabulary().attribute_of(value), None, FIXED, value))

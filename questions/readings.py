@@ -323,7 +323,10 @@ def _edit(family: Family, structure: Structure, kind: str, relation: str, name: 
     program = tuple(replace(nodes[old], inputs=tuple(new_index[i] for i in nodes[old].inputs)) for old in order)
     # The family's constraints name template nodes: renumber them, dropping any whose node the edit left out.
     different = tuple((new_index[i], new_index[j]) for i, j in family.different_outputs if i in new_index and j in new_index)
-    return replace(family, program=program, different_outputs=different)
+    least = tuple((new_index[i], count) for i, count in family.least if i in new_index)
+    disjoint = tuple((new_index[i], new_index[j]) for i, j in family.disjoint if i in new_index and j in new_index)
+    allowed = tuple((new_index[i], new_index[j]) for i, j in family.same_object_allowed if i in new_index and j in new_index)
+    return replace(family, program=program, different_outputs=different, least=least, disjoint=disjoint, same_object_allowed=allowed)
 
 
 def _topological(nodes: list[TemplateNode], answer: int) -> list[int] | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assets.vocabulary import load_vocabulary
+from questions.balance import ValueBalance, named_features, program_features
 from questions.executor import execute_program
 from questions.family import Family
 from questions.functions import BOOL, INTEGER
@@ -66,7 +67,8 @@ def answer_cap(family: Family) -> float:
     if family.answer_type == BOOL:
         return 0.55
     if family.answer_type == INTEGER:
-        return 0.35
+        # 0.25, not 0.35, since counts are rarely 0 (empty_share): without it "1" piled up
+        return 0.25
     return 1.0 / len(load_vocabulary().names(family.answer_type)) + 0.15
 
 
@@ -86,7 +88,13 @@ def program_key(program: Sequence[Mapping[str, Any]]) -> bytes:
 
 def candidate_key(plan: Plan, choices: tuple[Any, ...]) -> bytes:
     """:func:`program_key` of the program :func:`questions.plan.expand_program` would write, without writing it."""
-    return _digest(_node_text(*node) for node in release_nodes(plan, choices)[0])
+    return candidate_key_and_features(plan, choices)[0]
+
+
+def candidate_key_and_features(plan: Plan, choices: tuple[Any, ...]) -> tuple[bytes, tuple[str, ...]]:
+    """:func:`candidate_key` and the :func:`questions.balance.named_features` of that program."""
+    nodes = release_nodes(plan, choices)[0]
+    return _digest(_node_text(*node) for node in nodes), named_features(nodes)
 
 
 def _node_text(function: str, inputs: Iterable[int], values: Iterable[str]) -> str:
@@ -111,6 +119,7 @@ class RunState:
         # (one Counter shared by every block's state), they decide nothing
         self.refusals: Counter[str] = Counter() if refusals is None else refusals
         self.answers: dict[str, Counter[str]] = defaultdict(Counter)
+        self.values = ValueBalance()  # answers per (family, value the question names)
         self.split_programs: dict[str, Counter[bytes]] = defaultdict(Counter)
         self.split_texts: dict[str, Counter[bytes]] = defaultdict(Counter)
         self.next_index = 0
@@ -120,6 +129,7 @@ class RunState:
         program, words = keys or (program_key(question["program"]), text_key(question["question"]))
         self.family_uses[question["family"]] += 1
         self.answers[question["family"]][question["answer"]] += 1
+        self.values.record(question["family"], program_features(question["program"]), question["answer"])
         self.split_programs[question["split"]][program] += 1
         self.split_texts[question["split"]][words] += 1
         self.next_index = question["question_index"] + 1
@@ -156,6 +166,7 @@ class QuestionMaker:
             Plan.of(family) for family in families.values() if not self.shares or self.shares.get(self.class_of[family.id], 0) > 0
         ]
         self.plan_ids = [plan.family.id for plan in self.plans]
+        self.soft = [plan for plan in self.plans if plan.family.empty_share > 0]
         self.checks = {plan.family.id: reading_check(plan.family) for plan in self.plans}
         self.vocabulary = load_vocabulary()
 
@@ -166,10 +177,11 @@ class QuestionMaker:
         seen_here: set[bytes] = set()  # programs and texts of this image
         made: list[dict[str, Any]] = []
         order = self._family_order(state, stream)
+        relaxed = self._relaxed(int(scene["image_index"]))
         for plan in order if not self.shares else self._mixed(order, state, made):
             if len(made) >= settings.per_image or search.steps >= settings.budget:
                 break
-            options = self._candidates(plan, search, state, seen_here, str(scene["split"]))
+            options = self._candidates(plan, search, state, seen_here, str(scene["split"]), plan.family.id in relaxed)
             if not options:
                 state.family_misses[plan.family.id] += 1  # nothing new to ask here: the family moves back
                 continue
@@ -180,6 +192,14 @@ class QuestionMaker:
             made.append(question)
             state.record(question, keys)
         return made
+
+    def _relaxed(self, image_index: int) -> set[str]:
+        """The families that may leave their ``not_empty``/``min_count`` sets empty on this scene: each
+        with the probability its ``empty_share`` gives, drawn in the fixed order of the plans."""
+        if not self.soft:
+            return set()
+        stream = RandomStream.for_unit("questions.relax", self.settings.seed, image_index)
+        return {plan.family.id for plan in self.soft if stream.random() < plan.family.empty_share}
 
     def _family_order(self, state: RunState, stream: RandomStream) -> list[Plan]:
         """The families least tried first, ties in random order (one draw per family, in turn): a family
@@ -232,12 +252,13 @@ class QuestionMaker:
         return question, (key, words)
 
     def _candidates(
-        self, plan: Plan, search: SceneSearch, state: RunState, seen_here: set[bytes], split: str
+        self, plan: Plan, search: SceneSearch, state: RunState, seen_here: set[bytes], split: str, relaxed: bool = False
     ) -> dict[str, tuple[Candidate, bytes]]:
         """New (not yet asked) candidates by answer, from up to ``tries`` searches.
 
         Searching stops early once an answer as rare as any in the family's run so far is found:
-        no further search could give a better one to balance with.
+        no further search could give a better one to balance with. A candidate whose answer is
+        over its cap in a group of a value it names (:mod:`questions.balance`) is passed over.
         """
         settings = self.settings
         stop_at = search.steps + min(settings.family_steps, settings.budget - search.steps)
@@ -249,11 +270,13 @@ class QuestionMaker:
                 break
             if attempt >= settings.tries and any(state.answer_allowed(plan.family, answer) for answer in options):
                 break
-            candidate = search.find(plan, stop_at)
+            candidate = search.find(plan, stop_at, relaxed)
             if candidate is None or candidate.answer in options:
                 continue
-            key = candidate_key(plan, candidate.choices)
+            key, features = candidate_key_and_features(plan, candidate.choices)
             if key in seen_here or self._repeated(state.split_programs[split], key):
+                continue
+            if not state.values.allowed(plan.family, features, candidate.answer):
                 continue
             options[candidate.answer] = (candidate, key)
             if counts[candidate.answer] <= rarest:
@@ -290,7 +313,14 @@ class QuestionMaker:
             "template_index": template_index,
             "params": params,
             UNSAFE_FIELD: unsafe,
+            **({"counts": counts} if (counts := counted(plan, candidate.outputs)) else {}),
         }
+
+
+def counted(plan: Plan, outputs: Sequence[Any]) -> list[int]:
+    """The value of each ``count`` node of the program, in order (the sides of an integer
+    comparison, the answer of a count question): what the degenerate shares are made of."""
+    return [int(outputs[t]) for t, node in enumerate(plan.nodes) if node.function == "count"]
 
 def readable_english(
     family: Family,

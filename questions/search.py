@@ -6,7 +6,9 @@ dies as soon as it breaks a rule; the question that comes out is well posed by c
 - every ``unique`` sees exactly one object (no ambiguous reference);
 - every filter is needed: dropping any one filter of a description would change its set, so no
   filter changes nothing and no word of a description is idle;
-- the family's constraints hold (``empty``, ``not_empty`` and ``some_set`` parameters, ``different_outputs``);
+- the family's constraints hold (``empty``, ``not_empty`` and ``some_set`` parameters, ``different_outputs``,
+  two ``unique`` nodes never the same object unless ``same_object_allowed``, ``not_empty``/``min_count``
+  sets and counts, ``disjoint`` objects and sets);
 - the two inputs of a comparison, union or intersection are not the same description, nor one
   a narrowing of the other ("more red cubes than cubes" tells its answer);
 - ``exist`` is never asked of the whole scene, and a query's answer is never a word of the question;
@@ -61,18 +63,20 @@ class SceneSearch:
         self._slot_masks: dict[tuple[str, str], list[tuple[str, int]]] = {}
         self._pairs: dict[tuple[int, tuple[str, ...]], frozenset[tuple[str, str]]] = {}
 
-    def find(self, plan: Plan, stop_at: int) -> Candidate | None:
+    def find(self, plan: Plan, stop_at: int, relaxed: bool = False) -> Candidate | None:
         """One depth-first search in a fresh random order; None when the scene allows no candidate
-        or the step count reaches ``stop_at`` first. Repeated calls find other candidates."""
-        return _Walk(self, plan, stop_at).run()
+        or the step count reaches ``stop_at`` first. Repeated calls find other candidates.
+        ``relaxed``: the family's ``not_empty``/``min_count`` nodes may be empty here (its ``empty_share``)."""
+        return _Walk(self, plan, stop_at, relaxed=relaxed).run()
 
-    def instantiate(self, plan: Plan, params: Mapping[str, str]) -> Candidate | None:
+    def instantiate(self, plan: Plan, params: Mapping[str, str], relaxed: bool = False) -> Candidate | None:
         """The family with the given parameter values (missing ones empty), or None if that
-        question is not well posed on this scene. The same rules as the search apply."""
+        question is not well posed on this scene. The same rules as the search apply
+        (``relaxed``: as on a scene where the family's ``empty_share`` lets its sets be empty)."""
         unknown = set(params) - set(plan.family.params)
         if unknown:
             raise KeyError(f"{plan.family.id} has no parameter {', '.join(sorted(unknown))}")
-        return _Walk(self, plan, self.steps + 1_000_000, wanted=params).run()
+        return _Walk(self, plan, self.steps + 1_000_000, wanted=params, relaxed=relaxed).run()
 
     def value_options(self, value_type: str) -> tuple[str, ...]:
         """The values a valued node may take here: the scene's relations, or an attribute's names."""
@@ -213,8 +217,12 @@ def _each_needed(base: int, ands: list[int], subset: int, result: int) -> bool:
 class _Walk:
     """One depth-first search for one candidate, in a random order."""
 
-    def __init__(self, search: SceneSearch, plan: Plan, stop_at: int, wanted: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, search: SceneSearch, plan: Plan, stop_at: int, wanted: Mapping[str, str] | None = None, relaxed: bool = False
+    ) -> None:
         self.search = search
+        self.checked = plan.relaxed_checked_at if relaxed else plan.checked_at
+        self.least = () if relaxed else plan.least_at
         self.wanted = wanted  # explicit parameter values: only those are tried
         self.scene = search.scene
         self.stream = search.stream
@@ -235,7 +243,7 @@ class _Walk:
             return self._finish()
         node = self.nodes[t]
         search = self.search
-        checks = self.plan.checks_at[t]
+        checks = self.checked[t]
         if node.kind == "filter":
             base = self.out[node.inputs[0]]
             options = search.filter_options(base, node)
@@ -256,7 +264,7 @@ class _Walk:
                 out[t] = mask
                 choices[t] = values
                 canons[t] = ("set", source[1], source[2] | search.described_pairs(node, values))
-                if not checks or self._differs(t):
+                if not checks or self._holds(t):
                     found = self._visit(t + 1)
                     if found is not None:
                         return found
@@ -280,7 +288,7 @@ class _Walk:
                 self.choices[t] = value
                 canon = (node.function, value, *(self.canon[i] for i in node.inputs))
                 self.canon[t] = ("set", canon, frozenset()) if node.gives_set else canon
-                if not checks or self._differs(t):
+                if not checks or self._holds(t):
                     found = self._visit(t + 1)
                     if found is not None:
                         return found
@@ -304,7 +312,7 @@ class _Walk:
                 return None  # nothing lies between the two: "what is between them?" has no subject
             canon = (node.function, *(self.canon[i] for i in node.inputs))
             self.canon[t] = ("set", canon, frozenset()) if node.gives_set else canon
-        if checks and not self._differs(t):
+        if checks and not self._holds(t):
             return None
         return self._visit(t + 1)
 
@@ -326,8 +334,18 @@ class _Walk:
         first, second = (self.out[source.inputs[0]] for source in counted)
         return bool(first & second)
 
-    def _differs(self, t: int) -> bool:
-        return all(self.out[t] != self.out[other] for other in self.plan.checks_at[t])
+    def _holds(self, t: int) -> bool:
+        """Node ``t``'s constraints: outputs that must differ, its least size, objects kept out of sets."""
+        out = self.out
+        value = out[t]
+        for other in self.plan.checks_at[t]:
+            if value == out[other]:
+                return False
+        least = self.least[t] if self.least else 0
+        node = self.nodes[t]
+        if least and (value.bit_count() if node.kind == "filter" or node.gives_set else value) < least:
+            return False
+        return not any(out[group] >> out[thing] & 1 for thing, group in self.plan.disjoint_at[t])
 
     def _finish(self) -> Candidate | None:
         answer = format_answer(self.out[-1])

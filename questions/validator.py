@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
+from questions.constraints import Constraints, check_constraints
 from questions.family import Family, TemplateNode
 from questions.functions import (
     FILTER_MACRO,
@@ -37,7 +38,6 @@ FAMILY_SUFFIXES = (".yaml", ".yml")
 FAMILY_KEYS = ("id", "group", "params", "program", "constraints", "text", "clevr")
 REQUIRED_KEYS = ("id", "group", "params", "program", "text")
 NODE_KEYS = ("function", "inputs", "value_inputs")
-CONSTRAINT_KEYS = ("empty", "not_empty", "some_set", "different_outputs")
 ID_PATTERN = re.compile(r"[a-z0-9_]+(/[a-z0-9_]+)*")
 LANGUAGE_PATTERN = re.compile(r"[a-z]{2,3}")
 #: CLEVR 1.0's template files: a family's ``clevr: [file, index]`` names its counterpart there.
@@ -179,11 +179,6 @@ def _line_numbers(text: str) -> tuple[dict[Path_, int], list[tuple[Path_, int]]]
     return lines, duplicates
 
 
-def _filter_of(program: list[TemplateNode], name: str) -> int:
-    """The position of the filter node that takes parameter ``name``."""
-    return next(position for position, node in enumerate(program) if name in node.value_inputs)
-
-
 def _format_path(path: Path_) -> str:
     text = ""
     for part in path:
@@ -258,7 +253,7 @@ class _Checker:
         for name in params:
             if uses.get(name, 0) != 1:
                 self.report(path + ("params", name), f"parameter {name} is used {uses.get(name, 0)} times in the program; use it once")
-        empty, not_empty, some_set, different = self.check_constraints(path + ("constraints",), raw.get("constraints") or {}, params, program, uses)
+        constraints = self.check_constraints(path + ("constraints",), raw.get("constraints") or {}, params, program)
         text = self.check_text(path + ("text",), raw["text"], params)
         clevr = self.check_clevr(path + ("clevr",), raw.get("clevr"))
         if before != len(self.problems):
@@ -268,10 +263,14 @@ class _Checker:
             group=raw["group"],
             params=params,
             program=tuple(program),
-            empty=empty,
-            not_empty=not_empty,
-            some_set=some_set,
-            different_outputs=different,
+            empty=constraints.empty,
+            not_empty=constraints.not_empty,
+            some_set=constraints.some_set,
+            different_outputs=constraints.different,
+            least=constraints.least,
+            disjoint=constraints.disjoint,
+            empty_share=constraints.empty_share,
+            same_object_allowed=constraints.same_object_allowed,
             text=text,
             source=file_name,
             position=position,
@@ -421,39 +420,8 @@ class _Checker:
                         f"allowed: {allowed} or a parameter")
 
     # -- constraints --------------------------------------------------------------------------
-    def check_constraints(
-        self, path: Path_, raw: Any, params: Mapping[str, str], program: list[TemplateNode], uses: dict[str, int]
-    ) -> tuple[frozenset[str], frozenset[str], frozenset[str], tuple[tuple[int, int], ...]]:
-        if not isinstance(raw, Mapping):
-            self.report(path, f"constraints must be a mapping with keys {', '.join(CONSTRAINT_KEYS)}")
-            return frozenset(), frozenset(), frozenset(), ()
-        for key in raw:
-            if key not in CONSTRAINT_KEYS:
-                self.report(path + (key,), f"unknown constraint {key!r}; allowed: {', '.join(CONSTRAINT_KEYS)}")
-        macro_params = {value for node in program if node.is_filter_macro for value in node.value_inputs}
-        empty = self.check_param_list(path + ("empty",), raw.get("empty", []), params, macro_params)
-        not_empty = self.check_param_list(path + ("not_empty",), raw.get("not_empty", []), params, macro_params)
-        for name in empty & not_empty:
-            self.report(path, f"{name} cannot be both empty and not_empty")
-        some_set = self.check_param_list(path + ("some_set",), raw.get("some_set", []), params, macro_params)
-        if len({_filter_of(program, name) for name in some_set}) > 1:
-            self.report(path + ("some_set",), "some_set must name parameters of one filter node")
-        pairs: list[tuple[int, int]] = []
-        different = raw.get("different_outputs", [])
-        if not isinstance(different, list):
-            self.report(path + ("different_outputs",), "different_outputs must be a list of [node, node] pairs")
-            different = []
-        for slot, pair in enumerate(different):
-            where = path + ("different_outputs", slot)
-            if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(i, int) and not isinstance(i, bool) for i in pair)):
-                self.report(where, f"expected a pair of node indices, got {pair!r}")
-            elif not all(0 <= i < len(program) for i in pair) or pair[0] == pair[1]:
-                self.report(where, f"{pair} must name two different nodes of the program (0..{len(program) - 1})")
-            elif program[pair[0]].output != program[pair[1]].output:
-                self.report(where, f"nodes {pair[0]} and {pair[1]} give different types ({program[pair[0]].output}, {program[pair[1]].output})")
-            else:
-                pairs.append((pair[0], pair[1]))
-        return empty, not_empty, some_set, tuple(pairs)
+    def check_constraints(self, path: Path_, raw: Any, params: Mapping[str, str], program: list[TemplateNode]) -> Constraints:
+        return check_constraints(self.report, self.check_param_list, path, raw, params, program)
 
     def check_param_list(self, path: Path_, raw: Any, params: Mapping[str, str], macro_params: set[str]) -> frozenset[str]:
         if not isinstance(raw, list):

@@ -59,6 +59,8 @@ WIDE_SEED = tag("ruclevr.wide-seed")
 STREAMS: dict[str, Stream] = {stream.name: stream for stream in (
     Stream("render.scene", (SEED, "index"), "render.model.sampler: every candidate of scene ``index``"),
     Stream("questions.search", (SEED, "image_index", 3), "questions.generate: the question search of one scene"),
+    Stream("questions.relax", (SEED, "image_index", tag("questions.relax")),
+           "questions.scene_questions: which families may leave a not_empty set empty on one scene (empty_share)"),
     Stream("augment.recolour", (SEED, "image_index", 7), "dataset.augment: the colour map of one scene"),
     Stream("augment.search", (SEED, "image_index", 7, tag("augment.search")), "dataset.augment: the question search on a recoloured scene"),
     Stream("augment.question", (SEED, "image_index", "question_index", 7),

@@ -39,7 +39,8 @@ def by_family(run):
 def test_every_scene_gets_its_questions(run):
     scenes, _, questions = run
     per_image = Counter(q["image_index"] for q in questions)
-    assert sum(1 for index in range(SCENES) if per_image[index] == 10) >= 0.99 * SCENES
+    # 96 %, not 99 %, since issue 25 (counts rarely 0, answers balanced given the named values): 96.6 % here
+    assert sum(1 for index in range(SCENES) if per_image[index] == 10) >= 0.96 * SCENES
 
 
 def test_every_answer_is_its_program_run_on_its_scene(run):
@@ -88,10 +89,10 @@ def test_records_follow_the_contract(run):
 def test_every_family_is_used(run, by_family):
     _, families, _ = run
     uses = {family_id: sum(by_family[family_id].values()) for family_id in families}
-    # The rarest family (query/zero_hop/color: a colour asked of an object named without one) gets
-    # 29-32 of 10,000 questions depending on what else the scenes allow (29 since the relations
-    # are read in the image): at least 25 says it is not crowded out.
-    assert min(uses.values()) >= 25, sorted(uses.items(), key=lambda item: item[1])[:5]
+    # 8, not 30, since issue 25: a family whose count is mostly 0 (count/same_color: 9 here) may be
+    # asked with 0 on one scene in ten only, and a query names no value of the attribute it asks
+    # (query/same_color/shape describes its anchor without a shape: 17), so both find fewer questions
+    assert min(uses.values()) >= 8, sorted(uses.items(), key=lambda item: item[1])[:5]
 
 
 def test_yes_no_families_are_balanced(run, by_family):
@@ -110,7 +111,7 @@ def test_no_count_family_piles_up_on_one_number(run, by_family):
     tops = {
         family_id: max(by_family[family_id].values()) / sum(by_family[family_id].values())
         for family_id, family in families.items()
-        if family.question_type == "count"
+        if family.question_type == "count" and sum(by_family[family_id].values()) >= 30  # count/same_color has 9 (issue 25)
     }
     assert len(tops) >= 8
     # A family asked fewer than 40 times (count/same_color/anything: 32) moves 3 points a question:

@@ -94,7 +94,8 @@ CASES = [
     ("query/zero_hop/shape", {"<C>": "blue"}, "cylinder"),
     ("query/zero_hop/shape", {"<C>": "red"}, None),  # two red things: ambiguous reference
     ("query/one_hop/size", {"<C>": "gray", "<R>": "behind", "<S2>": "sphere"}, "small"),  # behind 0: 2, 4; sphere: 4
-    ("query/one_hop/color", {"<C>": "yellow", "<R>": "left", "<S2>": "cylinder"}, "blue"),
+    # a query names no value of the attribute it asks (issue 25): <C>=yellow, <R>=left, <S2>=cylinder is refused now
+    ("query/one_hop/color", {"<S>": "cylinder", "<R>": "behind"}, "yellow"),  # behind the cylinder (2): 4
     ("query/one_hop/color", {"<C>": "red", "<S>": "cube", "<R>": "front"}, None),
     # in front of the red cube (3) is only 1, which is red: the question would name its answer
     ("query/one_hop/material", {"<S>": "cylinder", "<R>": "right", "<S2>": "cube"}, "metal"),  # right of 2: 3, 4; cube: 3
@@ -109,8 +110,8 @@ CASES = [
     # left of 2: 0, 1; small: 1; behind 1: 0, 2, 3, 4; yellow: 4
     ("query/three_hop/size", {"<C>": "gray", "<R>": "front", "<S2>": "cube", "<R2>": "right", "<R3>": "left", "<S4>": "cylinder"}, "large"),
     # in front of 0: 1, 3; cube: 3; right of 3: only 4; left of 4: 0-3; cylinder: 2
-    ("query/three_hop/color", {"<C>": "blue", "<R>": "behind", "<R2>": "left", "<Z3>": "large", "<M3>": "metal",
-                               "<R3>": "front", "<S4>": "sphere"}, "red"),
+    # a query names no value of the attribute it asks (issue 25): <C>=blue, <R>=behind, <R2>=left, <Z3>=large, <M3>=metal, <R3>=front, <S4>=sphere is refused now
+    ("query/three_hop/color", {"<S>": "cylinder", "<R>": "behind", "<R2>": "left", "<Z3>": "large", "<M3>": "metal", "<R3>": "front", "<S4>": "cube"}, "red"),  # behind 2: 4; left of it, large metal: 0; in front of 0, a cube: 3
     # behind 2: only 4; left of 4: 0-3; large metal: 0; in front of 0: 1, 3; sphere: 1
     ("query/three_hop/material", {"<S>": "cylinder", "<R>": "front", "<C2>": "gray", "<R2>": "behind", "<C3>": "yellow",
                                   "<R3>": "left", "<S4>": "sphere"}, "rubber"),
@@ -118,8 +119,10 @@ CASES = [
     ("query/three_hop/shape", {"<C>": "yellow", "<R>": "front", "<Z2>": "large", "<M2>": "rubber", "<R2>": "right", "<C3>": "red",
                                "<R3>": "behind", "<C4>": "gray"}, "cube"),
     # in front of 4: 0-3; large rubber: 2; right of 2: 3, 4; red: 3; behind 3: 0, 2, 4; gray: 0
-    ("query/same_color/shape", {"<Z>": "small", "<S>": "cube"}, "sphere"),  # 3 is red; the other red thing is 1
-    ("query/same_shape/color", {"<C>": "gray"}, "red"),  # 0 is a cube; the other cube is 3
+    # a query names no value of the attribute it asks (issue 25): <Z>=small, <S>=cube is refused now
+    ("query/same_color/shape", {"<Z>": "small", "<M>": "rubber"}, "cube"),  # small rubber: 1 (red); the other red: 3
+    # a query names no value of the attribute it asks (issue 25): <C>=gray is refused now
+    ("query/same_shape/color", {"<Z>": "large", "<M>": "metal"}, "red"),  # large metal: 0 (cube); the other cube: 3
     ("query/same_size/material", {"<S>": "cylinder"}, "metal"),  # 2 is large; the other large thing is 0
     ("query/same_material/size", {"<C>": "blue"}, "small"),  # 2 is rubber; the other rubber thing is 1
     ("query/same_material/size", {"<C>": "gray"}, None),  # 0 is metal like 3 and 4: "the other" is ambiguous
@@ -150,7 +153,8 @@ CASES = [
     # ---- the rest of CLEVR's families ----
     ("query/and_relate/size", {"<C>": "gray", "<R>": "right", "<C2>": "yellow", "<R2>": "front", "<S3>": "cylinder"}, "large"),
     # right of 0: 1-4; in front of 4: 0-3; both: 1, 2, 3; the cylinder: 2
-    ("query/and_relate/color", {"<C>": "gray", "<R>": "right", "<C2>": "yellow", "<R2>": "front", "<S3>": "cylinder"}, "blue"),
+    # a query names no value of the attribute it asks (issue 25): <C>=gray, <R>=right, <C2>=yellow, <R2>=front, <S3>=cylinder is refused now
+    ("query/and_relate/color", {"<M>": "metal", "<S>": "sphere", "<R>": "front", "<Z2>": "large", "<S2>": "cube", "<R2>": "behind"}, "blue"),  # in front of 4: 0-3, behind 0: 2, 4; both: 2
     ("query/and_relate/material", {"<C>": "gray", "<R>": "right", "<C2>": "yellow", "<R2>": "front", "<S3>": "cylinder"}, "rubber"),
     ("query/and_relate/shape", {"<C>": "gray", "<R>": "right", "<C2>": "yellow", "<R2>": "front", "<C3>": "blue"}, "cylinder"),
     ("query/and_relate/shape", {"<C>": "gray", "<R>": "right", "<C2>": "gray", "<R2>": "front", "<C3>": "blue"}, None),  # one anchor twice
@@ -170,11 +174,14 @@ CASES = [
     ("count/same_color/anything", {"<Z>": "small", "<S>": "cube"}, "1"),  # 3 is red; other red: 1
     ("count/same_material/anything", {"<C>": "gray"}, "2"),  # 0 is metal; other metal: 3, 4
     ("count/same_shape/anything", {"<C>": "yellow"}, "1"),  # 4 is a sphere; other spheres: 1
-    ("query/same_size/color", {"<C>": "gray"}, "blue"),  # 0 is large; the other large thing is 2
+    # a query names no value of the attribute it asks (issue 25): <C>=gray is refused now
+    ("query/same_size/color", {"<M>": "rubber", "<S>": "sphere", "<S2>": "cube"}, "red"),  # rubber sphere: 1 (small); small others: 3, 4; the cube: 3
     ("query/same_size/shape", {"<C>": "gray"}, "cylinder"),
     ("query/same_color/size", {"<M>": "rubber", "<S>": "sphere"}, "small"),  # 1 is red; the other red thing is 3
-    ("query/same_color/material", {"<M>": "rubber", "<S>": "sphere"}, "metal"),
-    ("query/same_material/color", {"<C>": "blue"}, "red"),  # 2 is rubber; the other rubber thing is 1
+    # a query names no value of the attribute it asks (issue 25): <M>=rubber, <S>=sphere is refused now
+    ("query/same_color/material", {"<Z>": "small", "<S>": "cube"}, "rubber"),  # small cube: 3 (red); the other red: 1
+    # a query names no value of the attribute it asks (issue 25): <C>=blue is refused now
+    ("query/same_material/color", {"<Z>": "large", "<S>": "cube", "<S2>": "cube"}, "red"),  # large cube: 0 (metal); other metal: 3, 4; the cube: 3
     ("query/same_material/shape", {"<C>": "blue"}, "sphere"),
     ("query/same_shape/size", {"<C>": "yellow"}, "small"),  # 4 is a sphere; the other sphere is 1
     ("query/same_shape/material", {"<C>": "yellow"}, "rubber"),
@@ -188,7 +195,9 @@ CASES = [
     ("compare/one_one_hop/color", {"<C>": "gray", "<R>": "right", "<M2>": "rubber", "<S2>": "sphere",
                                    "<C3>": "yellow", "<R2>": "front", "<Z4>": "small", "<S4>": "cube"}, "yes"),  # 1 and 3 are red
     ("compare/one_one_hop/material", {"<C>": "gray", "<R>": "right", "<S2>": "cylinder", "<C3>": "yellow", "<R2>": "front", "<S4>": "sphere"}, "yes"),
-    ("compare/one_one_hop/shape", {"<C>": "gray", "<R>": "right", "<C2>": "blue", "<C3>": "yellow", "<R2>": "front", "<C4>": "gray"}, "no"),
+    # the gray thing in front of 4 is 0, the anchor itself: two unique nodes name one object, refused by default
+    ("compare/one_one_hop/shape", {"<C>": "gray", "<R>": "right", "<C2>": "blue", "<C3>": "yellow", "<R2>": "front", "<C4>": "gray"}, None),
+    ("compare/one_one_hop/shape", {"<C>": "gray", "<R>": "right", "<C2>": "blue", "<C3>": "yellow", "<R2>": "front", "<C4>": "red", "<M4>": "metal"}, "no"),
     ("compare_integer/zero_one_hop/equal", {"<S>": "cube", "<C2>": "yellow", "<R>": "front", "<M3>": "metal"}, "yes"),
     # cubes: 0, 3; in front of 4: 0-3, metal: 0, 3
     ("compare_integer/zero_one_hop/less", {"<S>": "cube", "<C2>": "yellow", "<R>": "front", "<M3>": "metal"}, "no"),
@@ -209,7 +218,8 @@ CASES = [
     ("superlative/extreme/shape", {"<M>": "metal", "<R>": "behind"}, "sphere"),  # metal 0, 3, 4; nothing behind 4
     ("superlative/extreme/material", {"<Z>": "small", "<R>": "front"}, "rubber"),  # small 1, 3, 4; nothing in front of 1
     ("superlative/extreme/size", {"<C>": "red", "<R>": "right"}, "small"),  # red 1, 3; nothing red right of 3
-    ("superlative/most_common/color", {"<C>": "gray", "<R>": "right"}, "red"),  # right of 0: 1-4; red 1, 3
+    # a query names no value of the attribute it asks (issue 25): <C>=gray, <R>=right is refused now
+    ("superlative/most_common/color", {"<S>": "cylinder", "<R>": "front"}, "red"),  # in front of 2: 0 gray, 1 and 3 red
     ("superlative/most_common/shape", {"<C>": "gray", "<R>": "right"}, "sphere"),  # spheres 1, 4; cylinder 2; cube 3
     ("superlative/most_common/material", {"<C>": "gray", "<R>": "right", "<Z2>": "small"}, "metal"),  # 1 rubber; 3, 4 metal
     ("superlative/most_common/material", {"<C>": "gray", "<R>": "right"}, None),  # rubber 1, 2 and metal 3, 4: a tie
@@ -260,9 +270,10 @@ def families():
 
 
 def instantiate(family, params):
+    # relaxed: as on the scenes where a family's empty_share lets a count be 0 (the 0 cases below)
     search = SceneSearch(SceneIndex.from_scene(SCENE), RandomStream.for_unit("questions.search", 0, 0))
     plan = Plan.of(family)
-    return plan, search.instantiate(plan, params)
+    return plan, search.instantiate(plan, params, relaxed=True)
 
 
 def test_every_family_has_an_answered_hand_case(families):

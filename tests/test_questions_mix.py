@@ -33,7 +33,9 @@ def reached(questions, families, axis):
 
 def test_a_mix_of_question_types_is_reached_within_2_points_on_1000_scenes(scenes, families):
     questions = generate(scenes, families, Settings(seed=0, mix=TYPE_MIX), progress=False)
-    assert len(questions) >= 0.99 * 10 * len(scenes)
+    # 97.5 %, not 99 %, since issue 25: counts rarely 0 and answers balanced given the named values
+    # leave fewer questions to a mix that asks 20 % colours and 20 % counts (98.0 % on these scenes)
+    assert len(questions) >= 0.975 * 10 * len(scenes)
     shares = reached(questions, families, "type")
     assert set(shares) == {name for name, _ in TYPE_MIX}
     for name, share in TYPE_MIX:

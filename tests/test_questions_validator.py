@@ -208,7 +208,7 @@ def test_the_documented_worked_example_is_a_valid_family_with_its_hand_answer(tm
     assert problems == [] and family.id == "query/and_relate/color"
     scene = json.loads((Path(__file__).parent / "data" / "questions" / "scene_row.json").read_text())
     search = SceneSearch(SceneIndex.from_scene(scene), RandomStream.for_unit("questions.search", 0, 0))
-    params = {"<C>": "gray", "<R>": "right", "<C2>": "yellow", "<R2>": "front", "<S3>": "cylinder"}
+    params = {"<M>": "metal", "<S>": "sphere", "<R>": "front", "<Z2>": "large", "<S2>": "cube", "<R2>": "behind"}
     assert search.instantiate(Plan.of(family), params).answer == "blue"
 
 

@@ -20,6 +20,7 @@ PACKAGES = ("ruclevr", "assets", "render", "questions", "translate", "filter", "
 PUBLISHED_LAYOUTS = [
     ("render.scene", 5, {"index": 12}, [5, 12]),
     ("questions.search", 5, {"image_index": 12}, [5, 12, 3]),
+    ("questions.relax", 5, {"image_index": 12}, [5, 12, zlib.crc32(b"questions.relax")]),
     ("augment.recolour", 5, {"image_index": 12}, [5, 12, 7]),
     ("augment.search", 5, {"image_index": 12}, [5, 12, 7, zlib.crc32(b"augment.search")]),
     ("augment.question", 5, {"image_index": 12, "question_index": 4}, [5, 12, 4, 7]),

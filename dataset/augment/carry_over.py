@@ -80,7 +80,7 @@ class QuestionRecolourer:
             return None, f"{MALFORMED}: {error}"
         except ExecutionError as error:
             return None, f"{AMBIGUOUS}: {error}"
-        candidate = search.instantiate(plan, params)
+        candidate = search.instantiate(plan, params, relaxed=True)  # a carried count may stay 0, as its source was
         if candidate is None:
             return None, f"{ILL_POSED}: the question engine's rules reject it on the recoloured scene " \
                          "(a filter that narrows nothing, a comparison the text decides, or a query naming its answer)"
