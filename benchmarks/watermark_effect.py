@@ -27,12 +27,14 @@ def main() -> None:
     parser.add_argument("--position", choices=POSITIONS, default="bottom-right")
     parser.add_argument("--opacity", type=float, nargs="+", default=[DEFAULT_OPACITY])
     parser.add_argument("--scale", type=float, default=DEFAULT_SCALE)
-    parser.add_argument("--reader", default=None, help="module:function of a legibility reader")
+    parser.add_argument("--reader", default="dataset.watermark:reads_as_clean",
+                        help="module:function of a legibility reader (default: the legibility reader, render/legibility.py, "
+                             "reading the marked image as the clean one); 'none' for none")
     args = parser.parse_args()
 
     scenes = json.loads((args.render / "scenes.json").read_text())["scenes"]
     reader = None
-    if args.reader:
+    if args.reader and args.reader != "none":
         module, name = args.reader.split(":")
         reader = getattr(importlib.import_module(module), name)
     for opacity in args.opacity:
@@ -43,7 +45,7 @@ def main() -> None:
                 f"{result['touched']} touched; per-object mean difference {result['mean']:.3f}, p95 {result['p95']:.3f}, "
                 f"max {result['max']:.3f}, mean over touched {result['mean_of_touched']:.3f} (0-255)")
         if read is not None:
-            line += f"; reader: {sum(bool(r) for r in read)} of {len(read)} truthy"
+            line += f"; reader: {sum(bool(r) for r in read)} of {len(read)} objects read as in the clean image"
         print(line)
 
 

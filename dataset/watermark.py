@@ -18,6 +18,7 @@ reader (one that says whether each object's attributes can still be read) plugs 
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -152,6 +153,21 @@ def object_differences(clean: np.ndarray, marked: np.ndarray, mask: np.ndarray, 
 
 #: A legibility reader: (clean RGB, marked RGB, mask, scene record) -> one result per object.
 Reader = Callable[[np.ndarray, np.ndarray, np.ndarray, Mapping[str, Any]], Sequence[Any]]
+
+
+@functools.cache
+def _legibility_reader(look: int) -> Any:
+    from render.legibility import LegibilityReader
+
+    return LegibilityReader.for_look(look)
+
+
+def reads_as_clean(clean: np.ndarray, marked: np.ndarray, mask: np.ndarray, scene: Mapping[str, Any]) -> list[bool]:
+    """A :data:`Reader`: per object, whether the legibility reader (render/legibility.py) reads every
+    attribute of the watermarked image as it reads the clean one (the watermark hides nothing)."""
+    reader = _legibility_reader(int(scene.get("render", {}).get("look", 1)))
+    count = len(scene["objects"])
+    return [a.values == b.values for a, b in zip(reader.read(clean, mask, count), reader.read(marked, mask, count), strict=True)]
 
 
 def measure_images(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -122,3 +123,17 @@ def test_bad_watermark_settings_are_refused_before_writing(tmp_path, capsys, arg
     status = run_stage("dataset", "hf", "--data", export, "--out", tmp_path / "a", "--public-out", tmp_path / "b", *argv)
     assert status == 2 and message in capsys.readouterr().err
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_the_legibility_reader_reads_the_default_watermark_as_the_clean_image():
+    """The shipped look-2 folder (real renders): at the default place the reader sees every object of
+    the marked image as in the clean one; a mark over the objects is measured, not assumed."""
+    from dataset.watermark import WatermarkSettings, measure_images, reads_as_clean
+
+    folder = Path(__file__).parent / "data" / "look2_folder"
+    scenes = json.loads((folder / "scenes.json").read_text())["scenes"]
+    result = measure_images(scenes, folder / "images", folder / "masks", WatermarkSettings(), reads_as_clean)
+    assert result["touched"] == 0 and result["reader"] == [True] * result["objects"] and result["objects"] > 0
+    opaque = measure_images(scenes, folder / "images", folder / "masks",
+                            WatermarkSettings(position="center", opacity=1.0, scale=0.9), reads_as_clean)
+    assert opaque["touched"] > 0 and len(opaque["reader"]) == opaque["objects"]
