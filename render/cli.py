@@ -10,6 +10,7 @@ same command resumes; ``--overwrite`` starts over. ``python -m render merge`` an
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import importlib.metadata
 import sys
@@ -82,6 +83,9 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--min-visible-fraction", type=float, default=None,
                         help=f"every object must show at least this share of its unoccluded silhouette, else the scene is re-sampled; "
                         f"default {DEFAULT_MIN_VISIBLE_FRACTION} for look 3, 0 (pixels only) for look 2")
+    parser.add_argument("--legible-only", action=argparse.BooleanOptionalAction, default=None,
+                        help="re-sample a scene whose render the legibility reader (render/legibility.py) reads otherwise "
+                             "than its record in any attribute of any object; default on for look 3, off for look 2")
     parser.add_argument("--split", default="new", help="value of each scene's 'split' key; default 'new'")
     parser.add_argument("--condition", default=None, metavar="cogent-a|cogent-b|RULES.json",
                         help="which colours each shape may take: CLEVR's CoGenT condition A or B, or a JSON file "
@@ -121,7 +125,8 @@ def _main(argv: Sequence[str] | None) -> int:
     min_pixels = args.min_pixels if args.min_pixels is not None else default_min_pixels(args.width, args.height)
     job = RenderJob(str(layout.root), args.seed, options, settings, farm.device, _blender_version(), min_pixels,
                     seed_record=args.seed_record,
-                    min_visible_fraction=visible_fraction_floor(args))
+                    min_visible_fraction=visible_fraction_floor(args),
+                    legible_only=args.look >= 3 if args.legible_only is None else args.legible_only)
     info = run_info(job)
     if shard:
         info["shard"] = shard.to_dict(args.start_index, args.n)  # for merge; the merged scenes.json leaves it out
@@ -210,6 +215,7 @@ def run_info(job: RenderJob) -> dict:
         "min_pixels": job.min_pixels,
         "max_visibility_attempts": job.max_visibility_attempts,
         **({"min_visible_fraction": job.min_visible_fraction} if job.min_visible_fraction > 0 else {}),
+        **({"legible_only": True} if job.legible_only else {}),
         "scene_options": scene_options_record(job.options),
         "render": job.settings.to_dict(),
     }

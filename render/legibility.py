@@ -362,6 +362,12 @@ def legibility_problems(scene: Mapping, image: np.ndarray, mask: np.ndarray, rea
     return problems
 
 
+def misread_objects(scene: Mapping, image: np.ndarray, mask: np.ndarray, reader: LegibilityReader) -> list[str]:
+    """One line per object the reader sees otherwise than recorded (or cannot see at all): what a
+    legible-only render refuses. An unsure but right reading is not a misreading."""
+    return [problem for problem in legibility_problems(scene, image, mask, reader) if "cannot be read" not in problem]
+
+
 def read_frame(folder: Path, scene: Mapping) -> tuple[np.ndarray, np.ndarray]:
     """A render folder's image and mask of ``scene`` as arrays (RGB uint8, ids uint8)."""
     name = scene["image_filename"]

@@ -170,3 +170,29 @@ def test_a_shipped_calibration_covers_the_drawable_looks():
         assert set(LegibilityReader.for_look(look).classifiers) == {"color", "material", "shape", "size"}
     with pytest.raises(ValueError, match="no calibration for look 1"):
         LegibilityReader.for_look(1)
+
+
+@pytest.mark.blender
+def test_a_look_3_render_keeps_only_scenes_the_reader_reads_as_recorded(look_3_folder):
+    """Legible scenes only (look 3's default): every object of every kept scene is read as its record
+    says, and a record the pixels contradict is what the worker would re-sample."""
+    from render.legibility import LegibilityReader, misread_objects, read_frame
+
+    reader = LegibilityReader.for_look(3)
+    assert read_json(look_3_folder / "render_run.json")["legible_only"] is True
+    for scene in read_json(look_3_folder / "scenes.json")["scenes"]:
+        assert scene["render"]["legible_only"] is True
+        image, mask = read_frame(look_3_folder, scene)
+        assert misread_objects(scene, image, mask, reader) == []
+        target = max(range(len(scene["objects"])), key=lambda k: scene["objects"][k]["visible_pixels"])
+        wrong = {**scene, "objects": [dict(obj) for obj in scene["objects"]]}
+        wrong["objects"][target]["material"] = {"metal": "rubber", "rubber": "metal"}[scene["objects"][target]["material"]]
+        [line] = misread_objects(wrong, image, mask, reader)
+        assert line.startswith(f"object {target} (") and "its material reads as" in line
+
+
+def test_legible_only_is_look_3s_default_and_can_be_turned_off(tmp_path):
+    from render.cli import build_parser
+
+    assert build_parser().parse_args(["--n", "1", "--out", str(tmp_path)]).legible_only is None  # look 3 decides: on
+    assert build_parser().parse_args(["--n", "1", "--out", str(tmp_path), "--no-legible-only"]).legible_only is False

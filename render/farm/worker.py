@@ -8,6 +8,7 @@ through :func:`open_session`, so planning and the visibility checks stay testabl
 
 from __future__ import annotations
 
+import functools
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,8 +18,10 @@ from typing import NamedTuple
 import numpy as np
 
 from render.engines.devices import DeviceChoice
+from render.engines.frame import RenderedFrame
 from render.engines.registry import EngineFactory, RenderBackend, engine_factory
 from render.farm.outputs import OutputLayout, SceneFiles, encode_scene_files, write_encoded_scene
+from render.legibility import LegibilityReader, misread_objects
 from render.model.sampler import SceneOptions, SceneSamplingError, candidate_scenes
 from render.model.scene_graph import scene_graph
 from render.model.settings import RenderSettings
@@ -49,6 +52,10 @@ class RenderJob:
     # only the candidate that passes. The files are the same either way (a test checks); False
     # renders every candidate fully, for that test and the benchmark.
     mask_prepass: bool = True
+    # Legible scenes only (look 3's default): a candidate whose render the legibility reader
+    # (render/legibility.py) reads otherwise than its record, in any attribute of any object, is
+    # re-sampled like one with a hidden object.
+    legible_only: bool = False
     # What the records say the seed is: ``seed`` itself, or its commitment (--seed-file; ruclevr.secret_seed).
     seed_record: int | str | None = None
     # The engine's factory, looked up by ``settings.engine`` where the job is made; worker
@@ -107,7 +114,22 @@ def rendered_scene_record(graph: dict, job: RenderJob, visibility: list[dict]) -
     graph["render"] = {**job.settings.to_dict(), "blender_version": job.blender_version, "min_pixels": job.min_pixels}
     if job.min_visible_fraction > 0:
         graph["render"]["min_visible_fraction"] = job.min_visible_fraction
+    if job.legible_only:
+        graph["render"]["legible_only"] = True
     return graph
+
+
+@functools.cache
+def _reader(look: int) -> LegibilityReader:
+    return LegibilityReader.for_look(look)
+
+
+def rendered_problems(graph: dict, frame: RenderedFrame, job: RenderJob, visibility: list[dict]) -> list[str]:
+    """Why a rendered candidate is rejected: an object hidden or too small, or (legible only) read otherwise than recorded."""
+    problems = shown_problems(graph, visibility, job.min_pixels, job.min_visible_fraction)
+    if problems or not job.legible_only:
+        return problems
+    return misread_objects(graph, frame.image, frame.mask, _reader(job.settings.look))
 
 
 def render_scene(session: RenderBackend, job: RenderJob, index: int) -> RenderedScene:
@@ -126,13 +148,14 @@ def render_scene(session: RenderBackend, job: RenderJob, index: int) -> Rendered
         if not problems:
             frame = session.render(scene)
             visibility = object_visibility(frame.mask, len(scene.objects))
-            problems = shown_problems(graph, visibility, job.min_pixels, floor)
+            problems = rendered_problems(graph, frame, job, visibility)
         if not problems:
             return RenderedScene(frame.image, frame.mask, rendered_scene_record(graph, job, visibility))
         reasons.append(problems[0])
     raise VisibilityError(
         f"scene {index}: no candidate in {job.max_visibility_attempts} showed every object with at least "
-        f"{job.min_pixels} pixels (last: {reasons[-1]}); lower --min-pixels or --max-objects, or render larger images"
+        f"{job.min_pixels} pixels{' and legibly' if job.legible_only else ''} (last: {reasons[-1]}); lower --min-pixels "
+        "or --max-objects, or render larger images"
     )
 
 
