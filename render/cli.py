@@ -85,7 +85,8 @@ def build_parser() -> ArgumentParser:
                         f"default {DEFAULT_MIN_VISIBLE_FRACTION} for look 3, 0 (pixels only) for look 2")
     parser.add_argument("--legible-only", action=argparse.BooleanOptionalAction, default=None,
                         help="re-sample a scene whose render the legibility reader (render/legibility.py) reads otherwise "
-                             "than its record in any attribute of any object; default on for look 3, off for look 2")
+                             "than its record in any attribute of any object; default on for look 3 at 240x160 and larger, off "
+                             "for look 2 and smaller frames")
     parser.add_argument("--split", default="new", help="value of each scene's 'split' key; default 'new'")
     parser.add_argument("--condition", default=None, metavar="cogent-a|cogent-b|RULES.json",
                         help="which colours each shape may take: CLEVR's CoGenT condition A or B, or a JSON file "
@@ -126,7 +127,7 @@ def _main(argv: Sequence[str] | None) -> int:
     job = RenderJob(str(layout.root), args.seed, options, settings, farm.device, _blender_version(), min_pixels,
                     seed_record=args.seed_record,
                     min_visible_fraction=visible_fraction_floor(args),
-                    legible_only=args.look >= 3 if args.legible_only is None else args.legible_only)
+                    legible_only=legible_only(args))
     info = run_info(job)
     if shard:
         info["shard"] = shard.to_dict(args.start_index, args.n)  # for merge; the merged scenes.json leaves it out
@@ -138,6 +139,18 @@ def _main(argv: Sequence[str] | None) -> int:
     for failure in failures:
         log.error(f"{PROG}: failed: {failure}")
     return 1 if failures else 0
+
+
+#: The smallest frame the legibility reader is calibrated for (render/legibility_calibration.json).
+LEGIBLE_MIN_AREA = 240 * 160
+
+
+def legible_only(args) -> bool:
+    """--legible-only as given, else on for look 3 at frames the reader was fitted on (240x160 and up):
+    in smaller test renders an object has too few pixels for the reader to say anything."""
+    if args.legible_only is not None:
+        return args.legible_only
+    return args.look >= 3 and args.width * args.height >= LEGIBLE_MIN_AREA
 
 
 def visible_fraction_floor(args) -> float:

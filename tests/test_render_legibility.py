@@ -192,7 +192,11 @@ def test_a_look_3_render_keeps_only_scenes_the_reader_reads_as_recorded(look_3_f
 
 
 def test_legible_only_is_look_3s_default_and_can_be_turned_off(tmp_path):
-    from render.cli import build_parser
+    from render.cli import build_parser, legible_only
 
-    assert build_parser().parse_args(["--n", "1", "--out", str(tmp_path)]).legible_only is None  # look 3 decides: on
-    assert build_parser().parse_args(["--n", "1", "--out", str(tmp_path), "--no-legible-only"]).legible_only is False
+    def chosen(*argv: str) -> bool:
+        return legible_only(build_parser().parse_args(["--n", "1", "--out", str(tmp_path), *argv]))
+
+    assert chosen() and chosen("--width", "240", "--height", "160")
+    assert not chosen("--no-legible-only") and not chosen("--look", "2")
+    assert not chosen("--width", "48", "--height", "32") and chosen("--width", "48", "--height", "32", "--legible-only")
