@@ -39,8 +39,9 @@ def by_family(run):
 def test_every_scene_gets_its_questions(run):
     scenes, _, questions = run
     per_image = Counter(q["image_index"] for q in questions)
-    # 96 %, not 99 %, since issue 25 (counts rarely 0, answers balanced given the named values): 96.6 % here
-    assert sum(1 for index in range(SCENES) if per_image[index] == 10) >= 0.96 * SCENES
+    # 95 %, not 99 %, since issue 25 (counts rarely 0, answers balanced given the named values: 96.6 % here)
+    # and issue 23 (relations read in the image, unclear pairs refused): 95.9 % with both
+    assert sum(1 for index in range(SCENES) if per_image[index] == 10) >= 0.95 * SCENES
 
 
 def test_every_answer_is_its_program_run_on_its_scene(run):
