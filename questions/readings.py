@@ -174,6 +174,34 @@ def phrase_values(family: Family, structure: Structure, name: str) -> dict[str, 
     return {family.params[value]: value for value in node.value_inputs if value in family.params}
 
 
+def said_apart(family: Family, structure: Structure, params: Mapping[str, str]) -> bool:
+    """Whether the words alone keep every same-attribute phrase's anchor out of it: both name
+    one attribute, with different values ("green things … as the blue cube"). Only then is
+    "other"/«другой» left unsaid: a reader who does not see the scene cannot tell otherwise
+    whether "the sphere of the same size as the green thing" may be the green thing itself."""
+    if not structure.same_anchor:
+        return False
+    for phrase, anchor in structure.same_anchor.items():
+        mine, theirs = phrase_values(family, structure, phrase), phrase_values(family, structure, anchor)
+        if not any(params.get(mine[kind], "") and params.get(theirs[kind], "") and params[mine[kind]] != params[theirs[kind]]
+                   for kind in mine.keys() & theirs.keys()):
+            return False
+    return True
+
+
+def names_its_anchor(family: Family, structure: Structure, params: Mapping[str, str]) -> bool:
+    """Whether a same-attribute phrase names every attribute its anchor's description names
+    ("other cylinders … as the cylinder", "another green thing … as the green thing"): the anchor
+    is the only object so described, so the set is empty whatever the scene, and readers take
+    the anchor's description for one that picks out no object. No text says such a question."""
+    for phrase, anchor in structure.same_anchor.items():
+        mine, theirs = phrase_values(family, structure, phrase), phrase_values(family, structure, anchor)
+        said = {kind: params.get(value, "") for kind, value in theirs.items() if params.get(value, "")}
+        if all(kind in mine and params.get(mine[kind], "") == value for kind, value in said.items()):
+            return True
+    return False
+
+
 def bare_noun_first(family: Family, structure: Structure, params: Mapping[str, str]) -> Mapping[str, str]:
     """``params`` with the values of two coordinated phrases of a union or sum swapped where the
     first has attributes and the second none, so that the text says the bare noun first («cubes

@@ -35,7 +35,10 @@ from translate.russian_families import (
     Sites,
     agreeing_readings,
     compile_families,
+    has_attributes,
     load_families,
+    phrase_fits,
+    said_apart_in,
 )
 from translate.templates import SENTENCE_START, Agreement, CompiledTemplate, NounPhrase
 
@@ -186,8 +189,8 @@ class NativeRealiser:
         """Template ``index`` realised with ``words``, or None where it admits an unsafe reading.
 
         Pronouns stand only where exactly one earlier phrase agrees with them; elsewhere the
-        phrase they stand for is repeated. «другой»/«ещё» stay only where the anchor could be
-        the described object.
+        phrase they stand for is repeated. «другой»/«ещё» are dropped only where the words alone keep
+        the anchor out (an attribute named differently), and a «кроме» template is then refused.
         """
         template = family.templates[index]
         structure = family.structure
@@ -212,7 +215,9 @@ class NativeRealiser:
                 readings = [*readings, *more]
         drop: tuple[str, ...] = ()
         if sites.droppable and unsafe is not None:
-            drop = tuple(phrase for phrase in sites.droppable if f"self:{phrase}" not in unsafe)
+            drop = tuple(phrase for phrase in sites.droppable if said_apart_in(self._generic_nouns, sites, words, phrase, structure.same_anchor[phrase]))
+            if drop and "кроме" in template.text:
+                return None  # «кроме X» where X cannot be among them anyway reads as nonsense
         if readings and unsafe and admitted(readings, unsafe):
             return None
         if not repeat and not drop:
@@ -230,10 +235,10 @@ class NativeRealiser:
         found = []
         for relation, phrase, earlier in sites.anchor_repeats:
             found += [reading for name in earlier
-                      if (reading := f"anchor:{relation}:{name}") in unsafe and self._fits(sites, words, phrase, name)]
+                      if (reading := f"anchor:{relation}:{name}") in unsafe and phrase_fits(self._generic_nouns, sites, words, phrase, name)]
         for first, second in sites.coordinated:
             reading = f"distribute:{first}:{second}"
-            if reading in unsafe and self._has_attributes(sites, words, first) and not self._has_attributes(sites, words, second):
+            if reading in unsafe and has_attributes(sites, words, first) and not has_attributes(sites, words, second):
                 found.append(reading)
         return found
 
@@ -241,24 +246,13 @@ class NativeRealiser:
         """``words`` with two coordinated phrases of a union or sum swapped where the first has
         adjectives and the second none («кубов и жёлтых сфер», not «жёлтых сфер и кубов»)."""
         for first, second in sites.coordinated:
-            if self._has_attributes(sites, words, first) and not self._has_attributes(sites, words, second):
+            if has_attributes(sites, words, first) and not has_attributes(sites, words, second):
                 mine, theirs = dict(sites.phrase_slots[first]), dict(sites.phrase_slots[second])
                 if mine.keys() == theirs.keys():
                     words = list(words)
                     for kind, slot in mine.items():
                         words[slot], words[theirs[kind]] = words[theirs[kind]], words[slot]
         return words
-
-    def _fits(self, sites: Sites, words: list[str], phrase: str, other: str) -> bool:
-        """Whether ``phrase`` could be read as ``other``, said before it, said again: the same, a
-        wider form, or a narrower form of a phrase that names something (``questions.text.fits``)."""
-        generic = self._generic_nouns
-        mine = {kind: words[slot] for kind, slot in sites.phrase_slots.get(phrase, ()) if words[slot] and words[slot] not in generic}
-        theirs = {kind: words[slot] for kind, slot in sites.phrase_slots.get(other, ()) if words[slot] and words[slot] not in generic}
-        return mine.items() <= theirs.items() or bool(theirs) and theirs.items() <= mine.items()
-
-    def _has_attributes(self, sites: Sites, words: list[str], phrase: str) -> bool:
-        return any(words[slot] for kind, slot in sites.phrase_slots.get(phrase, ()) if kind != "shape")
 
     def _agreement_readings(
         self, template: CompiledTemplate, sites: Sites, structure: Structure, words: list[str]
@@ -286,7 +280,7 @@ class NativeRealiser:
         for site, earlier in said_before:
             # The repeated phrase must not read like another earlier one that fits it too
             # ("слева от предмета"), unless it is the last of them said: then «этого предмета».
-            alike = [name for name in earlier if name != site.phrase and self._fits(sites, words, site.phrase, name)
+            alike = [name for name in earlier if name != site.phrase and phrase_fits(self._generic_nouns, sites, words, site.phrase, name)
                      and (site.relation is None or f"anchor:{site.relation}:{name}" in structure.readings)]
             if alike and site.phrase in earlier and earlier.index(site.phrase) > max(map(earlier.index, alike)):
                 this.append(site.part)

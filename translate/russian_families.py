@@ -8,7 +8,7 @@ each family's Russian texts are compiled here (:mod:`translate.templates`) into 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -238,3 +238,29 @@ def agreeing_readings(
             said.append((site.phrase, agreement))
         chain.append(site.phrase)
     return readings, tuple(repeat), repeated
+
+
+# -- what the words chosen say about two phrases (the realiser's reading check) -----------------
+
+
+def described(generic: frozenset[str], sites: Sites, words: Sequence[str], phrase: str) -> dict[str, str]:
+    """Attribute kind -> the word a phrase says for it (none for a bare «предмет»)."""
+    return {kind: words[slot] for kind, slot in sites.phrase_slots.get(phrase, ()) if words[slot] and words[slot] not in generic}
+
+
+def phrase_fits(generic: frozenset[str], sites: Sites, words: Sequence[str], phrase: str, other: str) -> bool:
+    """Whether ``phrase`` could be read as ``other``, said before it, said again: the same, a
+    wider form, or a narrower form of a phrase that names something (``questions.text.fits``)."""
+    mine, theirs = described(generic, sites, words, phrase), described(generic, sites, words, other)
+    return mine.items() <= theirs.items() or bool(theirs) and theirs.items() <= mine.items()
+
+
+def said_apart_in(generic: frozenset[str], sites: Sites, words: Sequence[str], phrase: str, anchor: str) -> bool:
+    """Whether the words alone keep the anchor out of ``phrase``: an attribute both name
+    differently («зелёные предметы … как синий кубик»); only then is «другой» left unsaid."""
+    mine, theirs = described(generic, sites, words, phrase), described(generic, sites, words, anchor)
+    return any(mine[kind] != theirs[kind] for kind in mine.keys() & theirs.keys())
+
+
+def has_attributes(sites: Sites, words: Sequence[str], phrase: str) -> bool:
+    return any(words[slot] for kind, slot in sites.phrase_slots.get(phrase, ()) if kind != "shape")
