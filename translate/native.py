@@ -190,7 +190,7 @@ class NativeRealiser:
 
         Pronouns stand only where exactly one earlier phrase agrees with them; elsewhere the
         phrase they stand for is repeated. «другой»/«ещё» are dropped only where the words alone keep
-        the anchor out (an attribute named differently), and a «кроме» template is then refused.
+        the anchor out (an attribute named differently).
         """
         template = family.templates[index]
         structure = family.structure
@@ -216,8 +216,6 @@ class NativeRealiser:
         drop: tuple[str, ...] = ()
         if sites.droppable and unsafe is not None:
             drop = tuple(phrase for phrase in sites.droppable if said_apart_in(self._generic_nouns, sites, words, phrase, structure.same_anchor[phrase]))
-            if drop and "кроме" in template.text:
-                return None  # «кроме X» where X cannot be among them anyway reads as nonsense
         if readings and unsafe and admitted(readings, unsafe):
             return None
         if not repeat and not drop:
