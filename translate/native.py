@@ -37,6 +37,7 @@ from translate.russian_families import (
     compile_families,
     has_attributes,
     load_families,
+    other_parts,
     phrase_fits,
     said_apart_in,
 )
@@ -218,12 +219,13 @@ class NativeRealiser:
             drop = tuple(phrase for phrase in sites.droppable if said_apart_in(self._generic_nouns, sites, words, phrase, structure.same_anchor[phrase]))
         if readings and unsafe and admitted(readings, unsafe):
             return None
-        if not repeat and not drop:
+        other = other_parts(self._generic_nouns, sites, structure, words, unsafe) if structure.relation_target else ()
+        if not repeat and not drop and not other:
             return self._assemble(template, words)
-        key = (index, repeat, drop, this)
+        key = (index, repeat, drop, this, other)
         special = family.special.get(key)
         if special is None:
-            special = family.special[key] = self._special_template(template, family.slots, repeat, drop, sites.phrase_parts, this)
+            special = family.special[key] = self._special_template(template, family.slots, repeat, drop, sites.phrase_parts, this, other)
         return self._assemble(special, words)
 
     def _phrase_readings(self, sites: Sites, words: list[str], unsafe: list[str]) -> list[str]:
@@ -280,7 +282,8 @@ class NativeRealiser:
             # ("слева от предмета"), unless it is the last of them said: then «этого предмета».
             alike = [name for name in earlier if name != site.phrase and phrase_fits(self._generic_nouns, sites, words, site.phrase, name)
                      and (site.relation is None or f"anchor:{site.relation}:{name}" in structure.readings)]
-            if alike and site.phrase in earlier and earlier.index(site.phrase) > max(map(earlier.index, alike)):
+            # «этот» also where nothing else fits: «Посмотри на X. Такого же ли цвета этот X …».
+            if site.phrase in earlier and (not alike or earlier.index(site.phrase) > max(map(earlier.index, alike))):
                 this.append(site.part)
                 continue
             if site.relation is None:
@@ -299,10 +302,10 @@ class NativeRealiser:
 
     def _special_template(
         self, template: CompiledTemplate, slots: tuple[str, ...], repeat: tuple[int, ...], drop: tuple[str, ...],
-        phrase_parts: Mapping[str, NounPhrase], this: tuple[int, ...] = (),
+        phrase_parts: Mapping[str, NounPhrase], this: tuple[int, ...] = (), other: tuple[int, ...] = (),
     ) -> CompiledTemplate:
         """``template`` with pronouns replaced by the phrase they stand for (after «этот» where
-        ``this`` says so) and «другой»/«ещё» dropped."""
+        ``this`` says so), «другой»/«ещё» dropped, and «другой» said before the parts ``other``."""
         parts: list[object] = []
         for index, part in enumerate(template.parts):
             if index in repeat:
@@ -317,6 +320,9 @@ class NativeRealiser:
                 modifiers = tuple(m for m in part.modifiers if m[1] not in OTHER_WORDS)
                 part = NounPhrase(part.relation, modifiers, part.head_slot, part.head_noun, part.case, part.number, part.reads,
                                   part.adjectives_only)
+            elif index in other:
+                part = NounPhrase(part.relation, (("adjective", "другой"), *part.modifiers), part.head_slot,  # type: ignore[union-attr]
+                                  part.head_noun, part.case, part.number, part.reads, part.adjectives_only)  # type: ignore[union-attr]
             parts.append(part)
         return CompiledTemplate(template.text, tuple(parts), template.several_sentences)  # type: ignore[arg-type]  # parts are the template's own kinds
 

@@ -264,3 +264,26 @@ def said_apart_in(generic: frozenset[str], sites: Sites, words: Sequence[str], p
 
 def has_attributes(sites: Sites, words: Sequence[str], phrase: str) -> bool:
     return any(words[slot] for kind, slot in sites.phrase_slots.get(phrase, ()) if kind != "shape")
+
+
+def other_parts(generic: frozenset[str], sites: Sites, structure: Structure, words: Sequence[str], unsafe: Sequence[str] | None) -> tuple[int, ...]:
+    """The parts of a chain's middle phrases (anchors of a later relation) a reader could take for
+    an earlier object said again, to be said with «другой»: a phrase that fits its own anchor, said before it (never the same object: «Левее
+    красного предмета находится другой предмет»), or an earlier object where the reading with that
+    object as the next relation's anchor is unsafe (so they differ on this scene)."""
+    found: list[int] = []
+    said: list[str] = []
+    for site in sites.sites:
+        if site.role != "phrase":
+            continue
+        phrase = site.phrase
+        part = sites.phrase_parts.get(phrase)
+        onward = [r for r, anchor in structure.relation_anchor.items() if anchor == phrase]
+        if said and onward and part is not None and not any(value in OTHER_WORDS for _, value in part.modifiers):
+            own = {structure.relation_anchor.get(r) for r, target in structure.relation_target.items() if target == phrase}
+            if any(phrase_fits(generic, sites, words, phrase, earlier)
+                   and (earlier in own or any(f"anchor:{r}:{earlier}" in (unsafe or ()) for r in onward))
+                   for earlier in said if earlier != phrase):
+                found.append(site.part)
+        said.append(phrase)
+    return tuple(found)
