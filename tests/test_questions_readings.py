@@ -124,7 +124,7 @@ def test_a_pronoun_with_two_agreeing_antecedents_is_replaced_by_its_phrase(tmp_p
     realiser = NativeRealiser(family_folder(tmp_path, family, [template]))
     for text in russian_texts(realiser, question):
         assert not re.search(r"\b(него|нём|ним|неё|ней)\b", text), text
-        assert re.search(r"(справа от|правее) (куба|кубика)\?$", text), text
+        assert re.search(r"(справа от|правее) этого (куба|кубика)\?$", text), text
     # A feminine phrase among masculine ones is the only one that agrees: the pronoun stays.
     sphere_scene = scene_of(
         ("large", "gray", "rubber", "cylinder", 0, 0), ("small", "red", "metal", "sphere", 1, 0),
