@@ -14,7 +14,11 @@ once, for every language:
 - ``distribute:<P>:<Q>`` — the attributes of phrase ``<P>`` also describe the coordinated phrase
   ``<Q>`` («жёлтых сфер и кубов»: yellow cubes too);
 - ``union:<n>`` — the sum of two counts at program node ``n`` read as the number of objects in
-  either set, each counted once («сколько всего A и B вместе»).
+  either set, each counted once («сколько всего A и B вместе»);
+- ``same:<P>:<Q>`` — in a chain, phrase ``<P>`` read as the earlier object ``<Q>`` said again
+  («Впереди крупного блестящего предмета находится предмет. Какой формы крупный блестящий
+  предмет слева от него?»): written, like ``self``, wherever the two are different objects, so
+  that a realiser may say «другой».
 
 A repeated phrase that an earlier object also fits («…находится крупный предмет. Сколько
 предметов левее крупного предмета») is an ``anchor`` reading: which texts admit it is the
@@ -141,6 +145,9 @@ def _structure(family: Family) -> Structure:
     coordinated, sums = _coordination(program, by_filter)
     readings += [f"distribute:{p}:{q}" for pair in coordinated for p, q in (pair, pair[::-1])]
     readings += [f"union:{node}" for node in sums]
+    if relation_target:  # chains: a described object a reader may take for an earlier one said again
+        readings += [f"same:{p}:{q}" for p in phrases for q in phrases
+                     if p != q and phrases[p].unique is not None and phrases[q].unique is not None]
     return Structure(phrases, relation_target, relation_anchor, same_anchor, unions, coordinated, sums, tuple(readings))
 
 
@@ -276,6 +283,12 @@ class ReadingCheck:
                     sets = [outputs[self.family.program[i].inputs[0]] for i in node.inputs]
                     counted_once = (sets[0] | sets[1]).bit_count()
                     other = format_answer(run_plan(self.plan, choices, scene, (int(rest), _constant(counted_once)), outputs)[-1])
+                elif kind == "same":  # two objects, not one: recorded whatever the answer
+                    mine, _, theirs = rest.partition(":")
+                    phrases = self.structure.phrases
+                    if outputs[phrases[mine].unique] != outputs[phrases[theirs].unique]:  # type: ignore[index]  # both have one
+                        unsafe.append(reading)
+                    continue
                 else:  # self: does the anchor pass the phrase's own description?
                     phrase = self.structure.phrases[rest]
                     source = self.family.program[phrase.filter].inputs[0]

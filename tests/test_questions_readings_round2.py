@@ -88,7 +88,7 @@ def test_a_middle_object_that_fits_its_anchor_is_another_one(families, realiser)
         assert re.search(r"\bдруг\w+ коричнев", text) and re.search(r"\bэт\w+ коричнев", text), text
 
 
-def test_a_middle_object_the_unsafe_readings_set_apart_from_an_earlier_one_is_another_one(families, realiser):
+def test_a_chain_object_the_recorded_readings_set_apart_from_an_earlier_one_is_another_one(families, realiser):
     family = families["count/three_hop"]
     # A red cube; behind it a sphere; right of the sphere a red cylinder (the only red thing there);
     # cubes in front of the cylinder: one, in front of the red cube: two.
@@ -101,7 +101,8 @@ def test_a_middle_object_the_unsafe_readings_set_apart_from_an_earlier_one_is_an
     for text in russian_texts(realiser, question):
         assert re.search(r"\bдруг\w+ красн", text), text
     # Where no such reading is recorded the red thing may be the first one: «другой» would be false.
-    maybe_same = {**question, UNSAFE_FIELD: [r for r in question[UNSAFE_FIELD] if r != "anchor:<R3>:<S>"]}
+    assert "same:<S3>:<S>" in question[UNSAFE_FIELD]  # two objects: the red cylinder is not the red cube
+    maybe_same = {**question, UNSAFE_FIELD: [r for r in question[UNSAFE_FIELD] if r != "same:<S3>:<S>"]}
     for text in russian_texts(realiser, maybe_same):
         assert not re.search(r"\bдруг\w+ красн", text), text
 
@@ -112,3 +113,19 @@ def test_a_pronoun_said_again_as_its_phrase_says_this(realiser):
     text = realiser.render("compare/one_hop/color", params, 2)
     # «он» would have two masculine antecedents (предмет, куб): the phrase is said again, with «этот».
     assert re.search(r"Такого же ли цвета этот металлический (предмет|объект), как большой цилиндр\?$", text), text
+
+
+def test_the_asked_object_of_a_chain_is_another_one_only_where_it_differs_from_every_earlier_it_fits(families, realiser):
+    family = families["query/two_hop/shape"]
+    # In front of the large metal cube a sphere; left of the sphere: the large metal cube (it is
+    # the asked object: same object, no «другой») or, on the second scene, a large metal cylinder.
+    values = {"<Z>": "large", "<M>": "metal", "<S>": "cube", "<R>": "front", "<R2>": "left", "<Z3>": "large", "<M3>": "metal"}
+    same = question_on(family, scene_of(("large", "red", "metal", "cube", 0, 0), ("small", "red", "rubber", "sphere", 1, 2)), values)
+    assert same["answer"] == "cube" and "same:<S3>:<S>" not in same[UNSAFE_FIELD]
+    other = question_on(family, scene_of(("large", "red", "metal", "cube", 0, 0), ("small", "red", "rubber", "sphere", -0.5, 2),
+                                         ("large", "blue", "metal", "cylinder", -1, -1)), values)
+    assert other["answer"] == "cylinder" and "same:<S3>:<S>" in other[UNSAFE_FIELD]
+    for text in russian_texts(realiser, same):
+        assert not re.search(r"\bдруг\w+ (больш|крупн)", text), text
+    for text in russian_texts(realiser, other):
+        assert re.search(r"\bдруг\w+ (больш|крупн)\w+ (металлическ|блестящ)", text), text

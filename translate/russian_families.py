@@ -267,23 +267,23 @@ def has_attributes(sites: Sites, words: Sequence[str], phrase: str) -> bool:
 
 
 def other_parts(generic: frozenset[str], sites: Sites, structure: Structure, words: Sequence[str], unsafe: Sequence[str] | None) -> tuple[int, ...]:
-    """The parts of a chain's middle phrases (anchors of a later relation) a reader could take for
-    an earlier object said again, to be said with «другой»: a phrase that fits its own anchor, said before it (never the same object: «Левее
-    красного предмета находится другой предмет»), or an earlier object where the reading with that
-    object as the next relation's anchor is unsafe (so they differ on this scene)."""
+    """The parts of a chain's phrases a reader could take for an earlier object said again, to be
+    said with «другой»: a phrase that fits an earlier one, where every earlier phrase it fits is
+    another object: its own anchor (never the same object: «Левее красного предмета находится
+    другой предмет»), or one the question's ``same:<P>:<Q>`` reading sets apart on its scene."""
     found: list[int] = []
     said: list[str] = []
+    recorded = set(unsafe or ())
     for site in sites.sites:
         if site.role != "phrase":
             continue
         phrase = site.phrase
         part = sites.phrase_parts.get(phrase)
-        onward = [r for r, anchor in structure.relation_anchor.items() if anchor == phrase]
-        if said and onward and part is not None and not any(value in OTHER_WORDS for _, value in part.modifiers):
+        if said and part is not None and structure.phrases.get(phrase) is not None and structure.phrases[phrase].unique is not None \
+                and not any(value in OTHER_WORDS for _, value in part.modifiers):
             own = {structure.relation_anchor.get(r) for r, target in structure.relation_target.items() if target == phrase}
-            if any(phrase_fits(generic, sites, words, phrase, earlier)
-                   and (earlier in own or any(f"anchor:{r}:{earlier}" in (unsafe or ()) for r in onward))
-                   for earlier in said if earlier != phrase):
+            fitted = [earlier for earlier in said if earlier != phrase and phrase_fits(generic, sites, words, phrase, earlier)]
+            if fitted and all(earlier in own or f"same:{phrase}:{earlier}" in recorded for earlier in fitted):
                 found.append(site.part)
         said.append(phrase)
     return tuple(found)
