@@ -197,14 +197,20 @@ def said_apart(family: Family, structure: Structure, params: Mapping[str, str]) 
 
 
 def names_its_anchor(family: Family, structure: Structure, params: Mapping[str, str]) -> bool:
-    """Whether a same-attribute phrase names every attribute its anchor's description names
-    ("other cylinders … as the cylinder", "another green thing … as the green thing"): the anchor
-    is the only object so described, so the set is empty whatever the scene, and readers take
-    the anchor's description for one that picks out no object. No text says such a question."""
-    for phrase, anchor in structure.same_anchor.items():
+    """Whether a phrase names every attribute an earlier object's description names, so that only
+    that object can be it: a same-attribute phrase and its anchor ("other cylinders … as the
+    cylinder": none whatever the scene), or two objects of a chain («Впереди цилиндра расположен
+    маленький предмет. За ним расположен цилиндр»: the first cylinder again, read as a new one).
+    Readers take the repeated description for one that picks out another object: no text says
+    such a question."""
+    pairs = list(structure.same_anchor.items())
+    if structure.relation_target:
+        ones = [name for name, phrase in structure.phrases.items() if phrase.unique is not None]
+        pairs += [(later, earlier) for i, earlier in enumerate(ones) for later in ones[i + 1:]]
+    for phrase, anchor in pairs:
         mine, theirs = phrase_values(family, structure, phrase), phrase_values(family, structure, anchor)
         said = {kind: params.get(value, "") for kind, value in theirs.items() if params.get(value, "")}
-        if all(kind in mine and params.get(mine[kind], "") == value for kind, value in said.items()):
+        if said and all(kind in mine and params.get(mine[kind], "") == value for kind, value in said.items()):
             return True
     return False
 

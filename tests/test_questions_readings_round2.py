@@ -129,3 +129,24 @@ def test_the_asked_object_of_a_chain_is_another_one_only_where_it_differs_from_e
         assert not re.search(r"\bдруг\w+ (больш|крупн)", text), text
     for text in russian_texts(realiser, other):
         assert re.search(r"\bдруг\w+ (больш|крупн)\w+ (металлическ|блестящ)", text), text
+
+
+def test_a_chain_object_described_as_an_earlier_one_is_never_asked(families):
+    family = families["query/three_hop/color"]
+    structure = structure_of(family)
+    params = {name: "" for name in family.params} | {"<S>": "cylinder", "<R>": "front", "<Z2>": "small", "<R2>": "behind",
+                                                      "<S3>": "cylinder", "<R3>": "left"}
+    # «Впереди цилиндра расположен маленький предмет. За ним расположен цилиндр»: the one cylinder again.
+    assert names_its_anchor(family, structure, params)
+    assert not names_its_anchor(family, structure, params | {"<S3>": "", "<C3>": "red"})
+    refusals: Counter[str] = Counter()
+    assert readable_english(family, params, [], load_vocabulary(), RandomStream.for_unit("questions.search", 0, 0), 0, refusals) is None
+
+
+def test_a_subject_said_again_after_what_located_it_says_this(realiser):
+    params = {
+        "<Z>": "", "<C>": "", "<M>": "metal", "<S>": "", "<R>": "left", "<Z2>": "", "<C2>": "", "<M2>": "", "<S2>": "",
+        "<Z3>": "small", "<C3>": "", "<M3>": "", "<S3>": ""}
+    text = realiser.render("compare/one_hop/shape", params, 2)
+    # «Посмотри на предмет слева от металлического предмета. Такой же ли формы этот предмет, …»
+    assert re.search(r"^Посмотри на (предмет|объект) (слева от|левее) металлического \w+\. .* этот (предмет|объект), ", text), text

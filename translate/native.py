@@ -39,6 +39,7 @@ from translate.russian_families import (
     load_families,
     other_parts,
     phrase_fits,
+    phrase_readings,
     said_apart_in,
 )
 from translate.templates import SENTENCE_START, Agreement, CompiledTemplate, NounPhrase
@@ -211,7 +212,7 @@ class NativeRealiser:
         if sites.coordinated:
             words = self._bare_noun_first(sites, words)
         if unsafe and (sites.anchor_repeats or sites.coordinated):
-            more = self._phrase_readings(sites, words, unsafe)
+            more = phrase_readings(self._generic_nouns, sites, words, unsafe)
             if more:
                 readings = [*readings, *more]
         drop: tuple[str, ...] = ()
@@ -227,20 +228,6 @@ class NativeRealiser:
         if special is None:
             special = family.special[key] = self._special_template(template, family.slots, repeat, drop, sites.phrase_parts, this, other)
         return self._assemble(special, words)
-
-    def _phrase_readings(self, sites: Sites, words: list[str], unsafe: list[str]) -> list[str]:
-        """Unsafe readings the written phrases admit: a phrase after a relation that an object said
-        before it also fits (``anchor``), and adjectives of a phrase reaching a bare noun joined to
-        it by «и»/«или» (``distribute``)."""
-        found = []
-        for relation, phrase, earlier in sites.anchor_repeats:
-            found += [reading for name in earlier
-                      if (reading := f"anchor:{relation}:{name}") in unsafe and phrase_fits(self._generic_nouns, sites, words, phrase, name)]
-        for first, second in sites.coordinated:
-            reading = f"distribute:{first}:{second}"
-            if reading in unsafe and has_attributes(sites, words, first) and not has_attributes(sites, words, second):
-                found.append(reading)
-        return found
 
     def _bare_noun_first(self, sites: Sites, words: list[str]) -> list[str]:
         """``words`` with two coordinated phrases of a union or sum swapped where the first has
@@ -282,8 +269,10 @@ class NativeRealiser:
             # ("слева от предмета"), unless it is the last of them said: then «этого предмета».
             alike = [name for name in earlier if name != site.phrase and phrase_fits(self._generic_nouns, sites, words, site.phrase, name)
                      and (site.relation is None or f"anchor:{site.relation}:{name}" in structure.readings)]
-            # «этот» also where nothing else fits: «Посмотри на X. Такого же ли цвета этот X …».
-            if site.phrase in earlier and (not alike or earlier.index(site.phrase) > max(map(earlier.index, alike))):
+            # «этот» also where nothing else fits, or (no relation) only what located it: «Посмотри на X левее Y. … этот X».
+            own = () if site.relation else [structure.relation_anchor.get(r) for r, t in structure.relation_target.items() if t == site.phrase]
+            others = [name for name in alike if name not in own]
+            if site.phrase in earlier and (not others or earlier.index(site.phrase) > max(map(earlier.index, others))):
                 this.append(site.part)
                 continue
             if site.relation is None:

@@ -287,3 +287,18 @@ def other_parts(generic: frozenset[str], sites: Sites, structure: Structure, wor
                 found.append(site.part)
         said.append(phrase)
     return tuple(found)
+
+
+def phrase_readings(generic: frozenset[str], sites: Sites, words: Sequence[str], unsafe: Sequence[str]) -> list[str]:
+    """Unsafe readings the written phrases admit: a phrase after a relation that an object said
+    before it also fits (``anchor``), and adjectives of a phrase reaching a bare noun joined to
+    it by «и»/«или» (``distribute``)."""
+    found = []
+    for relation, phrase, earlier in sites.anchor_repeats:
+        found += [reading for name in earlier
+                  if (reading := f"anchor:{relation}:{name}") in unsafe and phrase_fits(generic, sites, words, phrase, name)]
+    for first, second in sites.coordinated:
+        reading = f"distribute:{first}:{second}"
+        if reading in unsafe and has_attributes(sites, words, first) and not has_attributes(sites, words, second):
+            found.append(reading)
+    return found
