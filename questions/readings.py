@@ -206,7 +206,12 @@ def names_its_anchor(family: Family, structure: Structure, params: Mapping[str, 
     pairs = list(structure.same_anchor.items())
     if structure.relation_target:
         ones = [name for name, phrase in structure.phrases.items() if phrase.unique is not None]
-        pairs += [(later, earlier) for i, earlier in enumerate(ones) for later in ones[i + 1:]]
+        program = family.program
+        # an object found by a relation («За ним расположен цилиндр») and an earlier one, the only
+        # one so described in the whole scene (its filter reads the scene)
+        found = set(structure.relation_target.values())
+        pairs += [(later, earlier) for i, earlier in enumerate(ones) for later in ones[i + 1:]
+                  if later in found and program[program[structure.phrases[earlier].filter].inputs[0]].function == "scene"]
     for phrase, anchor in pairs:
         mine, theirs = phrase_values(family, structure, phrase), phrase_values(family, structure, anchor)
         said = {kind: params.get(value, "") for kind, value in theirs.items() if params.get(value, "")}
