@@ -150,3 +150,14 @@ def test_a_subject_said_again_after_what_located_it_says_this(realiser):
     text = realiser.render("compare/one_hop/shape", params, 2)
     # «Посмотри на предмет слева от металлического предмета. Такой же ли формы этот предмет, …»
     assert re.search(r"^Посмотри на (предмет|объект) (слева от|левее) металлического \w+\. .* этот (предмет|объект), ", text), text
+
+
+def test_a_set_found_by_a_relation_that_fits_its_anchor_is_of_other_objects(realiser):
+    params = {"<Z>": "large", "<C>": "", "<M>": "", "<S>": "", "<R>": "left", "<Z2>": "large", "<C2>": "", "<M2>": "", "<S2>": ""}
+    # «Есть ли слева от большого предмета какой-нибудь большой предмет?»: the anchor is never among them.
+    assert realiser.render("exist/one_hop", params, 1) == "Есть ли слева от большого предмета какой-нибудь другой большой предмет?"
+    # Said before its anchor, the set needs nothing: «Есть ли большие предметы слева от большого предмета?»
+    assert "друг" not in realiser.render("exist/one_hop", params, 0)
+    # The anchor said after the object it locates is not «другой» (it is found by no relation).
+    metal = {"<Z>": "", "<C>": "", "<M>": "metal", "<S>": "sphere", "<R>": "front", "<Z2>": "", "<C2>": "", "<M2>": "metal", "<S2>": ""}
+    assert "друг" not in realiser.render("query/one_hop/shape", metal, 1)

@@ -309,9 +309,11 @@ class NativeRealiser:
                 modifiers = tuple(m for m in part.modifiers if m[1] not in OTHER_WORDS)
                 part = NounPhrase(part.relation, modifiers, part.head_slot, part.head_noun, part.case, part.number, part.reads,
                                   part.adjectives_only)
-            elif index in other:
-                part = NounPhrase(part.relation, (("adjective", "другой"), *part.modifiers), part.head_slot,  # type: ignore[union-attr]
-                                  part.head_noun, part.case, part.number, part.reads, part.adjectives_only)  # type: ignore[union-attr]
+            elif index in other:  # «другой» before the attributes, after «какой-нибудь»
+                at = next((i for i, (kind, _) in enumerate(part.modifiers) if kind == "slot"), len(part.modifiers))  # type: ignore[union-attr]
+                modifiers = (*part.modifiers[:at], ("adjective", "другой"), *part.modifiers[at:])  # type: ignore[union-attr]
+                part = NounPhrase(part.relation, modifiers, part.head_slot, part.head_noun, part.case, part.number, part.reads,  # type: ignore[union-attr]
+                                  part.adjectives_only)  # type: ignore[union-attr]
             parts.append(part)
         return CompiledTemplate(template.text, tuple(parts), template.several_sentences)  # type: ignore[arg-type]  # parts are the template's own kinds
 

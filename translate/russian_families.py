@@ -267,20 +267,20 @@ def has_attributes(sites: Sites, words: Sequence[str], phrase: str) -> bool:
 
 
 def other_parts(generic: frozenset[str], sites: Sites, structure: Structure, words: Sequence[str], unsafe: Sequence[str] | None) -> tuple[int, ...]:
-    """The parts of a chain's phrases a reader could take for an earlier object said again, to be
-    said with «другой»: a phrase that fits an earlier one, where every earlier phrase it fits is
-    another object: its own anchor (never the same object: «Левее красного предмета находится
+    """The parts of phrases found by a relation that a reader could take for an earlier object said
+    again, to be said with «другой»: a phrase that fits an earlier one, where every earlier phrase
+    it fits is another object: its own anchor (never the same object: «Левее красного предмета находится
     другой предмет»), or one the question's ``same:<P>:<Q>`` reading sets apart on its scene."""
     found: list[int] = []
     said: list[str] = []
     recorded = set(unsafe or ())
+    found_by_relation = set(structure.relation_target.values())
     for site in sites.sites:
         if site.role != "phrase":
             continue
         phrase = site.phrase
         part = sites.phrase_parts.get(phrase)
-        if said and part is not None and structure.phrases.get(phrase) is not None and structure.phrases[phrase].unique is not None \
-                and not any(value in OTHER_WORDS for _, value in part.modifiers):
+        if said and part is not None and phrase in found_by_relation and not any(value in OTHER_WORDS for _, value in part.modifiers):
             own = {structure.relation_anchor.get(r) for r, target in structure.relation_target.items() if target == phrase}
             fitted = [earlier for earlier in said if earlier != phrase and phrase_fits(generic, sites, words, phrase, earlier)]
             if fitted and all(earlier in own or f"same:{phrase}:{earlier}" in recorded for earlier in fitted):
