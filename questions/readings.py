@@ -220,6 +220,25 @@ def names_its_anchor(family: Family, structure: Structure, params: Mapping[str, 
     return False
 
 
+def loops_back(family: Family, structure: Structure, params: Mapping[str, str], unsafe: Sequence[str]) -> bool:
+    """Whether an object found by a relation is an earlier object of the chain that its words fit,
+    said as if new («Правее серого шара расположен другой шар. Впереди этого шара расположен
+    шар»: the gray ball again). ``same:<P>:<Q>`` is recorded wherever the two differ; no text says
+    such a question."""
+    recorded = set(unsafe)
+    for later in set(structure.relation_target.values()):
+        if structure.phrases[later].unique is None:
+            continue
+        mine = {kind: params.get(value, "") for kind, value in phrase_values(family, structure, later).items() if params.get(value, "")}
+        for earlier, phrase in structure.phrases.items():
+            if earlier == later or phrase.unique is None or f"same:{later}:{earlier}" in recorded:
+                continue
+            theirs = {kind: params.get(value, "") for kind, value in phrase_values(family, structure, earlier).items() if params.get(value, "")}
+            if mine.items() <= theirs.items() or theirs and theirs.items() <= mine.items():
+                return True
+    return False
+
+
 def bare_noun_first(family: Family, structure: Structure, params: Mapping[str, str]) -> Mapping[str, str]:
     """``params`` with the values of two coordinated phrases of a union or sum swapped where the
     first has attributes and the second none, so that the text says the bare noun first («cubes

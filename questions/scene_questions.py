@@ -25,6 +25,7 @@ from questions.readings import (
     UNSAFE_FIELD,
     admitted,
     bare_noun_first,
+    loops_back,
     names_its_anchor,
     reading_check,
     said_apart,
@@ -313,7 +314,8 @@ def readable_english(
     """The English question from the first template, from ``first`` on, whose text admits no
     reading in ``unsafe`` (:mod:`questions.readings`); "other"/"another" are dropped where the
     words alone keep the anchor out (``said_apart``). None when every template admits one, or
-    when a same-attribute phrase names all its anchor's attributes (``names_its_anchor``).
+    when a phrase names all its anchor's attributes (``names_its_anchor``) or a chain comes back
+    to an earlier object as if to a new one (``loops_back``).
 
     ``refusals`` counts, per template ("<family> en <index>"), the refusals after which another
     template was used, and under "<family> en all" the questions no template could say with one
@@ -321,7 +323,7 @@ def readable_english(
     """
     structure = structure_of(family)
     templates = family.text["en"]
-    if names_its_anchor(family, structure, params):
+    if names_its_anchor(family, structure, params) or structure.relation_target and loops_back(family, structure, params, unsafe):
         refusals[f"{family.id} en {NO_TEMPLATE}"] += 1
         return None
     refused = []

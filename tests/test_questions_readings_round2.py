@@ -19,7 +19,7 @@ from test_questions_readings import english, question_on, russian_texts, scene_o
 from assets.vocabulary import load_vocabulary
 from questions.families import load_families
 from questions.random_stream import RandomStream
-from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, names_its_anchor, said_apart, structure_of
+from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, loops_back, names_its_anchor, said_apart, structure_of
 from questions.scene_questions import readable_english
 from translate.native import NativeRealiser
 
@@ -161,3 +161,22 @@ def test_a_set_found_by_a_relation_that_fits_its_anchor_is_of_other_objects(real
     # The anchor said after the object it locates is not «другой» (it is found by no relation).
     metal = {"<Z>": "", "<C>": "", "<M>": "metal", "<S>": "sphere", "<R>": "front", "<Z2>": "", "<C2>": "", "<M2>": "metal", "<S2>": ""}
     assert "друг" not in realiser.render("query/one_hop/shape", metal, 1)
+
+
+def test_a_chain_coming_back_to_an_earlier_object_is_never_asked(families):
+    family = families["query/two_hop/size"]
+    structure = structure_of(family)
+    values = {"<C>": "gray", "<S>": "cube", "<R>": "right", "<S2>": "sphere", "<C3>": "gray"}
+    # «Правее серого куба находится сфера. Какого размера серый предмет левее этой сферы?»: the cube itself.
+    back = question_on(family, scene_of(("large", "gray", "metal", "cube", 0, 0), ("small", "red", "rubber", "sphere", 1, 0)),
+                       values | {"<R2>": "left"})
+    assert back["answer"] == "large" and "same:<S3>:<S>" not in back[UNSAFE_FIELD]
+    assert loops_back(family, structure, back["params"], back[UNSAFE_FIELD])
+    refusals: Counter[str] = Counter()
+    vocabulary = load_vocabulary()
+    assert readable_english(family, back["params"], back[UNSAFE_FIELD], vocabulary, RandomStream.for_unit("questions.search", 0, 0), 0, refusals) is None
+    # In front of the sphere: another gray thing, a question with one reading.
+    ahead = question_on(family, scene_of(("large", "gray", "metal", "cube", 0, 0), ("small", "red", "rubber", "sphere", 1, 0),
+                                         ("small", "gray", "rubber", "cylinder", 2, 3)), values | {"<R2>": "front"})
+    assert ahead["answer"] == "small" and "same:<S3>:<S>" in ahead[UNSAFE_FIELD]
+    assert not loops_back(family, structure, ahead["params"], ahead[UNSAFE_FIELD])
