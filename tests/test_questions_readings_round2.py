@@ -17,6 +17,7 @@ import pytest
 from test_questions_readings import english, question_on, russian_texts, scene_of
 
 from assets.vocabulary import load_vocabulary
+from filter.morph import MorphChecker
 from questions.families import load_families
 from questions.random_stream import RandomStream
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, loops_back, names_its_anchor, said_apart, structure_of
@@ -180,3 +181,16 @@ def test_a_chain_coming_back_to_an_earlier_object_is_never_asked(families):
                                          ("small", "gray", "rubber", "cylinder", 2, 3)), values | {"<R2>": "front"})
     assert ahead["answer"] == "small" and "same:<S3>:<S>" in ahead[UNSAFE_FIELD]
     assert not loops_back(family, structure, ahead["params"], ahead[UNSAFE_FIELD])
+
+
+def test_a_pronoun_right_after_the_phrase_its_relation_describes_stands_for_the_other_one(realiser):
+    params = {"<Z>": "", "<C>": "purple", "<M>": "rubber", "<S>": "", "<R>": "left", "<Z2>": "", "<C2>": "purple", "<M2>": "",
+              "<S2>": ""}
+    # «… другой фиолетовый предмет слева от него»: «него» cannot be the phrase «слева от него» describes.
+    text = realiser.render("query/one_hop/material", params, 2)
+    assert re.search(r"другой фиолетовый (предмет|объект) слева от него\?$", text), text
+    checker = MorphChecker()
+    assert checker.problems(text) == []
+    # Two nouns before it that it could stand for: still refused by the filter.
+    assert checker.problems("Посмотри на куб за цилиндром. Что слева от него?")
+    assert checker.problems("Посмотри на куб за цилиндром. Что за ним?")

@@ -224,7 +224,10 @@ def agreeing_readings(
             target = structure.relation_target.get(site.relation)
             readings += [f"attach:{site.relation}:{name}" for name in chain if name != target]
         if site.role == "pronoun":
-            if [name for name, other in said if other == agreement] != [site.phrase]:
+            # «другой объект слева от него»: a pronoun right after the phrase its relation describes
+            # cannot stand for that phrase.
+            head = chain[-1] if site.chained and chain and chain[-1] == structure.relation_target.get(site.relation or "") else None
+            if [name for name, other in said if other == agreement and name != head] != [site.phrase]:
                 repeat.append(site.part)
                 repeated.append((site, [name for name, _ in said]))
         elif site.role == "which":
