@@ -194,3 +194,12 @@ def test_a_pronoun_right_after_the_phrase_its_relation_describes_stands_for_the_
     # Two nouns before it that it could stand for: still refused by the filter.
     assert checker.problems("Посмотри на куб за цилиндром. Что слева от него?")
     assert checker.problems("Посмотри на куб за цилиндром. Что за ним?")
+
+
+def test_a_scene_wide_phrase_said_again_word_for_word_is_this_one(realiser):
+    params = {"<Z>": "", "<C>": "brown", "<M>": "", "<S>": "", "<Z2>": "", "<C2>": "brown", "<M2>": "", "<S2>": "", "<R>": "left",
+              "<Z3>": "", "<C3>": "", "<M3>": "", "<S3>": ""}
+    # Both «коричневый предмет» are the only brown thing: the second is «этот», not a new one.
+    text = realiser.render("compare/zero_one_hop/size", params, 1)
+    assert text == "Совпадает ли размер коричневого предмета с размером предмета слева от этого коричневого предмета?", text
+    assert "этого" not in realiser.render("compare/zero_one_hop/size", params | {"<C2>": "red"}, 1)

@@ -41,6 +41,7 @@ from translate.russian_families import (
     phrase_fits,
     phrase_readings,
     said_apart_in,
+    same_object_parts,
 )
 from translate.templates import SENTENCE_START, Agreement, CompiledTemplate, NounPhrase
 
@@ -221,12 +222,14 @@ class NativeRealiser:
         if readings and unsafe and admitted(readings, unsafe):
             return None
         other = other_parts(self._generic_nouns, sites, structure, words, unsafe) if structure.relation_target else ()
-        if not repeat and not drop and not other:
+        these = same_object_parts(self._generic_nouns, sites, structure, words) if len(structure.phrases) > 1 else ()
+        if not repeat and not drop and not other and not these:
             return self._assemble(template, words)
-        key = (index, repeat, drop, this, other)
+        key = (index, repeat, drop, this, other, these)
         special = family.special.get(key)
         if special is None:
-            special = family.special[key] = self._special_template(template, family.slots, repeat, drop, sites.phrase_parts, this, other)
+            special = family.special[key] = self._special_template(
+                template, family.slots, repeat, drop, sites.phrase_parts, this, (other, these))
         return self._assemble(special, words)
 
     def _bare_noun_first(self, sites: Sites, words: list[str]) -> list[str]:
@@ -291,10 +294,11 @@ class NativeRealiser:
 
     def _special_template(
         self, template: CompiledTemplate, slots: tuple[str, ...], repeat: tuple[int, ...], drop: tuple[str, ...],
-        phrase_parts: Mapping[str, NounPhrase], this: tuple[int, ...] = (), other: tuple[int, ...] = (),
+        phrase_parts: Mapping[str, NounPhrase], this: tuple[int, ...] = (), added: tuple[tuple[int, ...], ...] = ((), ()),
     ) -> CompiledTemplate:
         """``template`` with pronouns replaced by the phrase they stand for (after «этот» where
-        ``this`` says so), «другой»/«ещё» dropped, and «другой» said before the parts ``other``."""
+        ``this`` says so), «другой»/«ещё» dropped, and «другой» / «этот» said before the parts ``added``
+        names (another object / the same one said again)."""
         parts: list[object] = []
         for index, part in enumerate(template.parts):
             if index in repeat:
@@ -309,9 +313,10 @@ class NativeRealiser:
                 modifiers = tuple(m for m in part.modifiers if m[1] not in OTHER_WORDS)
                 part = NounPhrase(part.relation, modifiers, part.head_slot, part.head_noun, part.case, part.number, part.reads,
                                   part.adjectives_only)
-            elif index in other:  # «другой» before the attributes, after «какой-нибудь»
+            elif index in added[0] or index in added[1]:  # before the attributes, after «какой-нибудь»
                 at = next((i for i, (kind, _) in enumerate(part.modifiers) if kind == "slot"), len(part.modifiers))  # type: ignore[union-attr]
-                modifiers = (*part.modifiers[:at], ("adjective", "другой"), *part.modifiers[at:])  # type: ignore[union-attr]
+                word = "другой" if index in added[0] else "этот"
+                modifiers = (*part.modifiers[:at], ("adjective", word), *part.modifiers[at:])  # type: ignore[union-attr]
                 part = NounPhrase(part.relation, modifiers, part.head_slot, part.head_noun, part.case, part.number, part.reads,  # type: ignore[union-attr]
                                   part.adjectives_only)  # type: ignore[union-attr]
             parts.append(part)

@@ -305,3 +305,28 @@ def phrase_readings(generic: frozenset[str], sites: Sites, words: Sequence[str],
         if reading in unsafe and has_attributes(sites, words, first) and not has_attributes(sites, words, second):
             found.append(reading)
     return found
+
+
+def same_object_parts(generic: frozenset[str], sites: Sites, structure: Structure, words: Sequence[str]) -> tuple[int, ...]:
+    """The parts of scene-wide phrases that say an earlier one's very words again: the same object
+    (both pick out the only object so described), said with «этот» («Совпадает ли размер
+    коричневого предмета с размером предмета слева от этого коричневого предмета?»)."""
+    found: list[int] = []
+    said: list[tuple[str, NounPhrase]] = []
+    derived = set(structure.relation_target.values()) | set(structure.same_anchor)
+    for site in sites.sites:
+        part = sites.phrase_parts.get(site.phrase)
+        if site.role != "phrase" or part is None:
+            continue
+        phrase = structure.phrases.get(site.phrase)
+        if phrase is not None and phrase.unique is not None and site.phrase not in derived:
+            mine = described(generic, sites, words, site.phrase)
+            if mine and any(described(generic, sites, words, name) == mine and _noun(other, words) == _noun(part, words)
+                            for name, other in said):
+                found.append(site.part)
+            said.append((site.phrase, part))
+    return tuple(found)
+
+
+def _noun(part: NounPhrase, words: Sequence[str]) -> str | None:
+    return words[part.head_slot] if part.head_slot is not None else part.head_noun
