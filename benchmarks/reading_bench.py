@@ -25,7 +25,7 @@ from filter.morph import MorphChecker
 from questions.families import load_families
 from questions.family_sources import FamilySources, add_family_arguments, sources_from_arguments
 from questions.generate import Settings, generate
-from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, structure_of
+from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, said_apart, structure_of
 from questions.realise_check import english_admits_unsafe
 from render import SceneOptions, sample_scene_graph
 from translate.native import NativeRealiser, RealisationError
@@ -115,12 +115,12 @@ def _english_admits_unsafe(question: dict, family) -> bool:
     template = family.text["en"][question["template_index"]]
     unsafe = question[UNSAFE_FIELD]
     distributes = any(r.startswith("distribute:") for r in unsafe) and _EN_BARE_AFTER_ADJECTIVE.search(question["question"])
-    return bool(english_admits_unsafe(template, family, structure_of(family), unsafe)) or bool(distributes)
+    return bool(english_admits_unsafe(template, family, structure_of(family), unsafe, question["params"])) or bool(distributes)
 
 
 def _russian_audit(russian: list[tuple[dict, str]], families) -> dict[str, int]:
     """Read the Russian texts back: pronouns with two agreeing object nouns before them (the
-    ``morph`` checker's rule), «другой»/«ещё» where the anchor cannot be the described object,
+    ``morph`` checker's rule), «другой»/«ещё»/«кроме» where the words already keep the anchor out, and none where they let it in,
     «либо» where the exclusive reading changes the answer, «Посмотрите»; adjectives before a bare
     coordinated noun and a sum said as a total where those readings change the answer."""
     checker = MorphChecker()
@@ -130,8 +130,11 @@ def _russian_audit(russian: list[tuple[dict, str]], families) -> dict[str, int]:
         unsafe = set(question[UNSAFE_FIELD])
         counts["texts"] += 1
         counts["pronoun_with_two_antecedents"] += any(r.startswith("pronoun:") for r in checker.problems(text))
-        cannot = structure.same_anchor and not any(f"self:{p}" in unsafe for p in structure.same_anchor)
-        counts["other_where_the_anchor_cannot_be_meant"] += bool(cannot and re.search(r"\b(друг|ещё|еще)", text.lower()))
+        family = families[question["family"]]
+        apart = said_apart(family, structure, question["params"])
+        said_other = bool(re.search(r"\b(друг|ещё|еще|кроме)", text.lower()))
+        counts["other_where_the_words_keep_the_anchor_out"] += bool(structure.same_anchor and apart and said_other)
+        counts["no_other_where_the_words_let_the_anchor_in"] += bool(structure.same_anchor and not apart and not said_other)
         exclusive = any(f"exclusive:{node}" in unsafe for node in structure.unions)
         counts["libo_with_an_overlap"] += bool(exclusive and "либо" in text.lower())
         counts["posmotrite"] += "Посмотрите" in text

@@ -131,6 +131,7 @@ def comparison_problems(words: Sequence[Word], phrases: Sequence[NounPhrase]) ->
 def pronoun_antecedent_problems(words: Sequence[Word]) -> list[str]:
     """A personal pronoun (он, неё, ним ...) needs exactly one earlier object noun of its gender and
     number; with two («Посмотри на куб за цилиндром. Что слева от него?») it has two readings.
+    The noun right before the pronoun's relation phrase is the one it describes, not a reading.
     Object nouns are the vocabulary's (куб, сфера, предмет ...); a noun counts only when every
     reading of it agrees, so an ambiguous form never raises a false alarm."""
     object_nouns = _object_nouns()
@@ -144,7 +145,13 @@ def pronoun_antecedent_problems(words: Sequence[Word]) -> list[str]:
         governed = PREPOSITION_CASES.get(words[position - 1].lower) if position else None
         if governed is not None:
             pronouns = [f for f in pronouns if f.case in governed] or pronouns
-        earlier_nouns = [w for w in words[:position] if w.is_noun() and w.forms[0].lemma in object_nouns]
+        earlier = words[:position]
+        # «другой объект слева от него»: the noun the pronoun's relation phrase follows is what it
+        # describes, not what it may stand for.
+        start = position - 1 - (position >= 3 and words[position - 1].lower == "от" and words[position - 2].lower in ("слева", "справа"))
+        if governed is not None and start > 0 and words[start - 1].is_noun():
+            earlier = [*words[:start - 1], *words[start:position]]
+        earlier_nouns = [w for w in earlier if w.is_noun() and w.forms[0].lemma in object_nouns]
         # Under each reading of the pronoun (ним: him, or dative them) that some noun fits, the
         # nouns it could stand for; the pronoun is ambiguous when even the narrowest has two.
         readings = [[w.text for w in earlier_nouns if all(_refers(pronoun, noun) for noun in w.forms)] for pronoun in pronouns]

@@ -14,7 +14,11 @@ once, for every language:
 - ``distribute:<P>:<Q>`` — the attributes of phrase ``<P>`` also describe the coordinated phrase
   ``<Q>`` («жёлтых сфер и кубов»: yellow cubes too);
 - ``union:<n>`` — the sum of two counts at program node ``n`` read as the number of objects in
-  either set, each counted once («сколько всего A и B вместе»).
+  either set, each counted once («сколько всего A и B вместе»);
+- ``same:<P>:<Q>`` — in a chain, phrase ``<P>`` read as the earlier object ``<Q>`` said again
+  («Впереди крупного блестящего предмета находится предмет. Какой формы крупный блестящий
+  предмет слева от него?»): written, like ``self``, wherever the two are different objects, so
+  that a realiser may say «другой».
 
 A repeated phrase that an earlier object also fits («…находится крупный предмет. Сколько
 предметов левее крупного предмета») is an ``anchor`` reading: which texts admit it is the
@@ -141,6 +145,9 @@ def _structure(family: Family) -> Structure:
     coordinated, sums = _coordination(program, by_filter)
     readings += [f"distribute:{p}:{q}" for pair in coordinated for p, q in (pair, pair[::-1])]
     readings += [f"union:{node}" for node in sums]
+    if relation_target:  # chains: a described object a reader may take for an earlier one said again
+        readings += [f"same:{p}:{q}" for p in phrases for q in phrases
+                     if p != q and phrases[p].unique is not None and phrases[q].unique is not None]
     return Structure(phrases, relation_target, relation_anchor, same_anchor, unions, coordinated, sums, tuple(readings))
 
 
@@ -172,6 +179,64 @@ def phrase_values(family: Family, structure: Structure, name: str) -> dict[str, 
     """Attribute type -> parameter of phrase ``name``'s filter (``{"size": "<Z2>", ...}``)."""
     node = family.program[structure.phrases[name].filter]
     return {family.params[value]: value for value in node.value_inputs if value in family.params}
+
+
+def said_apart(family: Family, structure: Structure, params: Mapping[str, str]) -> bool:
+    """Whether the words alone keep every same-attribute phrase's anchor out of it: both name
+    one attribute, with different values ("green things … as the blue cube"). Only then is
+    "other"/«другой» left unsaid: a reader who does not see the scene cannot tell otherwise
+    whether "the sphere of the same size as the green thing" may be the green thing itself."""
+    if not structure.same_anchor:
+        return False
+    for phrase, anchor in structure.same_anchor.items():
+        mine, theirs = phrase_values(family, structure, phrase), phrase_values(family, structure, anchor)
+        if not any(params.get(mine[kind], "") and params.get(theirs[kind], "") and params[mine[kind]] != params[theirs[kind]]
+                   for kind in mine.keys() & theirs.keys()):
+            return False
+    return True
+
+
+def names_its_anchor(family: Family, structure: Structure, params: Mapping[str, str]) -> bool:
+    """Whether a phrase names every attribute an earlier object's description names, so that only
+    that object can be it: a same-attribute phrase and its anchor ("other cylinders … as the
+    cylinder": none whatever the scene), or two objects of a chain («Впереди цилиндра расположен
+    маленький предмет. За ним расположен цилиндр»: the first cylinder again, read as a new one).
+    Readers take the repeated description for one that picks out another object: no text says
+    such a question."""
+    pairs = list(structure.same_anchor.items())
+    if structure.relation_target:
+        ones = [name for name, phrase in structure.phrases.items() if phrase.unique is not None]
+        program = family.program
+        # an object found by a relation («За ним расположен цилиндр») and an earlier one, the only
+        # one so described in the whole scene (its filter reads the scene)
+        found = set(structure.relation_target.values())
+        pairs += [(later, earlier) for i, earlier in enumerate(ones) for later in ones[i + 1:]
+                  if later in found and program[program[structure.phrases[earlier].filter].inputs[0]].function == "scene"]
+    for phrase, anchor in pairs:
+        mine, theirs = phrase_values(family, structure, phrase), phrase_values(family, structure, anchor)
+        said = {kind: params.get(value, "") for kind, value in theirs.items() if params.get(value, "")}
+        if said and all(kind in mine and params.get(mine[kind], "") == value for kind, value in said.items()):
+            return True
+    return False
+
+
+def loops_back(family: Family, structure: Structure, params: Mapping[str, str], unsafe: Sequence[str]) -> bool:
+    """Whether an object found by a relation is an earlier object of the chain that its words fit,
+    said as if new («Правее серого шара расположен другой шар. Впереди этого шара расположен
+    шар»: the gray ball again). ``same:<P>:<Q>`` is recorded wherever the two differ; no text says
+    such a question."""
+    recorded = set(unsafe)
+    for later in set(structure.relation_target.values()):
+        if structure.phrases[later].unique is None:
+            continue
+        mine = {kind: params.get(value, "") for kind, value in phrase_values(family, structure, later).items() if params.get(value, "")}
+        for earlier, phrase in structure.phrases.items():
+            if earlier == later or phrase.unique is None or f"same:{later}:{earlier}" in recorded:
+                continue
+            theirs = {kind: params.get(value, "") for kind, value in phrase_values(family, structure, earlier).items() if params.get(value, "")}
+            if mine.items() <= theirs.items() or theirs and theirs.items() <= mine.items():
+                return True
+    return False
 
 
 def bare_noun_first(family: Family, structure: Structure, params: Mapping[str, str]) -> Mapping[str, str]:
@@ -248,6 +313,12 @@ class ReadingCheck:
                     sets = [outputs[self.family.program[i].inputs[0]] for i in node.inputs]
                     counted_once = (sets[0] | sets[1]).bit_count()
                     other = format_answer(run_plan(self.plan, choices, scene, (int(rest), _constant(counted_once)), outputs)[-1])
+                elif kind == "same":  # two objects, not one: recorded whatever the answer
+                    mine, _, theirs = rest.partition(":")
+                    phrases = self.structure.phrases
+                    if outputs[phrases[mine].unique] != outputs[phrases[theirs].unique]:  # type: ignore[index]  # both have one
+                        unsafe.append(reading)
+                    continue
                 else:  # self: does the anchor pass the phrase's own description?
                     phrase = self.structure.phrases[rest]
                     source = self.family.program[phrase.filter].inputs[0]

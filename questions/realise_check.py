@@ -24,7 +24,7 @@ from typing import Any
 
 from filter.morph import MorphChecker
 from questions.family import Family
-from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, structure_of
+from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, said_apart, structure_of
 from questions.scene_questions import QuestionMaker, RunState, Settings
 from questions.text import english_readings, without_other
 from questions.validator import located_data
@@ -152,18 +152,20 @@ def english_check(family: Family, template: str, questions: Sequence[Mapping[str
     structure = structure_of(family)
     for question in questions:
         check.tried += 1
-        admitted = english_admits_unsafe(template, family, structure, question[UNSAFE_FIELD])
+        admitted = english_admits_unsafe(template, family, structure, question[UNSAFE_FIELD], question.get("params", {}))
         if admitted:
             check.refused += 1
             check.readings.update(admitted)
     return check
 
 
-def english_admits_unsafe(template: str, family: Family, structure: Any, unsafe: Sequence[str]) -> tuple[str, ...]:
+def english_admits_unsafe(
+    template: str, family: Family, structure: Any, unsafe: Sequence[str], params: Mapping[str, str]
+) -> tuple[str, ...]:
     """The unsafe readings of a question the English template admits (as the engine says it:
-    without "other" where the anchor cannot be the described object)."""
+    without "other" where the words alone keep the anchor out of the described set)."""
     unsafe_set = set(unsafe)
-    if structure.same_anchor and not any(f"self:{phrase}" in unsafe_set for phrase in structure.same_anchor):
+    if said_apart(family, structure, params):
         template = without_other(template)
     return tuple(sorted(set(english_readings(template, family.params, structure)) & unsafe_set))
 

@@ -21,7 +21,17 @@ from questions.family import Family
 from questions.functions import BOOL, INTEGER
 from questions.plan import Plan, expand_program, parameter_values, release_nodes
 from questions.random_stream import RandomStream
-from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, admitted, bare_noun_first, reading_check, structure_of
+from questions.readings import (
+    NO_TEMPLATE,
+    UNSAFE_FIELD,
+    admitted,
+    bare_noun_first,
+    loops_back,
+    names_its_anchor,
+    reading_check,
+    said_apart,
+    structure_of,
+)
 from questions.scene_index import SceneIndex
 from questions.search import Candidate, SceneSearch
 from questions.text import english_readings, normalise_text, realise_english, without_other
@@ -333,7 +343,9 @@ def readable_english(
 ) -> tuple[int, str] | None:
     """The English question from the first template, from ``first`` on, whose text admits no
     reading in ``unsafe`` (:mod:`questions.readings`); "other"/"another" are dropped where the
-    anchor cannot be the described object. None when every template admits one.
+    words alone keep the anchor out (``said_apart``). None when every template admits one, or
+    when a phrase names all its anchor's attributes (``names_its_anchor``) or a chain comes back
+    to an earlier object as if to a new one (``loops_back``).
 
     ``refusals`` counts, per template ("<family> en <index>"), the refusals after which another
     template was used, and under "<family> en all" the questions no template could say with one
@@ -341,11 +353,15 @@ def readable_english(
     """
     structure = structure_of(family)
     templates = family.text["en"]
+    if names_its_anchor(family, structure, params) or structure.relation_target and loops_back(family, structure, params, unsafe):
+        refusals[f"{family.id} en {NO_TEMPLATE}"] += 1
+        return None
     refused = []
+    apart = said_apart(family, structure, params)
     for step in range(len(templates)):
         template_index = (first + step) % len(templates)
         template = templates[template_index]
-        if structure.same_anchor and not any(f"self:{phrase}" in unsafe for phrase in structure.same_anchor):
+        if apart:
             template = without_other(template)
         readings = list(english_readings(template, family.params, structure))
         text = realise_english(template, bare_noun_first(family, structure, params), family.params, vocabulary, stream, structure, readings)

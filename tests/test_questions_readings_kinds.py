@@ -142,7 +142,7 @@ def test_adjectives_never_stand_before_two_coordinated_nouns(families):
     # «красных предметов или кубов» read as red cubes too: 2 instead of 3.
     assert "distribute:<S>:<S2>" in question[UNSAFE_FIELD]
     for text in russian_texts(NativeRealiser(), question):
-        assert re.search(r"(кубов|кубиков) или красных (предметов|объектов)", text), text
+        assert re.search(r"(кубов|кубиков) и красных (предметов|объектов)|(кубы|кубики) или красные (предметы|объекты)", text), text
     for seed in range(8):
         assert re.search(r"(cubes|blocks) or red (things|objects)", english(family, question, seed, Counter())[1])
     # A template that cannot say the bare noun first is refused where the reading changes the answer.
@@ -170,8 +170,11 @@ def test_a_template_saying_all_before_each_set_admits_no_distribution(families):
     family = families["count/or/color"]
     realiser = NativeRealiser()
     sites = realiser.families[family.id].sites
-    assert all(not s.coordinated for s in sites)  # «среди всех A и всех B», «все A и все B»
-    assert all("всех" in text.split(" и ")[1] or "все " in text.split(" и ")[1] for text in family.text["ru"])
+    # «среди всех A и всех B»: no distribution; «— это A или B»: coordinated, so the bare noun is said first
+    assert not sites[0].coordinated and "всех" in family.text["ru"][0].split(" и ")[1]
+    assert sites[1].coordinated == (("<S>", "<S2>"),)
+    params = {"<Z>": "", "<C>": "", "<M>": "rubber", "<S>": "", "<Z2>": "", "<C2>": "", "<M2>": "", "<S2>": "cube", "<C3>": "red"}
+    assert "кубы или резиновые предметы" in realiser.render(family.id, params, 1)
 
 
 # -- 3. sums that can count one object twice ------------------------------------------------------

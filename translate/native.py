@@ -35,7 +35,13 @@ from translate.russian_families import (
     Sites,
     agreeing_readings,
     compile_families,
+    has_attributes,
     load_families,
+    other_parts,
+    phrase_fits,
+    phrase_readings,
+    said_apart_in,
+    same_object_parts,
 )
 from translate.templates import SENTENCE_START, Agreement, CompiledTemplate, NounPhrase
 
@@ -186,8 +192,8 @@ class NativeRealiser:
         """Template ``index`` realised with ``words``, or None where it admits an unsafe reading.
 
         Pronouns stand only where exactly one earlier phrase agrees with them; elsewhere the
-        phrase they stand for is repeated. «другой»/«ещё» stay only where the anchor could be
-        the described object.
+        phrase they stand for is repeated. «другой»/«ещё» are dropped only where the words alone keep
+        the anchor out (an attribute named differently).
         """
         template = family.templates[index]
         structure = family.structure
@@ -207,58 +213,36 @@ class NativeRealiser:
         if sites.coordinated:
             words = self._bare_noun_first(sites, words)
         if unsafe and (sites.anchor_repeats or sites.coordinated):
-            more = self._phrase_readings(sites, words, unsafe)
+            more = phrase_readings(self._generic_nouns, sites, words, unsafe)
             if more:
                 readings = [*readings, *more]
         drop: tuple[str, ...] = ()
         if sites.droppable and unsafe is not None:
-            drop = tuple(phrase for phrase in sites.droppable if f"self:{phrase}" not in unsafe)
+            drop = tuple(phrase for phrase in sites.droppable if said_apart_in(self._generic_nouns, sites, words, phrase, structure.same_anchor[phrase]))
         if readings and unsafe and admitted(readings, unsafe):
             return None
-        if not repeat and not drop:
+        other = other_parts(self._generic_nouns, sites, structure, words, unsafe) if structure.relation_target else ()
+        these = same_object_parts(self._generic_nouns, sites, structure, words) if len(structure.phrases) > 1 else ()
+        if not repeat and not drop and not other and not these:
             return self._assemble(template, words)
-        key = (index, repeat, drop, this)
+        key = (index, repeat, drop, this, other, these)
         special = family.special.get(key)
         if special is None:
-            special = family.special[key] = self._special_template(template, family.slots, repeat, drop, sites.phrase_parts, this)
+            special = family.special[key] = self._special_template(
+                template, family.slots, repeat, drop, sites.phrase_parts, this, (other, these))
         return self._assemble(special, words)
-
-    def _phrase_readings(self, sites: Sites, words: list[str], unsafe: list[str]) -> list[str]:
-        """Unsafe readings the written phrases admit: a phrase after a relation that an object said
-        before it also fits (``anchor``), and adjectives of a phrase reaching a bare noun joined to
-        it by «и»/«или» (``distribute``)."""
-        found = []
-        for relation, phrase, earlier in sites.anchor_repeats:
-            found += [reading for name in earlier
-                      if (reading := f"anchor:{relation}:{name}") in unsafe and self._fits(sites, words, phrase, name)]
-        for first, second in sites.coordinated:
-            reading = f"distribute:{first}:{second}"
-            if reading in unsafe and self._has_attributes(sites, words, first) and not self._has_attributes(sites, words, second):
-                found.append(reading)
-        return found
 
     def _bare_noun_first(self, sites: Sites, words: list[str]) -> list[str]:
         """``words`` with two coordinated phrases of a union or sum swapped where the first has
         adjectives and the second none («кубов и жёлтых сфер», not «жёлтых сфер и кубов»)."""
         for first, second in sites.coordinated:
-            if self._has_attributes(sites, words, first) and not self._has_attributes(sites, words, second):
+            if has_attributes(sites, words, first) and not has_attributes(sites, words, second):
                 mine, theirs = dict(sites.phrase_slots[first]), dict(sites.phrase_slots[second])
                 if mine.keys() == theirs.keys():
                     words = list(words)
                     for kind, slot in mine.items():
                         words[slot], words[theirs[kind]] = words[theirs[kind]], words[slot]
         return words
-
-    def _fits(self, sites: Sites, words: list[str], phrase: str, other: str) -> bool:
-        """Whether ``phrase`` could be read as ``other``, said before it, said again: the same, a
-        wider form, or a narrower form of a phrase that names something (``questions.text.fits``)."""
-        generic = self._generic_nouns
-        mine = {kind: words[slot] for kind, slot in sites.phrase_slots.get(phrase, ()) if words[slot] and words[slot] not in generic}
-        theirs = {kind: words[slot] for kind, slot in sites.phrase_slots.get(other, ()) if words[slot] and words[slot] not in generic}
-        return mine.items() <= theirs.items() or bool(theirs) and theirs.items() <= mine.items()
-
-    def _has_attributes(self, sites: Sites, words: list[str], phrase: str) -> bool:
-        return any(words[slot] for kind, slot in sites.phrase_slots.get(phrase, ()) if kind != "shape")
 
     def _agreement_readings(
         self, template: CompiledTemplate, sites: Sites, structure: Structure, words: list[str]
@@ -286,9 +270,12 @@ class NativeRealiser:
         for site, earlier in said_before:
             # The repeated phrase must not read like another earlier one that fits it too
             # ("слева от предмета"), unless it is the last of them said: then «этого предмета».
-            alike = [name for name in earlier if name != site.phrase and self._fits(sites, words, site.phrase, name)
+            alike = [name for name in earlier if name != site.phrase and phrase_fits(self._generic_nouns, sites, words, site.phrase, name)
                      and (site.relation is None or f"anchor:{site.relation}:{name}" in structure.readings)]
-            if alike and site.phrase in earlier and earlier.index(site.phrase) > max(map(earlier.index, alike)):
+            # «этот» also where nothing else fits, or (no relation) only what located it: «Посмотри на X левее Y. … этот X».
+            own = () if site.relation else [structure.relation_anchor.get(r) for r, t in structure.relation_target.items() if t == site.phrase]
+            others = [name for name in alike if name not in own]
+            if site.phrase in earlier and (not others or earlier.index(site.phrase) > max(map(earlier.index, others))):
                 this.append(site.part)
                 continue
             if site.relation is None:
@@ -307,10 +294,11 @@ class NativeRealiser:
 
     def _special_template(
         self, template: CompiledTemplate, slots: tuple[str, ...], repeat: tuple[int, ...], drop: tuple[str, ...],
-        phrase_parts: Mapping[str, NounPhrase], this: tuple[int, ...] = (),
+        phrase_parts: Mapping[str, NounPhrase], this: tuple[int, ...] = (), added: tuple[tuple[int, ...], ...] = ((), ()),
     ) -> CompiledTemplate:
         """``template`` with pronouns replaced by the phrase they stand for (after «этот» where
-        ``this`` says so) and «другой»/«ещё» dropped."""
+        ``this`` says so), «другой»/«ещё» dropped, and «другой» / «этот» said before the parts ``added``
+        names (another object / the same one said again)."""
         parts: list[object] = []
         for index, part in enumerate(template.parts):
             if index in repeat:
@@ -325,6 +313,12 @@ class NativeRealiser:
                 modifiers = tuple(m for m in part.modifiers if m[1] not in OTHER_WORDS)
                 part = NounPhrase(part.relation, modifiers, part.head_slot, part.head_noun, part.case, part.number, part.reads,
                                   part.adjectives_only)
+            elif index in added[0] or index in added[1]:  # before the attributes, after «какой-нибудь»
+                at = next((i for i, (kind, _) in enumerate(part.modifiers) if kind == "slot"), len(part.modifiers))  # type: ignore[union-attr]
+                word = "другой" if index in added[0] else "этот"
+                modifiers = (*part.modifiers[:at], ("adjective", word), *part.modifiers[at:])  # type: ignore[union-attr]
+                part = NounPhrase(part.relation, modifiers, part.head_slot, part.head_noun, part.case, part.number, part.reads,  # type: ignore[union-attr]
+                                  part.adjectives_only)  # type: ignore[union-attr]
             parts.append(part)
         return CompiledTemplate(template.text, tuple(parts), template.several_sentences)  # type: ignore[arg-type]  # parts are the template's own kinds
 

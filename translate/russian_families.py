@@ -8,7 +8,7 @@ each family's Russian texts are compiled here (:mod:`translate.templates`) into 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -224,7 +224,10 @@ def agreeing_readings(
             target = structure.relation_target.get(site.relation)
             readings += [f"attach:{site.relation}:{name}" for name in chain if name != target]
         if site.role == "pronoun":
-            if [name for name, other in said if other == agreement] != [site.phrase]:
+            # «другой объект слева от него»: a pronoun right after the phrase its relation describes
+            # cannot stand for that phrase.
+            head = chain[-1] if site.chained and chain and chain[-1] == structure.relation_target.get(site.relation or "") else None
+            if [name for name, other in said if other == agreement and name != head] != [site.phrase]:
                 repeat.append(site.part)
                 repeated.append((site, [name for name, _ in said]))
         elif site.role == "which":
@@ -238,3 +241,92 @@ def agreeing_readings(
             said.append((site.phrase, agreement))
         chain.append(site.phrase)
     return readings, tuple(repeat), repeated
+
+
+# -- what the words chosen say about two phrases (the realiser's reading check) -----------------
+
+
+def described(generic: frozenset[str], sites: Sites, words: Sequence[str], phrase: str) -> dict[str, str]:
+    """Attribute kind -> the word a phrase says for it (none for a bare «предмет»)."""
+    return {kind: words[slot] for kind, slot in sites.phrase_slots.get(phrase, ()) if words[slot] and words[slot] not in generic}
+
+
+def phrase_fits(generic: frozenset[str], sites: Sites, words: Sequence[str], phrase: str, other: str) -> bool:
+    """Whether ``phrase`` could be read as ``other``, said before it, said again: the same, a
+    wider form, or a narrower form of a phrase that names something (``questions.text.fits``)."""
+    mine, theirs = described(generic, sites, words, phrase), described(generic, sites, words, other)
+    return mine.items() <= theirs.items() or bool(theirs) and theirs.items() <= mine.items()
+
+
+def said_apart_in(generic: frozenset[str], sites: Sites, words: Sequence[str], phrase: str, anchor: str) -> bool:
+    """Whether the words alone keep the anchor out of ``phrase``: an attribute both name
+    differently («зелёные предметы … как синий кубик»); only then is «другой» left unsaid."""
+    mine, theirs = described(generic, sites, words, phrase), described(generic, sites, words, anchor)
+    return any(mine[kind] != theirs[kind] for kind in mine.keys() & theirs.keys())
+
+
+def has_attributes(sites: Sites, words: Sequence[str], phrase: str) -> bool:
+    return any(words[slot] for kind, slot in sites.phrase_slots.get(phrase, ()) if kind != "shape")
+
+
+def other_parts(generic: frozenset[str], sites: Sites, structure: Structure, words: Sequence[str], unsafe: Sequence[str] | None) -> tuple[int, ...]:
+    """The parts of phrases found by a relation that a reader could take for an earlier object said
+    again, to be said with «другой»: a phrase that fits an earlier one, where every earlier phrase
+    it fits is another object: its own anchor (never the same object: «Левее красного предмета находится
+    другой предмет»), or one the question's ``same:<P>:<Q>`` reading sets apart on its scene."""
+    found: list[int] = []
+    said: list[str] = []
+    recorded = set(unsafe or ())
+    found_by_relation = set(structure.relation_target.values())
+    for site in sites.sites:
+        if site.role != "phrase":
+            continue
+        phrase = site.phrase
+        part = sites.phrase_parts.get(phrase)
+        if said and part is not None and phrase in found_by_relation and not any(value in OTHER_WORDS for _, value in part.modifiers):
+            own = {structure.relation_anchor.get(r) for r, target in structure.relation_target.items() if target == phrase}
+            fitted = [earlier for earlier in said if earlier != phrase and phrase_fits(generic, sites, words, phrase, earlier)]
+            if fitted and all(earlier in own or f"same:{phrase}:{earlier}" in recorded for earlier in fitted):
+                found.append(site.part)
+        said.append(phrase)
+    return tuple(found)
+
+
+def phrase_readings(generic: frozenset[str], sites: Sites, words: Sequence[str], unsafe: Sequence[str]) -> list[str]:
+    """Unsafe readings the written phrases admit: a phrase after a relation that an object said
+    before it also fits (``anchor``), and adjectives of a phrase reaching a bare noun joined to
+    it by «и»/«или» (``distribute``)."""
+    found = []
+    for relation, phrase, earlier in sites.anchor_repeats:
+        found += [reading for name in earlier
+                  if (reading := f"anchor:{relation}:{name}") in unsafe and phrase_fits(generic, sites, words, phrase, name)]
+    for first, second in sites.coordinated:
+        reading = f"distribute:{first}:{second}"
+        if reading in unsafe and has_attributes(sites, words, first) and not has_attributes(sites, words, second):
+            found.append(reading)
+    return found
+
+
+def same_object_parts(generic: frozenset[str], sites: Sites, structure: Structure, words: Sequence[str]) -> tuple[int, ...]:
+    """The parts of scene-wide phrases that say an earlier one's very words again: the same object
+    (both pick out the only object so described), said with «этот» («Совпадает ли размер
+    коричневого предмета с размером предмета слева от этого коричневого предмета?»)."""
+    found: list[int] = []
+    said: list[tuple[str, NounPhrase]] = []
+    derived = set(structure.relation_target.values()) | set(structure.same_anchor)
+    for site in sites.sites:
+        part = sites.phrase_parts.get(site.phrase)
+        if site.role != "phrase" or part is None:
+            continue
+        phrase = structure.phrases.get(site.phrase)
+        if phrase is not None and phrase.unique is not None and site.phrase not in derived:
+            mine = described(generic, sites, words, site.phrase)
+            if mine and any(described(generic, sites, words, name) == mine and _noun(other, words) == _noun(part, words)
+                            for name, other in said):
+                found.append(site.part)
+            said.append((site.phrase, part))
+    return tuple(found)
+
+
+def _noun(part: NounPhrase, words: Sequence[str]) -> str | None:
+    return words[part.head_slot] if part.head_slot is not None else part.head_noun
