@@ -26,9 +26,6 @@ their ``cli.main(argv)`` (both in :mod:`dataset.stage_processes`). The output re
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import shlex
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -45,7 +42,13 @@ from dataset.hf import check_hf_inputs, survey_statistics, write_hf_copy
 from dataset.layout import QuestionStageFiles
 from dataset.plots import CARD_PLOTS_DIR, PLOT_FILES, write_card_plots
 from dataset.prompt import PromptSet
-from dataset.stage_args import check_stage_options, stage_options
+from dataset.stage_args import (
+    StageModules,
+    check_stage_modules,
+    check_stage_options,
+    stage_defaults,
+    stage_options,
+)
 from dataset.stage_processes import MemoryWatch, run_render_process, run_stage_in_process
 from filter.pipeline import OutputPaths
 from ruclevr import __version__
@@ -94,16 +97,6 @@ class BuildPaths(QuestionStageFiles):
     @property
     def stats(self) -> Path:
         return self.root / "stats.json"
-
-
-@dataclass(frozen=True)
-class StageModules:
-    """The packages that implement the other stages (tests substitute their own doubles)."""
-
-    render: str = "render"
-    questions: str = "questions"
-    translate: str = "translate"
-    filter: str = "filter"
 
 
 @dataclass(frozen=True)
@@ -196,46 +189,6 @@ class StageResult:
 class BuildReport:
     stages: list[StageResult] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
-
-
-def split_extra_args(text: str | None, flag: str) -> tuple[str, ...]:
-    """``--render-args "--engine cycles"`` → ("--engine", "cycles"), with shell quoting rules."""
-    if not text:
-        return ()
-    try:
-        return tuple(shlex.split(text))
-    except ValueError as error:
-        raise UsageError(f"{flag} {text!r}: {error}") from None
-
-
-def stage_defaults(modules: StageModules) -> dict[str, Any]:
-    """The render and questions stages' own defaults of the values the build may leave unset
-    (read from their ``cli.generation_parser()`` or ``cli.build_parser()``; a stage without one gives none)."""
-    defaults: dict[str, Any] = {}
-    for module, names in ((modules.render, ("width", "height", "samples")), (modules.questions, ("per_image",))):
-        cli = importlib.import_module(f"{module}.cli")
-        parser_of = getattr(cli, "generation_parser", None) or getattr(cli, "build_parser", None)
-        if parser_of is not None:
-            parser = parser_of()
-            defaults.update({name: parser.get_default(name) for name in names if parser.get_default(name) is not None})
-    return defaults
-
-
-def check_stage_modules(modules: StageModules) -> None:
-    """Fail before any work when a stage is not installed, rather than after hours of rendering."""
-    wanted = {
-        "render": f"{modules.render}.__main__",
-        "questions": f"{modules.questions}.cli",
-        "translate": f"{modules.translate}.cli",
-        "filter": f"{modules.filter}.cli",
-    }
-    for stage, module in wanted.items():
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except ModuleNotFoundError:
-            found = False
-        if not found:
-            raise UsageError(f"stage {stage} is not available: module {module} cannot be found")
 
 
 def check_previous_settings(paths: BuildPaths, settings: Mapping[str, Any]) -> None:

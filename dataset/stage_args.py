@@ -9,8 +9,10 @@ extra arguments is refused unless the two are equal, and an option given at its 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import shlex
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ruclevr.cli import UsageError
@@ -64,3 +66,53 @@ def check_stage_options(settings: Any, options: Mapping[str, Mapping[str, Any]])
             if value != ours:
                 raise UsageError(f"--{stage}-args sets {name} to {value!r}, but the build sets it to {ours!r} "
                                  f"({flag}); give it once, as the build's flag")
+
+
+@dataclass(frozen=True)
+class StageModules:
+    """The packages that implement the other stages (tests substitute their own doubles)."""
+
+    render: str = "render"
+    questions: str = "questions"
+    translate: str = "translate"
+    filter: str = "filter"
+
+
+def split_extra_args(text: str | None, flag: str) -> tuple[str, ...]:
+    """``--render-args "--engine cycles"`` → ("--engine", "cycles"), with shell quoting rules."""
+    if not text:
+        return ()
+    try:
+        return tuple(shlex.split(text))
+    except ValueError as error:
+        raise UsageError(f"{flag} {text!r}: {error}") from None
+
+
+def stage_defaults(modules: StageModules) -> dict[str, Any]:
+    """The render and questions stages' own defaults of the values the build may leave unset
+    (read from their ``cli.generation_parser()`` or ``cli.build_parser()``; a stage without one gives none)."""
+    defaults: dict[str, Any] = {}
+    for module, names in ((modules.render, ("width", "height", "samples")), (modules.questions, ("per_image",))):
+        cli = importlib.import_module(f"{module}.cli")
+        parser_of = getattr(cli, "generation_parser", None) or getattr(cli, "build_parser", None)
+        if parser_of is not None:
+            parser = parser_of()
+            defaults.update({name: parser.get_default(name) for name in names if parser.get_default(name) is not None})
+    return defaults
+
+
+def check_stage_modules(modules: StageModules) -> None:
+    """Fail before any work when a stage is not installed, rather than after hours of rendering."""
+    wanted = {
+        "render": f"{modules.render}.__main__",
+        "questions": f"{modules.questions}.cli",
+        "translate": f"{modules.translate}.cli",
+        "filter": f"{modules.filter}.cli",
+    }
+    for stage, module in wanted.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:
+            found = False
+        if not found:
+            raise UsageError(f"stage {stage} is not available: module {module} cannot be found")

@@ -8,7 +8,7 @@ from pathlib import Path
 from PIL import Image
 from test_dataset_build import build, fake_stages  # noqa: F401  (the fixture, used by name)
 
-from dataset.cli import build_warnings
+from dataset.build_cli import build_warnings
 from dataset.document import MeraDocument
 from dataset.stats import DegenerateTally, compute_statistics, format_quality
 from ruclevr.io import read_json

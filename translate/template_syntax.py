@@ -179,3 +179,47 @@ def _parse_features(section: str, where: str, problems: list[str]) -> tuple[str 
             allowed = "им род дат вин твор пр (or nomn gent datv accs ablt loct), ед мн (sing plur), кратк, <NAME>"
             problems.append(f"{where}: unknown feature {feature!r}; allowed: {allowed}")
     return case, number, short, reference
+
+
+# Clauses end at punctuation; «и» alone between two groups joins them into one subject.
+CLAUSE_END = re.compile(r"[.,;:?!—]")
+_AND = re.compile(r"\s*и\s*")
+
+
+def joined_by_and(clause: list[tuple[int, object]], subjects: list[Group]) -> bool:
+    """Whether each two successive subject groups of the clause have only «и» between them."""
+    between: list[str] = []
+    seen = 0
+    for _, part in clause:
+        if isinstance(part, Group) and any(part is subject for subject in subjects):
+            if seen and not _AND.fullmatch("".join(between)):
+                return False
+            seen += 1
+            between = []
+        elif isinstance(part, str):
+            between.append(part)
+        else:
+            between.append("\0")  # another group or a placeholder between them
+    return True
+
+
+def clauses(template: Template) -> list[list[tuple[int, object]]]:
+    """The template's parts split into clauses at punctuation, each part with its 1-based column."""
+    clauses: list[list[tuple[int, object]]] = [[]]
+    column = 1
+    for part in template.parts:
+        if isinstance(part, Group):
+            clauses[-1].append((part.column, part))
+            column = part.column + len(part.source)
+        elif isinstance(part, Placeholder):
+            clauses[-1].append((column, part))
+            column += len(part.name)
+        else:
+            start = 0
+            for end in CLAUSE_END.finditer(part):
+                clauses[-1].append((column + start, part[start:end.start()]))
+                clauses.append([])
+                start = end.end()
+            clauses[-1].append((column + start, part[start:]))
+            column += len(part)
+    return clauses

@@ -19,12 +19,15 @@ from assets.vocabulary import load_vocabulary
 from questions.placeholders import did_you_mean, is_placeholder
 from translate.morphology import Lexicon, MorphologyError, build_lexicon, verb_number, word_role
 from translate.template_syntax import (
+    CLAUSE_END,
     WORD,
     Group,
     Placeholder,
     Template,
     TemplateSyntaxError,
     Word,
+    clauses,
+    joined_by_and,
     parse_template,
 )
 
@@ -208,11 +211,11 @@ class _Compiler:
         """Verbs written in the text agree in number with their subject: a nominative group of
         the same clause, or groups joined by «и» (plural). Where a clause has several nominative
         groups not joined by «и», the verb may agree with any one of them."""
-        for clause in _clauses(template):
+        for clause in clauses(template):
             subjects = [part for _, part in clause if isinstance(part, Group) and self.is_subject(part)]
             if not subjects:
                 continue
-            joined = len(subjects) > 1 and _joined_by_and(clause, subjects)
+            joined = len(subjects) > 1 and joined_by_and(clause, subjects)
             numbers = {"plur"} if joined else {part.number or "sing" for part in subjects}
             for column, part in clause:
                 if not isinstance(part, str):
@@ -241,7 +244,7 @@ class _Compiler:
                     previous = part
                     continue
                 words = [w for w in WORD.findall(previous.lower()) if w not in _QUANTITY_FILLERS]
-                needed = _QUANTITY_GOVERNMENT.get(words[-1]) if words and not _CLAUSE_END.search(previous.rstrip()[-1:]) else None
+                needed = _QUANTITY_GOVERNMENT.get(words[-1]) if words and not CLAUSE_END.search(previous.rstrip()[-1:]) else None
                 if needed is not None and (part.case, part.number or "sing") != needed:
                     features = "род,мн" if needed[1] == "plur" else "род"
                     self.problems.append(
@@ -433,48 +436,7 @@ _QUANTITY_GOVERNMENT = {
     **dict.fromkeys(("два", "две", "три", "четыре", "оба", "обе"), ("gent", "sing")),
 }
 _QUANTITY_FILLERS = frozenset({"всего", "ещё", "еще", "же"})
-_CLAUSE_END = re.compile(r"[.,;:?!—]")
 _ANY_CASE_WORD = re.compile(WORD.pattern, re.IGNORECASE)
-_AND = re.compile(r"\s*и\s*")
-
-
-def _joined_by_and(clause: list[tuple[int, object]], subjects: list[Group]) -> bool:
-    """Whether each two successive subject groups of the clause have only «и» between them."""
-    between: list[str] = []
-    seen = 0
-    for _, part in clause:
-        if isinstance(part, Group) and any(part is subject for subject in subjects):
-            if seen and not _AND.fullmatch("".join(between)):
-                return False
-            seen += 1
-            between = []
-        elif isinstance(part, str):
-            between.append(part)
-        else:
-            between.append("\0")  # another group or a placeholder between them
-    return True
-
-
-def _clauses(template: Template) -> list[list[tuple[int, object]]]:
-    """The template's parts split into clauses at punctuation, each part with its 1-based column."""
-    clauses: list[list[tuple[int, object]]] = [[]]
-    column = 1
-    for part in template.parts:
-        if isinstance(part, Group):
-            clauses[-1].append((part.column, part))
-            column = part.column + len(part.source)
-        elif isinstance(part, Placeholder):
-            clauses[-1].append((column, part))
-            column += len(part.name)
-        else:
-            start = 0
-            for end in _CLAUSE_END.finditer(part):
-                clauses[-1].append((column + start, part[start:end.start()]))
-                clauses.append([])
-                start = end.end()
-            clauses[-1].append((column + start, part[start:]))
-            column += len(part)
-    return clauses
 
 
 def compile_template(text: str, kinds: Mapping[str, str], lexicon: Lexicon) -> tuple[CompiledTemplate | None, list[str]]:
