@@ -92,8 +92,10 @@ def test_every_family_is_used(run, by_family):
     uses = {family_id: sum(by_family[family_id].values()) for family_id in families}
     # 8, not 30, since issue 25: a family whose count is mostly 0 (count/same_color: 9 here) may be
     # asked with 0 on one scene in ten only, and a query names no value of the attribute it asks
-    # (query/same_color/shape describes its anchor without a shape: 17), so both find fewer questions
-    assert min(uses.values()) >= 8, sorted(uses.items(), key=lambda item: item[1])[:5]
+    # (query/same_color/shape describes its anchor without a shape: 17), so both find fewer questions;
+    # 7 for count/same_color since issue 26's second reading (a phrase repeating all of its anchor's
+    # attributes is not asked): at least 5 says no family is crowded out
+    assert min(uses.values()) >= 5, sorted(uses.items(), key=lambda item: item[1])[:5]
 
 
 def test_yes_no_families_are_balanced(run, by_family):
