@@ -92,9 +92,10 @@ def test_a_narrower_repeat_of_an_earlier_phrase_is_never_realised_where_it_chang
     assert "anchor:<R2>:<S>" in question[UNSAFE_FIELD]  # «левее крупного предмета» read as the gray cube: 1
     # The bug: the pronoun, repeated as «крупного предмета», was compared with «крупного серого
     # предмета» word for word, found different, and realised with the other reading open. Now the
-    # phrase is the last said that fits, so it is said «этого крупного предмета» / "that large thing".
+    # phrase is the last said that fits, so it is said «этого другого крупного предмета» (the grey one,
+    # its anchor, fits the words too) / "that large thing".
     for text in russian_texts(NativeRealiser(folder), question, 20):
-        assert re.search(r"(левее|слева от) этого (крупного|большого) (предмета|объекта) и", text), text
+        assert re.search(r"(левее|слева от) этого другого (крупного|большого) (предмета|объекта) и", text), text
     # English says the statement's object first ("There is a large thing left of the large gray
     # thing"): "the large thing" could be either, so that template is refused; where the object of
     # the statement is said last, "that large thing" is one of them.
