@@ -36,12 +36,12 @@ from translate.russian_families import (
     agreeing_readings,
     compile_families,
     has_attributes,
-    known_apart,
     load_families,
     other_parts,
     phrase_fits,
     phrase_readings,
     said_apart_in,
+    said_with_other,
     same_object_parts,
 )
 from translate.templates import SENTENCE_START, Agreement, CompiledTemplate, NounPhrase
@@ -191,11 +191,8 @@ class NativeRealiser:
 
     def _checked(self, family: RussianFamily, index: int, words: list[str], unsafe: list[str] | None) -> str | None:
         """Template ``index`` realised with ``words``, or None where it admits an unsafe reading.
-
-        Pronouns stand only where exactly one earlier phrase agrees with them; elsewhere the
-        phrase they stand for is repeated. «другой»/«ещё» are dropped only where the words alone keep
-        the anchor out (an attribute named differently).
-        """
+        Pronouns stand only where exactly one earlier phrase agrees with them (elsewhere their phrase
+        is repeated); «другой»/«ещё» are dropped only where the words alone keep the anchor out."""
         template = family.templates[index]
         structure = family.structure
         if structure is None:
@@ -205,7 +202,8 @@ class NativeRealiser:
         repeat: tuple[int, ...] = ()
         this: tuple[tuple[int, bool], ...] = ()
         if sites.needs_agreement:
-            found = self._agreement_readings(template, sites, structure, words, unsafe or ())
+            other = other_parts(self._generic_nouns, sites, structure, words, unsafe) if structure.relation_target else ()
+            found = self._agreement_readings(template, sites, structure, words, said_with_other(sites, other))
             if found is None:
                 return None
             more, repeat, this = found
@@ -246,7 +244,7 @@ class NativeRealiser:
         return words
 
     def _agreement_readings(
-        self, template: CompiledTemplate, sites: Sites, structure: Structure, words: list[str], unsafe: Sequence[str] = ()
+        self, template: CompiledTemplate, sites: Sites, structure: Structure, words: list[str], others_said: frozenset[str] = frozenset()
     ) -> tuple[list[str], tuple[int, ...], tuple[tuple[int, bool], ...]] | None:
         """Readings that depend on which phrases agree (gender, number) with the words chosen, the
         pronouns to replace by their phrase, and of those the ones said with «этот» (the phrase
@@ -267,7 +265,7 @@ class NativeRealiser:
         if not repeat:
             return readings, (), ()
         readings = list(readings)
-        this: list[tuple[int, bool]] = []  # (part, also «другой»: one earlier object, known to be another, fits its words too)
+        this: list[tuple[int, bool]] = []  # (part, also «другой»: said with it, and no other that fits so said)
         for site, earlier in said_before:
             # The repeated phrase must not read like another earlier one that fits it too
             # ("слева от предмета"), unless it is the last of them said: then «этого предмета».
@@ -277,7 +275,7 @@ class NativeRealiser:
             own = () if site.relation else [structure.relation_anchor.get(r) for r, t in structure.relation_target.items() if t == site.phrase]
             others = [name for name in alike if name not in own]
             if site.phrase in earlier and (not others or earlier.index(site.phrase) > max(map(earlier.index, others))):
-                this.append((site.part, len(others) == 1 and known_apart(structure, unsafe, site.phrase, others[0])))  # «этого другого цилиндра»: not the earlier one
+                this.append((site.part, bool(others) and site.phrase in others_said and not others_said & set(others)))  # «этого другого цилиндра»
                 continue
             if site.relation is None:
                 # No reading of the program to check: refused only where it reads the very same.

@@ -314,10 +314,10 @@ def phrase_readings(generic: frozenset[str], sites: Sites, words: Sequence[str],
     return found
 
 
-def known_apart(structure: Structure, unsafe: Sequence[str], phrase: str, earlier: str) -> bool:
-    """Whether ``phrase``'s object is not ``earlier``'s: its own anchor, or set apart by a recorded ``same:`` reading."""
-    return f"same:{phrase}:{earlier}" in unsafe or any(
-        structure.relation_anchor.get(r) == earlier for r, target in structure.relation_target.items() if target == phrase)
+def said_with_other(sites: Sites, added: tuple[int, ...]) -> frozenset[str]:
+    """The phrases said with «другой»/«ещё»: in the template, or added (``other_parts``)."""
+    return frozenset(site.phrase for site in sites.sites if site.role == "phrase" and (
+        site.part in added or any(value in OTHER_WORDS for _, value in sites.phrase_parts[site.phrase].modifiers)))
 
 
 def same_object_parts(generic: frozenset[str], sites: Sites, structure: Structure, words: Sequence[str]) -> tuple[int, ...]:
