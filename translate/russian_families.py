@@ -8,6 +8,7 @@ each family's Russian texts are compiled here (:mod:`translate.templates`) into 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -273,17 +274,23 @@ def other_parts(generic: frozenset[str], sites: Sites, structure: Structure, wor
     """The parts of phrases found by a relation that a reader could take for an earlier object said
     again, to be said with «другой»: a phrase that fits an earlier one, where every earlier phrase
     it fits is another object: its own anchor (never the same object: «Левее красного предмета находится
-    другой предмет»), or one the question's ``same:<P>:<Q>`` reading sets apart on its scene."""
+    другой предмет»), or one the question's ``same:<P>:<Q>`` reading sets apart on its scene. A bare
+    noun right before the relation that finds it is a new search, never an object said again: no
+    «другой» («Какого цвета предмет слева от этого зелёного предмета?»)."""
     found: list[int] = []
     said: list[str] = []
     recorded = set(unsafe or ())
     found_by_relation = set(structure.relation_target.values())
+    searched = {before.phrase for before, after in itertools.pairwise(sites.sites)
+                if after.chained and after.relation is not None and structure.relation_target.get(after.relation) == before.phrase}
     for site in sites.sites:
         if site.role != "phrase":
             continue
         phrase = site.phrase
         part = sites.phrase_parts.get(phrase)
-        if said and part is not None and phrase in found_by_relation and not any(value in OTHER_WORDS for _, value in part.modifiers):
+        if phrase in searched and not described(generic, sites, words, phrase):
+            pass
+        elif said and part is not None and phrase in found_by_relation and not any(value in OTHER_WORDS for _, value in part.modifiers):
             own = {structure.relation_anchor.get(r) for r, target in structure.relation_target.items() if target == phrase}
             fitted = [earlier for earlier in said if earlier != phrase and phrase_fits(generic, sites, words, phrase, earlier)]
             if fitted and all(earlier in own or f"same:{phrase}:{earlier}" in recorded for earlier in fitted):
@@ -305,6 +312,12 @@ def phrase_readings(generic: frozenset[str], sites: Sites, words: Sequence[str],
         if reading in unsafe and has_attributes(sites, words, first) and not has_attributes(sites, words, second):
             found.append(reading)
     return found
+
+
+def said_with_other(sites: Sites, added: tuple[int, ...]) -> frozenset[str]:
+    """The phrases said with «другой»/«ещё»: in the template, or added (``other_parts``)."""
+    return frozenset(site.phrase for site in sites.sites if site.role == "phrase" and (
+        site.part in added or any(value in OTHER_WORDS for _, value in sites.phrase_parts[site.phrase].modifiers)))
 
 
 def same_object_parts(generic: frozenset[str], sites: Sites, structure: Structure, words: Sequence[str]) -> tuple[int, ...]:
