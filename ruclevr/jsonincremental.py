@@ -27,14 +27,19 @@ class NotAnObjectError(IncrementalError):
     """Valid JSON that is not an object (a bare list)."""
 
 
+def _object_members(events: Iterator[tuple[str, Any]]) -> Iterator[tuple[str, Any]]:
+    """The events after the opening brace of a document that must be an object."""
+    event, _ = next(events)
+    if event != "start_map":
+        raise NotAnObjectError("is not a JSON object")
+    return events
+
+
 def members(handle: IO[bytes], key: str, stop_at_list: bool) -> Iterator[tuple[str, Any]]:
     """(name, value) of each top-level member; ``key``'s value (a list) is an iterator of its items."""
     events = ijson.basic_parse(handle, use_float=True)
     try:
-        event, _ = next(events)
-        if event != "start_map":
-            raise NotAnObjectError("is not a JSON object")
-        for event, value in events:
+        for event, value in _object_members(events):
             if event == "end_map":
                 return
             if event != "map_key":
@@ -106,10 +111,7 @@ def nested_list_items(handle: IO[bytes], key: str) -> Iterator[tuple[str, Any]]:
     submission: ``{"data": {"test": [...]}}``), one item at a time; other members are skipped."""
     events = ijson.basic_parse(handle, use_float=True)
     try:
-        event, _ = next(events)
-        if event != "start_map":
-            raise NotAnObjectError("is not a JSON object")
-        for event, value in events:
+        for event, value in _object_members(events):
             if event == "end_map":
                 return
             event, first = next(events)
