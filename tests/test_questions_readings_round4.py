@@ -71,18 +71,3 @@ def test_the_large_sphere_again_is_not_asked(families):
     question = question_on(family, scene, VALUES)
     assert question["answer"] == "rubber"
     assert loops_back(family, structure_of(family), question["params"], question["unsafe_readings"])
-
-
-def test_the_last_of_several_objects_said_alike_is_this_last_one(families):
-    family = families["query/three_hop/material"]
-    # A purple thing; one in front of it; one left of that; a metal one behind the third.
-    scene = scene_of(("small", "purple", "rubber", "cube", 1, 0), ("small", "gray", "rubber", "cube", 1, 1),
-                     ("small", "gray", "rubber", "cube", -1, -1), ("small", "gray", "metal", "cube", 2, -2))
-    question = question_on(family, scene, {"<C>": "purple", "<R>": "front", "<R2>": "left", "<R3>": "behind"})
-    assert question["answer"] == "metal"
-    texts = russian_texts(NativeRealiser(), question)
-    alike = [text for text in texts if re.search(r"\bэт\w+ (\w+ )?(предмет|объект)", text.split(".")[-1])]
-    assert alike, texts
-    for text in alike:  # «позади этого объекта» after two «другой объект»: which one is said
-        assert re.search(r"\bэт\w+ последн\w+ (предмет|объект)", text.split(".")[-1]), text
-        assert MorphChecker().problems(text) == [], text

@@ -43,7 +43,6 @@ from translate.russian_families import (
     said_apart_in,
     said_with_other,
     same_object_parts,
-    this_word,
 )
 from translate.templates import SENTENCE_START, Agreement, CompiledTemplate, NounPhrase
 
@@ -201,7 +200,7 @@ class NativeRealiser:
         sites = family.sites[index]
         readings: Sequence[str] = sites.fixed_readings
         repeat: tuple[int, ...] = ()
-        this: tuple[tuple[int, str], ...] = ()
+        this: tuple[tuple[int, bool], ...] = ()
         if sites.needs_agreement:
             other = other_parts(self._generic_nouns, sites, structure, words, unsafe, family.slots) if structure.relation_target else ()
             found = self._agreement_readings(template, sites, structure, words, said_with_other(sites, other))
@@ -246,7 +245,7 @@ class NativeRealiser:
 
     def _agreement_readings(
         self, template: CompiledTemplate, sites: Sites, structure: Structure, words: list[str], others_said: frozenset[str] = frozenset()
-    ) -> tuple[list[str], tuple[int, ...], tuple[tuple[int, str], ...]] | None:
+    ) -> tuple[list[str], tuple[int, ...], tuple[tuple[int, bool], ...]] | None:
         """Readings that depend on which phrases agree (gender, number) with the words chosen, the
         pronouns to replace by their phrase, and of those the ones said with «этот» (the phrase
         is the last said that fits them); None where a repeated phrase reads like another.
@@ -266,7 +265,7 @@ class NativeRealiser:
         if not repeat:
             return readings, (), ()
         readings = list(readings)
-        this: list[tuple[int, str]] = []  # (part, the word after «этот»: «другой», «последний» or none)
+        this: list[tuple[int, bool]] = []  # (part, also «другой»: said with it, and no other that fits so said)
         for site, earlier in said_before:
             # The repeated phrase must not read like another earlier one that fits it too
             # ("слева от предмета"), unless it is the last of them said: then «этого предмета».
@@ -276,7 +275,7 @@ class NativeRealiser:
             own = () if site.relation else [structure.relation_anchor.get(r) for r, t in structure.relation_target.items() if t == site.phrase]
             others = [name for name in alike if name not in own]
             if site.phrase in earlier and (not others or earlier.index(site.phrase) > max(map(earlier.index, others))):
-                this.append((site.part, this_word(others, site.phrase, others_said)))  # «этого другого/последнего цилиндра»
+                this.append((site.part, bool(others) and site.phrase in others_said and not others_said & set(others)))  # «этого другого цилиндра»
                 continue
             if site.relation is None:
                 # No reading of the program to check: refused only where it reads the very same.
@@ -294,7 +293,7 @@ class NativeRealiser:
 
     def _special_template(
         self, template: CompiledTemplate, slots: tuple[str, ...], repeat: tuple[int, ...], drop: tuple[str, ...],
-        phrase_parts: Mapping[str, NounPhrase], this: tuple[tuple[int, str], ...] = (), added: tuple[tuple[int, ...], ...] = ((), ()),
+        phrase_parts: Mapping[str, NounPhrase], this: tuple[tuple[int, bool], ...] = (), added: tuple[tuple[int, ...], ...] = ((), ()),
     ) -> CompiledTemplate:
         """``template`` with pronouns replaced by the phrase they stand for (after «этот», or «этот
         другой», where ``this`` says so), «другой»/«ещё» dropped, and «другой» / «этот» said before the parts ``added``
@@ -305,7 +304,7 @@ class NativeRealiser:
                 agreement: Agreement = part  # type: ignore[assignment]  # repeated parts are agreements
                 phrase = phrase_parts[slots[agreement.phrase.head_slot]]  # type: ignore[index]  # a repeated phrase has a shape slot
                 said_again = dict(this)  # «этот», and «другой» after it where an earlier object fits the words too
-                modifiers = ((("adjective", "этот"),) * (index in said_again) + (("adjective", said_again.get(index, "")),) * bool(said_again.get(index))
+                modifiers = ((("adjective", "этот"),) * (index in said_again) + (("adjective", "другой"),) * said_again.get(index, False)
                              + tuple(m for m in phrase.modifiers if m[1] not in OTHER_WORDS))
                 reads = ([agreement.relation] if agreement.relation is not None else []) + [i for i in phrase.reads if i != phrase.relation]
                 part = NounPhrase(agreement.relation, modifiers, phrase.head_slot, phrase.head_noun, agreement.case, phrase.number, tuple(reads))

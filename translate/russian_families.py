@@ -363,13 +363,3 @@ def same_object_parts(generic: frozenset[str], sites: Sites, structure: Structur
 
 def _noun(part: NounPhrase, words: Sequence[str]) -> str | None:
     return words[part.head_slot] if part.head_slot is not None else part.head_noun
-
-
-def this_word(others: Sequence[str], phrase: str, others_said: frozenset[str]) -> str:
-    """The word after «этот» for a phrase said again that earlier phrases fit too: «другой» where
-    only it was said with «другой» («этого другого цилиндра»), «последний» where another was too
-    («Перед фиолетовым объектом стоит другой объект. Слева от этого другого объекта стоит другой
-    объект. … позади этого последнего объекта»: which one, said), none where nothing else fits."""
-    if not others:
-        return ""
-    return "другой" if phrase in others_said and not others_said & set(others) else "последний"
