@@ -40,7 +40,6 @@ from typing import Any
 
 from questions.family import Family, TemplateNode
 from questions.functions import ExecutionError, format_answer
-from questions.image_geometry import OPPOSITE
 from questions.plan import Plan, choices_of, run_plan
 from questions.scene_index import SceneIndex
 
@@ -232,7 +231,7 @@ def loops_back(family: Family, structure: Structure, params: Mapping[str, str], 
         if structure.phrases[later].unique is None:
             continue
         mine = {kind: params.get(value, "") for kind, value in phrase_values(family, structure, later).items() if params.get(value, "")}
-        before = chain_before(structure, later, lambda r: params.get(r, r))
+        before = chain_before(structure, later)
         for earlier, phrase in structure.phrases.items():
             if earlier == later or phrase.unique is None or f"same:{later}:{earlier}" in recorded:
                 continue
@@ -244,20 +243,21 @@ def loops_back(family: Family, structure: Structure, params: Mapping[str, str], 
     return False
 
 
-def chain_before(structure: Structure, phrase: str, relation_of: Callable[[str], str]) -> frozenset[str]:
-    """The anchors of ``phrase``'s anchor found by the inverse of ``phrase``'s own relation
-    (``relation_of``: a relation parameter's value): objects always in its set by position
-    («X за сферой; большой предмет впереди X»: the sphere is in front of X)."""
+def chain_before(structure: Structure, phrase: str) -> frozenset[str]:
+    """The phrases earlier in ``phrase``'s chain than its own anchor (the anchor's anchor and so
+    on): objects its relation does not keep out by position. The earlier anchor is always in the
+    set when the later relation is the inverse («X за сферой; большой предмет впереди X»)."""
+    anchors = {structure.relation_anchor.get(r) for r, target in structure.relation_target.items() if target == phrase}
     found: set[str] = set()
-    for r2, target in structure.relation_target.items():
-        anchor = structure.relation_anchor.get(r2)
-        if target != phrase or anchor is None:
-            continue
-        for r1, found_there in structure.relation_target.items():
-            earlier = structure.relation_anchor.get(r1)
-            if found_there == anchor and earlier is not None and earlier != phrase and OPPOSITE.get(relation_of(r1)) == relation_of(r2):
-                found.add(earlier)
-    return frozenset(found)
+    todo = [a for a in anchors if a is not None]
+    while todo:
+        step = todo.pop()
+        for r, target in structure.relation_target.items():
+            anchor = structure.relation_anchor.get(r)
+            if target == step and anchor is not None and anchor not in found and anchor != phrase:
+                found.add(anchor)
+                todo.append(anchor)
+    return frozenset(found - anchors)
 
 
 def bare_noun_first(family: Family, structure: Structure, params: Mapping[str, str]) -> Mapping[str, str]:

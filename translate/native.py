@@ -202,7 +202,7 @@ class NativeRealiser:
         repeat: tuple[int, ...] = ()
         this: tuple[tuple[int, bool], ...] = ()
         if sites.needs_agreement:
-            other = other_parts(self._generic_nouns, sites, structure, words, unsafe, family.slots) if structure.relation_target else ()
+            other = other_parts(self._generic_nouns, sites, structure, words, unsafe) if structure.relation_target else ()
             found = self._agreement_readings(template, sites, structure, words, said_with_other(sites, other))
             if found is None:
                 return None
@@ -220,7 +220,7 @@ class NativeRealiser:
             drop = tuple(phrase for phrase in sites.droppable if said_apart_in(self._generic_nouns, sites, words, phrase, structure.same_anchor[phrase]))
         if readings and unsafe and admitted(readings, unsafe):
             return None
-        other = other_parts(self._generic_nouns, sites, structure, words, unsafe, family.slots) if structure.relation_target else ()
+        other = other_parts(self._generic_nouns, sites, structure, words, unsafe) if structure.relation_target else ()
         these = same_object_parts(self._generic_nouns, sites, structure, words) if len(structure.phrases) > 1 else ()
         if not repeat and not drop and not other and not these:
             return self._assemble(template, words)

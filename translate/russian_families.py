@@ -11,10 +11,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from types import MappingProxyType
 
-from assets.vocabulary import load_vocabulary
 from questions.families import Sources
 from questions.families import load_families as load_engine_families
 from questions.family import Family
@@ -272,26 +270,19 @@ def has_attributes(sites: Sites, words: Sequence[str], phrase: str) -> bool:
     return any(words[slot] for kind, slot in sites.phrase_slots.get(phrase, ()) if kind != "shape")
 
 
-def other_parts(generic: frozenset[str], sites: Sites, structure: Structure, words: Sequence[str], unsafe: Sequence[str] | None,
-                slots: Sequence[str] = ()) -> tuple[int, ...]:
+def other_parts(generic: frozenset[str], sites: Sites, structure: Structure, words: Sequence[str], unsafe: Sequence[str] | None) -> tuple[int, ...]:
     """The parts of phrases found by a relation that a reader could take for an earlier object said
     again, to be said with «другой»: a phrase that fits an earlier one, where every earlier phrase
     it fits is another object: its own anchor (never the same object: «Левее красного предмета находится
     другой предмет»), or one the question's ``same:<P>:<Q>`` reading sets apart on its scene. A bare
     noun right before the relation that finds it is a new search, never an object said again: no
-    «другой» («Какого цвета предмет слева от этого зелёного предмета?»). The anchor's anchor,
-    found by the inverse relation (``slots``: the family's, to read the relations' words), fits by
-    position where no attribute is named differently («За сферой
+    «другой» («Какого цвета предмет слева от этого зелёного предмета?»). An object earlier in the
+    chain than the anchor fits by position where no attribute is named differently («За сферой
     расположен синий предмет. … у другого большого предмета впереди него»: not the sphere)."""
     found: list[int] = []
     said: list[str] = []
     recorded = set(unsafe or ())
     found_by_relation = set(structure.relation_target.values())
-    slot_of = {slot: i for i, slot in enumerate(slots)}
-
-    def relation_of(relation: str) -> str:  # a relation parameter's value, from its Russian word; a literal is itself
-        return relation_words().get(words[slot_of[relation]], "") if relation in slot_of else relation
-
     searched = {before.phrase for before, after in itertools.pairwise(sites.sites)
                 if after.chained and after.relation is not None and structure.relation_target.get(after.relation) == before.phrase}
     for site in sites.sites:
@@ -303,20 +294,13 @@ def other_parts(generic: frozenset[str], sites: Sites, structure: Structure, wor
             pass
         elif said and part is not None and phrase in found_by_relation and not any(value in OTHER_WORDS for _, value in part.modifiers):
             own = {structure.relation_anchor.get(r) for r, target in structure.relation_target.items() if target == phrase}
-            # by position in its set unless the words keep it out (one object; a set's count says itself)
-            before = chain_before(structure, phrase, relation_of) if structure.phrases[phrase].unique is not None else frozenset()
+            before = chain_before(structure, phrase)  # by position in its set unless the words keep it out
             fitted = [earlier for earlier in said if earlier != phrase and (phrase_fits(generic, sites, words, phrase, earlier)
                       or earlier in before and not said_apart_in(generic, sites, words, phrase, earlier))]
             if fitted and all(earlier in own or f"same:{phrase}:{earlier}" in recorded for earlier in fitted):
                 found.append(site.part)
         said.append(phrase)
     return tuple(found)
-
-
-@cache
-def relation_words() -> Mapping[str, str]:
-    """Russian word of a relation -> the relation («левее» -> left)."""
-    return {str(word): name for name, entry in load_vocabulary().relations.items() for word in entry["ru"]["synonyms"]}
 
 
 def phrase_readings(generic: frozenset[str], sites: Sites, words: Sequence[str], unsafe: Sequence[str]) -> list[str]:
