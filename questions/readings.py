@@ -224,40 +224,19 @@ def loops_back(family: Family, structure: Structure, params: Mapping[str, str], 
     """Whether an object found by a relation is an earlier object of the chain that its words fit,
     said as if new («Правее серого шара расположен другой шар. Впереди этого шара расположен
     шар»: the gray ball again). ``same:<P>:<Q>`` is recorded wherever the two differ; no text says
-    such a question; nor one where an earlier object of its chain, not kept out by its words
-    (no attribute named differently), is the object found again (``chain_before``)."""
+    such a question."""
     recorded = set(unsafe)
     for later in set(structure.relation_target.values()):
         if structure.phrases[later].unique is None:
             continue
         mine = {kind: params.get(value, "") for kind, value in phrase_values(family, structure, later).items() if params.get(value, "")}
-        before = chain_before(structure, later)
         for earlier, phrase in structure.phrases.items():
             if earlier == later or phrase.unique is None or f"same:{later}:{earlier}" in recorded:
                 continue
             theirs = {kind: params.get(value, "") for kind, value in phrase_values(family, structure, earlier).items() if params.get(value, "")}
             if mine.items() <= theirs.items() or theirs and theirs.items() <= mine.items():
                 return True
-            if earlier in before and not any(mine[kind] != theirs[kind] for kind in mine.keys() & theirs.keys()):
-                return True  # «За сферой … синий предмет. … у большого предмета впереди него»: the (large) sphere again
     return False
-
-
-def chain_before(structure: Structure, phrase: str) -> frozenset[str]:
-    """The phrases earlier in ``phrase``'s chain than its own anchor (the anchor's anchor and so
-    on): objects its relation does not keep out by position. The earlier anchor is always in the
-    set when the later relation is the inverse («X за сферой; большой предмет впереди X»)."""
-    anchors = {structure.relation_anchor.get(r) for r, target in structure.relation_target.items() if target == phrase}
-    found: set[str] = set()
-    todo = [a for a in anchors if a is not None]
-    while todo:
-        step = todo.pop()
-        for r, target in structure.relation_target.items():
-            anchor = structure.relation_anchor.get(r)
-            if target == step and anchor is not None and anchor not in found and anchor != phrase:
-                found.add(anchor)
-                todo.append(anchor)
-    return frozenset(found - anchors)
 
 
 def bare_noun_first(family: Family, structure: Structure, params: Mapping[str, str]) -> Mapping[str, str]:

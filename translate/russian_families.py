@@ -16,7 +16,7 @@ from types import MappingProxyType
 from questions.families import Sources
 from questions.families import load_families as load_engine_families
 from questions.family import Family
-from questions.readings import Structure, chain_before, structure_of
+from questions.readings import Structure, structure_of
 from questions.validator import FamilyError
 from ruclevr.cli import UsageError
 from translate.morphology import Lexicon
@@ -276,9 +276,7 @@ def other_parts(generic: frozenset[str], sites: Sites, structure: Structure, wor
     it fits is another object: its own anchor (never the same object: «Левее красного предмета находится
     другой предмет»), or one the question's ``same:<P>:<Q>`` reading sets apart on its scene. A bare
     noun right before the relation that finds it is a new search, never an object said again: no
-    «другой» («Какого цвета предмет слева от этого зелёного предмета?»). An object earlier in the
-    chain than the anchor fits by position where no attribute is named differently («За сферой
-    расположен синий предмет. … у другого большого предмета впереди него»: not the sphere)."""
+    «другой» («Какого цвета предмет слева от этого зелёного предмета?»)."""
     found: list[int] = []
     said: list[str] = []
     recorded = set(unsafe or ())
@@ -294,9 +292,7 @@ def other_parts(generic: frozenset[str], sites: Sites, structure: Structure, wor
             pass
         elif said and part is not None and phrase in found_by_relation and not any(value in OTHER_WORDS for _, value in part.modifiers):
             own = {structure.relation_anchor.get(r) for r, target in structure.relation_target.items() if target == phrase}
-            before = chain_before(structure, phrase)  # by position in its set unless the words keep it out
-            fitted = [earlier for earlier in said if earlier != phrase and (phrase_fits(generic, sites, words, phrase, earlier)
-                      or earlier in before and not said_apart_in(generic, sites, words, phrase, earlier))]
+            fitted = [earlier for earlier in said if earlier != phrase and phrase_fits(generic, sites, words, phrase, earlier)]
             if fitted and all(earlier in own or f"same:{phrase}:{earlier}" in recorded for earlier in fitted):
                 found.append(site.part)
         said.append(phrase)
