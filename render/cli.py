@@ -28,7 +28,7 @@ from render.farm.plan import FarmPlan, add_farm_arguments, plan_farm, shard_from
 from render.farm.runs import claim_output
 from render.farm.shards import layout_for
 from render.farm.verify import main as verify_main
-from render.farm.worker import DEFAULT_MIN_PIXELS, RenderJob, default_min_pixels
+from render.farm.worker import DEFAULT_MIN_PIXELS, RenderJob, default_min_pixels, legible_only_record
 from render.model.conditions import load_condition
 from render.model.looks import DRAWABLE_LOOKS
 from render.model.sampler import SceneOptions, SceneSamplingError
@@ -228,7 +228,7 @@ def run_info(job: RenderJob) -> dict:
         "min_pixels": job.min_pixels,
         "max_visibility_attempts": job.max_visibility_attempts,
         **({"min_visible_fraction": job.min_visible_fraction} if job.min_visible_fraction > 0 else {}),
-        **({"legible_only": True} if job.legible_only else {}),
+        **(legible_only_record() if job.legible_only else {}),
         "scene_options": scene_options_record(job.options),
         "render": job.settings.to_dict(),
     }

@@ -25,6 +25,8 @@ seen attribute disagrees with the recorded one (a consistent recolour of image a
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +38,14 @@ from PIL import Image
 from ruclevr import streams
 
 CALIBRATION_PATH = Path(__file__).with_name("legibility_calibration.json")
+
+
+@functools.cache
+def calibration_id(path: Path = CALIBRATION_PATH) -> str:
+    """Which fitted reader decided a legible-only render: ``sha256:`` and the calibration file's first
+    16 hex digits. Recorded beside ``legible_only``, so a folder is never resumed with another reader
+    (it would accept other candidates and so draw other scenes)."""
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 READ_ATTRIBUTES = ("color", "material", "shape", "size")
 #: An object needs this many visible pixels, scaled from 480x320 by the image area, for any reading.
 MIN_READ_PIXELS_480 = 40

@@ -200,3 +200,33 @@ def test_legible_only_is_look_3s_default_and_can_be_turned_off(tmp_path):
     assert chosen() and chosen("--width", "240", "--height", "160")
     assert not chosen("--no-legible-only") and not chosen("--look", "2")
     assert not chosen("--width", "48", "--height", "32") and chosen("--width", "48", "--height", "32", "--legible-only")
+
+
+def test_a_legible_only_folder_is_not_resumed_with_another_reader_or_without_the_check(tmp_path):
+    """Which candidate a legible-only run keeps depends on the fitted reader: the run record names the
+    calibration by its hash, and a folder holding scenes of one reader (or of no check) is refused to a
+    run with another, in one line, with nothing written."""
+    import hashlib
+
+    from render.farm.outputs import OutputLayout
+    from render.farm.runs import claim_output
+    from render.farm.worker import legible_only_record
+    from render.legibility import CALIBRATION_PATH, calibration_id
+    from ruclevr.cli import UsageError
+
+    assert calibration_id() == "sha256:" + hashlib.sha256(CALIBRATION_PATH.read_bytes()).hexdigest()[:16]
+    other = tmp_path / "other_calibration.json"
+    other.write_bytes(CALIBRATION_PATH.read_bytes() + b"\n")
+    assert calibration_id(other) != calibration_id()
+    layout = OutputLayout(tmp_path / "out")
+    layout.prepare()
+    info = {"seed": 0, "min_pixels": 200, "render": {"look": 3}, **legible_only_record()}
+    claim_output(layout, info)
+    layout.scene_path(0).write_text("{}", encoding="utf-8")  # a finished scene of that run
+    claim_output(layout, dict(info))  # the same run resumes
+    before = layout.run_record.read_bytes()
+    for changed in ({**info, "legibility_reader": calibration_id(other)},
+                    {key: value for key, value in info.items() if key not in ("legible_only", "legibility_reader")}):
+        with pytest.raises(UsageError, match="holds scenes made with other settings.*legib"):
+            claim_output(layout, changed)
+        assert layout.run_record.read_bytes() == before

@@ -12,8 +12,11 @@ from render.farm.outputs import OutputLayout
 from render.model.settings import drawn_record
 from ruclevr.records import claim_run
 
-#: Keys of the run record that change what is rendered; a resumed run must match them.
-OUTPUT_DEFINING = ("seed", "min_pixels", "max_visibility_attempts", "scene_options", "render")
+#: Keys of the run record that change what is rendered; a resumed run must match them. The floors
+#: and the legibility reader decide which candidate of a scene is kept, so they are among them (a key
+#: a run does not record compares as absent on both sides).
+OUTPUT_DEFINING = ("seed", "min_pixels", "max_visibility_attempts", "min_visible_fraction", "legible_only",
+                   "legibility_reader", "scene_options", "render")
 
 
 def output_defining(info: dict) -> dict:

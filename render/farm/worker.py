@@ -21,7 +21,7 @@ from render.engines.devices import DeviceChoice
 from render.engines.frame import RenderedFrame
 from render.engines.registry import EngineFactory, RenderBackend, engine_factory
 from render.farm.outputs import OutputLayout, SceneFiles, encode_scene_files, write_encoded_scene
-from render.legibility import LegibilityReader, misread_objects
+from render.legibility import LegibilityReader, calibration_id, misread_objects
 from render.model.sampler import SceneOptions, SceneSamplingError, candidate_scenes
 from render.model.scene_graph import scene_graph
 from render.model.settings import RenderSettings
@@ -115,8 +115,13 @@ def rendered_scene_record(graph: dict, job: RenderJob, visibility: list[dict]) -
     if job.min_visible_fraction > 0:
         graph["render"]["min_visible_fraction"] = job.min_visible_fraction
     if job.legible_only:
-        graph["render"]["legible_only"] = True
+        graph["render"].update(legible_only_record())
     return graph
+
+
+def legible_only_record() -> dict:
+    """What a legible-only render records: that the reader decided, and which reader it was."""
+    return {"legible_only": True, "legibility_reader": calibration_id()}
 
 
 @functools.cache
