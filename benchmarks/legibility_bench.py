@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from render.farm.worker import DEFAULT_MIN_PIXELS
-from render.legibility import CONFIDENT, FEATURE_NAMES, READ_ATTRIBUTES, LegibilityReader, object_features, read_frame
+from render.legibility import CALIBRATION_PATH, CONFIDENT, FEATURE_NAMES, READ_ATTRIBUTES, LegibilityReader, object_features, read_frame
 from render.model.silhouette import visible_fractions
 from render.model.visibility import DEFAULT_MIN_VISIBLE_FRACTION
 
@@ -31,14 +31,14 @@ FRACTION_BINS = (0.0, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1.01)
 PIXEL_BINS = (0, 100, 200, 300, 500, 1000, 2000, 10**9)
 
 
-def scored_objects(folder: Path) -> list[dict]:
+def scored_objects(folder: Path, calibration: Path = CALIBRATION_PATH) -> list[dict]:
     """Per object: its recorded attributes, what the reader saw, how sure, its visible fraction and pixels."""
     scenes = json.loads((folder / "scenes.json").read_text(encoding="utf-8"))["scenes"]
     readers: dict[int, LegibilityReader] = {}
     rows = []
     for scene in scenes:
         look = int(scene["render"].get("look", 1))
-        reader = readers.setdefault(look, LegibilityReader.for_look(look))
+        reader = readers.setdefault(look, LegibilityReader.for_look(look, calibration))
         image, mask = read_frame(folder, scene)
         pixels = [int(obj["visible_pixels"]) for obj in scene["objects"]]
         fractions = visible_fractions(scene, pixels)
@@ -132,9 +132,11 @@ def main() -> int:
     parser.add_argument("--min-visible-fraction", type=float, default=DEFAULT_MIN_VISIBLE_FRACTION,
                         help=f"the visible-fraction floor of the kept table; default {DEFAULT_MIN_VISIBLE_FRACTION}")
     parser.add_argument("--min-pixels", type=float, default=DEFAULT_MIN_PIXELS, help=f"the pixel floor (at 480x320) of the kept table; default {DEFAULT_MIN_PIXELS}")
+    parser.add_argument("--calibration", type=Path, default=CALIBRATION_PATH,
+                        help="the reader's calibration (benchmarks/legibility_fit.py --out); default the shipped one")
     args = parser.parse_args()
     for folder in args.folder:
-        rows = scored_objects(folder)
+        rows = scored_objects(folder, args.calibration)
         looks = sorted({int(json.loads((folder / 'scenes.json').read_text(encoding='utf-8'))['info']['render'].get('look', 1))})
         print(f"### {folder} (look {', '.join(map(str, looks))})", "", sep="\n")
         print("\n".join(cell_table(rows, "every object")))
