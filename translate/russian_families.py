@@ -44,6 +44,7 @@ class Site:
     relation: str | None  # the relation parameter before it
     role: str  # "phrase", "pronoun" (он), "which" (который) or "other" (сделан, расположенный)
     chained: bool  # only spaces since the previous phrase: a relation here could describe that one too
+    after_comma: bool = False  # only a comma since the previous phrase or group («… куб, позади которого …»)
 
 
 @dataclass(frozen=True)
@@ -174,7 +175,7 @@ def template_sites(
             relation = slots[part.relation] if part.relation is not None else None
             kinds = {kind for kind, _ in part.words}
             role = "pronoun" if "pronoun" in kinds else "which" if any(word == "который" for _, word in part.words) else "other"
-            sites.append(Site(index, phrase, relation, role, bool(sites) and not gap.strip()))
+            sites.append(Site(index, phrase, relation, role, bool(sites) and not gap.strip(), bool(sites) and gap.strip() == ","))
         gap = ""
     phrase_parts = {site.phrase: template.parts[site.part] for site in sites if site.role == "phrase"}
     heads = tuple(
@@ -215,6 +216,7 @@ def agreeing_readings(
     repeated: list[tuple[Site, list[str]]] = []
     said: list[tuple[str, tuple[str, str]]] = []  # earlier phrases: (name, (gender, number))
     chain: list[str] = []
+    previous: Site | None = None  # the site before
     for site in sites.sites:
         agreement = by_name.get(site.phrase)
         if agreement is None:
@@ -233,6 +235,12 @@ def agreeing_readings(
                 repeated.append((site, [name for name, _ in said]))
         elif site.role == "which":
             others = [name for name, other in said if other == agreement and name != site.phrase]
+            if site.after_comma and previous is not None and previous.phrase == site.phrase and previous.role == "phrase" \
+                    and previous.relation is None and not previous.chained:
+                # «Перед цилиндром стоит куб, позади которого …»: «который» right after its own noun
+                # and a comma, that noun in no larger phrase (not «цилиндр справа от куба, который»),
+                # takes that noun, whatever agrees before it.
+                others = []
             if site.relation is not None:
                 readings += [f"anchor:{site.relation}:{name}" for name in others]
             else:
@@ -241,6 +249,7 @@ def agreeing_readings(
         if site.role == "phrase":
             said.append((site.phrase, agreement))
         chain.append(site.phrase)
+        previous = site
     return readings, tuple(repeat), repeated
 
 
