@@ -120,8 +120,7 @@ def _english_admits_unsafe(question: dict, family) -> bool:
 
 def _russian_audit(russian: list[tuple[dict, str]], families) -> dict[str, int]:
     """Read the Russian texts back: pronouns with two agreeing object nouns before them (the
-    ``morph`` checker's rule), «другой»/«ещё»/«кроме» where the words already keep the anchor out, and none where they let it in
-    (and, apart, none where the anchor is in the phrase's set on the scene: the answer would change),
+    ``morph`` checker's rule), «другой»/«ещё»/«кроме» where the words already keep the anchor out, and none where they let it in,
     «либо» where the exclusive reading changes the answer, «Посмотрите»; adjectives before a bare
     coordinated noun and a sum said as a total where those readings change the answer."""
     checker = MorphChecker()
@@ -136,10 +135,6 @@ def _russian_audit(russian: list[tuple[dict, str]], families) -> dict[str, int]:
         said_other = bool(re.search(r"\b(друг|ещё|еще|кроме)", text.lower()))
         counts["other_where_the_words_keep_the_anchor_out"] += bool(structure.same_anchor and apart and said_other)
         counts["no_other_where_the_words_let_the_anchor_in"] += bool(structure.same_anchor and not apart and not said_other)
-        # Round 6 leaves «другой» unsaid where the phrase names what its anchor does not and the
-        # anchor is not in its set on the scene: the answer the same; this one must stay 0.
-        counts["no_other_where_the_anchor_is_in_the_set"] += bool(
-            not said_other and any(f"self:{phrase}" in unsafe for phrase in structure.same_anchor))
         exclusive = any(f"exclusive:{node}" in unsafe for node in structure.unions)
         counts["libo_with_an_overlap"] += bool(exclusive and "либо" in text.lower())
         counts["posmotrite"] += "Посмотрите" in text

@@ -35,12 +35,12 @@ from translate.russian_families import (
     Sites,
     agreeing_readings,
     compile_families,
-    dropped_others,
     has_attributes,
     load_families,
     other_parts,
     phrase_fits,
     phrase_readings,
+    said_apart_in,
     said_with_other,
     same_object_parts,
 )
@@ -217,7 +217,7 @@ class NativeRealiser:
                 readings = [*readings, *more]
         drop: tuple[str, ...] = ()
         if sites.droppable and unsafe is not None:
-            drop = dropped_others(self._generic_nouns, sites, structure, words, unsafe)
+            drop = tuple(phrase for phrase in sites.droppable if said_apart_in(self._generic_nouns, sites, words, phrase, structure.same_anchor[phrase]))
         if readings and unsafe and admitted(readings, unsafe):
             return None
         other = other_parts(self._generic_nouns, sites, structure, words, unsafe) if structure.relation_target else ()

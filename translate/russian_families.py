@@ -275,23 +275,6 @@ def said_apart_in(generic: frozenset[str], sites: Sites, words: Sequence[str], p
     return any(mine[kind] != theirs[kind] for kind in mine.keys() & theirs.keys())
 
 
-def dropped_others(generic: frozenset[str], sites: Sites, structure: Structure, words: Sequence[str], unsafe: Sequence[str]) -> tuple[str, ...]:
-    """Same-attribute phrases said with «другой»/«ещё» that are said without it: where the words keep
-    the anchor out (``said_apart_in``), and where the phrase names what its anchor's words do not
-    (a shape for a bare noun, a colour, ...) and the anchor is not in the phrase's set on the scene
-    (no ``self:<P>`` recorded): «Посмотри на фиолетовый предмет. Из чего сделан кубик такого же
-    размера?», not «другой кубик», which says the purple thing is a cube. Where the phrase names
-    nothing more than its anchor it keeps it («фиолетовый кубик … другой кубик»)."""
-    dropped = []
-    for phrase in sites.droppable:
-        anchor = structure.same_anchor[phrase]
-        if said_apart_in(generic, sites, words, phrase, anchor) or (
-                f"self:{phrase}" not in unsafe
-                and described(generic, sites, words, phrase).keys() - described(generic, sites, words, anchor).keys()):
-            dropped.append(phrase)
-    return tuple(dropped)
-
-
 def has_attributes(sites: Sites, words: Sequence[str], phrase: str) -> bool:
     return any(words[slot] for kind, slot in sites.phrase_slots.get(phrase, ()) if kind != "shape")
 
