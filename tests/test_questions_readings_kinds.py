@@ -174,9 +174,12 @@ def test_a_template_saying_all_before_each_set_admits_no_distribution(families):
     family = families["count/or/color"]
     realiser = NativeRealiser()
     sites = realiser.families[family.id].sites
-    # «все A и все B», «всех A и всех B»: no distribution
+    # «все A и все B»: no distribution
     assert not sites[0].coordinated and "все [" in family.text["ru"][0].split(" и ")[1]
-    assert not sites[1].coordinated and "всех [" in family.text["ru"][1].split(" и ")[1]
+    # «среди всех A и всех B, вместе взятых» read as a sum to both blind readers of round 5 (an object in
+    # both sets counted twice): no union says it
+    unions = [f for f in families.values() if f.id.startswith("count/or/")]
+    assert unions and not [text for f in unions for text in f.text["ru"] if "вместе взят" in text]
     # «на изображении A или B» (count/or): coordinated, so the bare noun is said first
     plain = families["count/or"]
     said = [i for i, text in enumerate(plain.text["ru"]) if "] или [" in text]

@@ -1,8 +1,7 @@
 """Round 6 of issue 26's templates, planted on hand-made scenes: three-hop chains say their middle
 hop as a relative clause right after its noun («… стоит серый предмет, левее которого стоит
-крупный предмет»), which takes that noun whatever agrees before it; a same-attribute phrase
-without «другой» where «другой кубик» would say what its anchor is not said to be (see
-tests/test_questions_readings_round2.py).
+крупный предмет»), which takes that noun whatever agrees before it; a size said right after «ещё»
+is never «большие» (it reads «ещё бо́льшие», even larger: a round-5 reader's second reading).
 
 Scenes, questions and realisers are the real ones (see tests/test_questions_readings.py).
 """
@@ -74,3 +73,24 @@ def test_other_readings_of_which_stay_where_it_does_not_follow_its_noun(families
     )
     readings, _, _ = agreeing_readings(moved, family.structure, features)
     assert "anchor:<R2>:<S>" in readings
+
+
+@pytest.mark.parametrize("family_id", ["exist/same_color", "exist/same_shape", "count/same_size"])
+def test_a_size_right_after_esche_is_never_bolshie(realiser, family_id):
+    """«Посмотри на куб. Есть ли ещё большие предметы такого же цвета?» also reads «even larger ones»:
+    where a template says the size right after «ещё», large is «крупный», and so is every size of that
+    family (a value said again takes the word said first)."""
+    family = realiser.families[family_id]
+    assert any(family.after_still)
+    params = {slot: "" for slot in family.slots} | {"<Z>": "large", "<S>": "cube", "<Z2>": "large"}
+    for slot, kind in family.kinds.items():
+        if kind == "shape" and slot != "<S>":
+            params[slot] = ""
+    for slot in family.slots:
+        if family.kinds[slot] == "size":
+            assert realiser.word_options(family_id, params)[slot] == ("крупный",)
+    texts = [realiser.render(family_id, params, index) for index in range(len(family.templates))]
+    assert texts and all("больш" not in text for text in texts), texts
+    assert any("ещё крупн" in text.lower() or "еще крупн" in text.lower() for text in texts), texts
+    with pytest.raises(Exception, match="not a Russian word"):
+        realiser.render(family_id, params, 0, {"<Z2>": "большой"})
