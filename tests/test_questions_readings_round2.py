@@ -113,7 +113,7 @@ def test_a_pronoun_said_again_as_its_phrase_says_this(realiser):
               "<S2>": "", "<Z3>": "large", "<C3>": "", "<M3>": "", "<S3>": "cylinder"}
     text = realiser.render("compare/one_hop/color", params, 2)
     # «он» would have two masculine antecedents (предмет, куб): the phrase is said again, with «этот».
-    assert re.search(r"Такого же ли цвета этот металлический (предмет|объект), как большой цилиндр\?$", text), text
+    assert re.search(r"\. Этот металлический (предмет|объект) такого же цвета, как и большой цилиндр\?$", text), text
 
 
 def test_the_asked_object_of_a_chain_is_another_one_only_where_it_differs_from_every_earlier_it_fits(families, realiser):
@@ -149,8 +149,8 @@ def test_a_subject_said_again_after_what_located_it_says_this(realiser):
         "<Z>": "", "<C>": "", "<M>": "metal", "<S>": "", "<R>": "left", "<Z2>": "", "<C2>": "", "<M2>": "", "<S2>": "",
         "<Z3>": "small", "<C3>": "", "<M3>": "", "<S3>": ""}
     text = realiser.render("compare/one_hop/shape", params, 2)
-    # «Посмотри на предмет слева от металлического предмета. Такой же ли формы этот предмет, …»
-    assert re.search(r"^Посмотри на (предмет|объект) (слева от|левее) металлического \w+\. .* этот (предмет|объект), ", text), text
+    # «Посмотри на предмет слева от металлического предмета. Этот предмет такой же формы, …»
+    assert re.search(r"^Посмотри на (предмет|объект) (слева от|левее) металлического \w+\. Этот (предмет|объект) такой же формы, ", text), text
 
 
 def test_a_set_found_by_a_relation_that_fits_its_anchor_is_of_other_objects(realiser):

@@ -140,8 +140,9 @@ def realisations(realisers: list[NativeRealiser]):
                     for k, (slot, values) in enumerate(others.items()):
                         params[slot] = values[(i + 3 * k) % len(values)]
                     options = realiser.word_options(family_id, params)
-                    words = {slot: chosen[slot][1] if slot in chosen else choices[(i // 2 + k) % len(choices)]
-                             for k, (slot, choices) in enumerate(options.items())}
+                    # a row's word the slot never takes («большой» after «ещё») gives way to the slot's first word
+                    words = {slot: (chosen[slot][1] if chosen[slot][1] in choices else choices[0]) if slot in chosen
+                             else choices[(i // 2 + k) % len(choices)] for k, (slot, choices) in enumerate(options.items())}
                     try:
                         text = realiser.render(family_id, params, template, words)
                     except RealisationError:

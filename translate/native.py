@@ -43,6 +43,8 @@ from translate.russian_families import (
     said_apart_in,
     said_with_other,
     same_object_parts,
+    slot_word_tables,
+    words_after_still,
 )
 from translate.templates import SENTENCE_START, Agreement, CompiledTemplate, NounPhrase
 
@@ -392,10 +394,7 @@ class NativeRealiser:
         """How a question of ``family`` draws its words (made once per family)."""
         draw = self._draws.get(family.family)
         if draw is None:
-            tables = tuple(
-                {value: words[:1] for value, words in self._words[kind].items()} if lemma_only else self._words[kind]
-                for kind, lemma_only in zip(family.kinds.values(), family.lemma_only, strict=True)
-            )
+            tables = slot_word_tables(family, self._words)
             repeats = tuple((slot, group[:position]) for group in family.same_kind for position, slot in enumerate(group) if position)
             draw = self._draws[family.family] = _Draw(_values_getter(family.slots), tables, repeats)
         return draw
@@ -403,9 +402,10 @@ class NativeRealiser:
     def _options(self, family: RussianFamily, params: object) -> list[tuple[str, ...]]:
         """The Russian words each parameter of ``family`` may take for the values in ``params``."""
         try:
-            return [self._words[kind][params[slot]] for slot, kind in family.kinds.items()]  # type: ignore[index]  # a bad params raises, handled here
+            options = [self._words[kind][params[slot]] for slot, kind in family.kinds.items()]  # type: ignore[index]  # a bad params raises, handled here
         except (KeyError, TypeError):
-            return [self._options_of_one(family, params, slot, kind) for slot, kind in family.kinds.items()]
+            options = [self._options_of_one(family, params, slot, kind) for slot, kind in family.kinds.items()]
+        return [words_after_still(words) if after else words for words, after in zip(options, family.after_still, strict=True)]
 
     def _options_of_one(self, family: RussianFamily, params: object, slot: str, kind: str) -> tuple[str, ...]:
         """The slow path, which names what is wrong with a parameter value."""

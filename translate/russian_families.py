@@ -44,6 +44,7 @@ class Site:
     relation: str | None  # the relation parameter before it
     role: str  # "phrase", "pronoun" (он), "which" (который) or "other" (сделан, расположенный)
     chained: bool  # only spaces since the previous phrase: a relation here could describe that one too
+    after_comma: bool = False  # only a comma since the previous phrase or group («… куб, позади которого …»)
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,8 @@ class RussianFamily:
     sites: tuple[Sites, ...] = ()  # per template
     answer_kind: str = ""  # the attribute the answer names, if any (its words are then the gold lemmas)
     lemma_only: tuple[bool, ...] = ()  # per slot: named by its lemma only (the answer's attribute)
+    # per slot: said right after «ещё» in some template, where «ещё большие» reads as «ещё бо́льшие» (even larger)
+    after_still: tuple[bool, ...] = ()
     special: dict = field(default_factory=dict, compare=False, repr=False)  # templates with pronouns repeated or «другой» dropped
 
     same_kind: tuple[tuple[int, ...], ...] = ()  # slots of one attribute or relation kind, where a value may repeat
@@ -83,10 +86,16 @@ class RussianFamily:
     def __post_init__(self) -> None:
         if not self.lemma_only:
             object.__setattr__(self, "lemma_only", tuple(kind == self.answer_kind for kind in self.kinds.values()))
+        if not self.after_still:
+            object.__setattr__(self, "after_still", (False,) * len(self.kinds))
         if not self.same_kind:
             kinds = list(self.kinds.values())
             groups = [tuple(i for i, k in enumerate(kinds) if k == kind) for kind in dict.fromkeys(kinds) if kind != "integer"]
             object.__setattr__(self, "same_kind", tuple(group for group in groups if len(group) > 1))
+        # A value said again takes the word said first: every slot of a marked slot's kind avoids what it avoids.
+        marked = set(i for i, flag in enumerate(self.after_still) if flag)
+        marked |= {slot for group in self.same_kind if marked & set(group) for slot in group}
+        object.__setattr__(self, "after_still", tuple(i in marked for i in range(len(self.kinds))))
 
 
 def compile_family(family: Family, lexicon: Lexicon) -> tuple[RussianFamily, list[str]]:
@@ -103,7 +112,43 @@ def compile_family(family: Family, lexicon: Lexicon) -> tuple[RussianFamily, lis
     slots = tuple(kinds)
     sites = tuple(template_sites(template, slots, structure, tuple(kinds.values())) for template in templates)
     answer = family.answer_type if family.answer_type in kinds.values() else ""
-    return RussianFamily(family.id, family.source, MappingProxyType(kinds), slots, tuple(templates), structure, sites, answer), problems
+    after_still = slots_after_still(templates, len(slots))
+    return RussianFamily(family.id, family.source, MappingProxyType(kinds), slots, tuple(templates), structure, sites, answer,
+                         after_still=after_still), problems
+
+
+STILL_WORDS = frozenset({"ещё", "еще"})
+#: Words a slot said right after «ещё» never takes: plural «большие/больших/…» are spelt like the comparative
+#: «бо́льшие» (larger), so «Есть ли ещё большие предметы …?» also reads «even larger things» (issue 26, round 5).
+NOT_AFTER_STILL = frozenset({"большой"})
+
+
+def slots_after_still(templates: Iterable[CompiledTemplate], count: int) -> tuple[bool, ...]:
+    """Per slot: whether some template says it as the first word after a fixed «ещё»."""
+    marked = [False] * count
+    for template in templates:
+        for part in template.parts:
+            modifiers = getattr(part, "modifiers", ())
+            for before, after in zip(modifiers, modifiers[1:]):
+                if before[0] == "fixed" and before[1] in STILL_WORDS and after[0] == "slot":
+                    marked[after[1]] = True
+    return tuple(marked)
+
+
+def words_after_still(words: tuple[str, ...]) -> tuple[str, ...]:
+    """``words`` less those that read otherwise after «ещё» (all of them if nothing would be left)."""
+    kept = tuple(word for word in words if word not in NOT_AFTER_STILL)
+    return kept or words
+
+
+def slot_word_tables(family: RussianFamily, words: Mapping[str, Mapping[object, tuple[str, ...]]]) -> tuple[dict, ...]:
+    """Per slot of ``family``: value -> the Russian words it may take (``words``: per kind, first = lemma).
+    The answer's attribute is named by its lemma only; a slot said after «ещё» never takes «большой»."""
+    return tuple(
+        {value: options[:1] for value, options in words[kind].items()} if lemma_only
+        else {value: words_after_still(options) for value, options in words[kind].items()} if after_still else dict(words[kind])
+        for kind, lemma_only, after_still in zip(family.kinds.values(), family.lemma_only, family.after_still, strict=True)
+    )
 
 
 def load_families(directory: Sources, lexicon: Lexicon) -> tuple[dict[str, RussianFamily], dict[tuple[str, int], str]]:
@@ -174,7 +219,7 @@ def template_sites(
             relation = slots[part.relation] if part.relation is not None else None
             kinds = {kind for kind, _ in part.words}
             role = "pronoun" if "pronoun" in kinds else "which" if any(word == "который" for _, word in part.words) else "other"
-            sites.append(Site(index, phrase, relation, role, bool(sites) and not gap.strip()))
+            sites.append(Site(index, phrase, relation, role, bool(sites) and not gap.strip(), bool(sites) and gap.strip() == ","))
         gap = ""
     phrase_parts = {site.phrase: template.parts[site.part] for site in sites if site.role == "phrase"}
     heads = tuple(
@@ -215,6 +260,7 @@ def agreeing_readings(
     repeated: list[tuple[Site, list[str]]] = []
     said: list[tuple[str, tuple[str, str]]] = []  # earlier phrases: (name, (gender, number))
     chain: list[str] = []
+    previous: Site | None = None  # the site before
     for site in sites.sites:
         agreement = by_name.get(site.phrase)
         if agreement is None:
@@ -233,6 +279,12 @@ def agreeing_readings(
                 repeated.append((site, [name for name, _ in said]))
         elif site.role == "which":
             others = [name for name, other in said if other == agreement and name != site.phrase]
+            if site.after_comma and previous is not None and previous.phrase == site.phrase and previous.role == "phrase" \
+                    and previous.relation is None and not previous.chained:
+                # «Перед цилиндром стоит куб, позади которого …»: «который» right after its own noun
+                # and a comma, that noun in no larger phrase (not «цилиндр справа от куба, который»),
+                # takes that noun, whatever agrees before it.
+                others = []
             if site.relation is not None:
                 readings += [f"anchor:{site.relation}:{name}" for name in others]
             else:
@@ -241,6 +293,7 @@ def agreeing_readings(
         if site.role == "phrase":
             said.append((site.phrase, agreement))
         chain.append(site.phrase)
+        previous = site
     return readings, tuple(repeat), repeated
 
 
