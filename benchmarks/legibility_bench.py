@@ -20,7 +20,15 @@ from pathlib import Path
 import numpy as np
 
 from render.farm.worker import DEFAULT_MIN_PIXELS
-from render.legibility import CALIBRATION_PATH, CONFIDENT, FEATURE_NAMES, READ_ATTRIBUTES, LegibilityReader, object_features, read_frame
+from render.legibility import (
+    CALIBRATION_PATH,
+    CONFIDENT,
+    FEATURE_NAMES,
+    READ_ATTRIBUTES,
+    LegibilityReader,
+    object_features,
+    read_frame,
+)
 from render.model.silhouette import visible_fractions
 from render.model.visibility import DEFAULT_MIN_VISIBLE_FRACTION
 

@@ -91,7 +91,7 @@ def run_arm(name: str, scenes, width: int, height: int) -> dict:
                 costs.append((time.process_time() - started) / len(scenes))
     finally:
         looks.LOOKS[look] = shipped
-    per_scene = [psnr_inside(a.image, b.image, a.mask > 0) for a, b in zip(*frames)]
+    per_scene = [psnr_inside(a.image, b.image, a.mask > 0) for a, b in zip(*frames, strict=True)]
     return {"arm": name, "psnr_objects_db": per_scene, "mean_db": float(np.mean(per_scene)), "core_seconds_per_image": float(np.mean(costs))}
 
 

@@ -129,7 +129,7 @@ def slots_after_still(templates: Iterable[CompiledTemplate], count: int) -> tupl
     for template in templates:
         for part in template.parts:
             modifiers = getattr(part, "modifiers", ())
-            for before, after in zip(modifiers, modifiers[1:]):
+            for before, after in zip(modifiers, modifiers[1:], strict=False):
                 if before[0] == "fixed" and before[1] in STILL_WORDS and after[0] == "slot":
                     marked[after[1]] = True
     return tuple(marked)
