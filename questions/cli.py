@@ -18,8 +18,6 @@ from questions.generate import CHUNK_SCENES, ResumeMismatch, SceneFailed, SplitW
 from questions.image_geometry import ImageError, image_placement
 from questions.scene_questions import MIX_AXES, Settings, mix_class
 from questions.validator import FAMILY_SUFFIXES, FamilyError, validate_files
-from render.farm.plan import add_text_farm_arguments, run_text_stage
-from render.farm.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path
 from ruclevr import __version__
 from ruclevr.cli import (
     MAX_SEED,
@@ -41,9 +39,12 @@ from ruclevr.names import beside
 from ruclevr.paths import check_not_an_input, check_output_location, check_own_output
 from ruclevr.records import same_record
 from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
+from ruclevr.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path
+from ruclevr.text_farm import TextStage, add_text_farm_arguments, run_text_stage
 
 log = stage_logger("questions")
 PROG = "questions"
+TEXT_STAGE = TextStage("questions", PROG, lambda out: main(["merge", "--out", str(out)]))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -128,7 +129,7 @@ def generate_command(argv: Sequence[str]) -> int:
     apply_seed_file(args, "questions")
     check_not_an_input(args.out, {"--in": args.scenes})
     check_own_output(args.out, "python -m questions", lambda info: info.get("stage") == "questions" and "translate" not in info)
-    on_ray = run_text_stage(args, argv, "questions", PROG)
+    on_ray = run_text_stage(args, argv, TEXT_STAGE)
     if on_ray is not None:
         return on_ray
     sources = sources_from_arguments(args) or FamilySources()
