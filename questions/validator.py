@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from assets.placeholders import did_you_mean, is_placeholder
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from questions.constraints import Constraints, check_constraints
 from questions.family import Family, TemplateNode
@@ -29,7 +30,6 @@ from questions.functions import (
     answer_types,
     function_registry,
 )
-from questions.placeholders import did_you_mean, is_placeholder
 from questions.text import english_template_problems, other_language_problems
 from ruclevr import jsonlimits
 

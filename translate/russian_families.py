@@ -19,7 +19,7 @@ from questions.family import Family
 from questions.readings import Structure, structure_of
 from questions.validator import FamilyError
 from ruclevr.cli import UsageError
-from translate.morphology import Lexicon
+from russian.morphology import Lexicon
 from translate.templates import Agreement, CompiledTemplate, NounPhrase, compile_template, parameter_kinds
 
 
