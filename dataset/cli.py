@@ -1,7 +1,8 @@
-"""``python -m dataset COMMAND``: build, export, hf, stats, evaluate, submission, augment, gallery, annotate, seed, leak-check, families.
+"""``python -m dataset COMMAND``: build, export, hf, stats, evaluate, submission, augment, gallery, annotate, seed, leak-check.
 
 Every command reads files and writes files atomically; bad input ends with one line on stderr
-and exit status 2.
+and exit status 2. ``families validate`` checks family files as every stage reads them, above the
+stages (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ from ruclevr.jsonstream import JsonDocument
 
 PROG = "dataset families"
 log = stage_logger("dataset")
+#: --realise: at most this many questions a family (and so SCENES_PER_QUESTION times as many scenes).
+MAX_REALISE = 1_000
 
 
 def language_checkers() -> Mapping[str, TemplateCheck]:
@@ -62,6 +64,9 @@ def command_families(args: argparse.Namespace) -> int:
     files = given_family_files(args.paths)
     if args.realise is None and args.scenes is not None:
         raise UsageError("--scenes applies only with --realise N")
+    if args.realise is not None and args.realise > MAX_REALISE:
+        raise UsageError(f"--realise {args.realise}: at most {MAX_REALISE} questions a family (each needs scenes held "
+                         "in memory)")
     families, problems = validate_files(files, language_checkers())
     for problem in problems:
         log.error(f"{PROG}: {problem}")

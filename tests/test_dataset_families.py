@@ -127,3 +127,10 @@ def test_questions_validate_says_in_one_line_where_the_cross_stage_check_lives(t
     [line] = moved.stderr.splitlines()
     assert "python -m dataset families validate PATH... --realise N" in line
     assert run_stage_process("questions", "validate", SHIPPED).stdout.startswith("questions: ok: 118 families")
+
+
+def test_realise_is_bounded(capsys):
+    from dataset.cli import main
+
+    assert main(["families", "validate", str(SHIPPED), "--realise", "1000000000"]) == 2
+    assert "--realise 1000000000: at most 1000 questions a family" in capsys.readouterr().err
