@@ -21,12 +21,12 @@ import re
 import time
 from collections import Counter
 
+from dataset.realise_check import english_admits_unsafe
 from filter.morph import MorphChecker
 from questions.families import load_families
 from questions.family_sources import FamilySources, add_family_arguments, sources_from_arguments
 from questions.generate import Settings, generate
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, said_apart, structure_of
-from questions.realise_check import english_admits_unsafe
 from render import SceneOptions, sample_scene_graph
 from translate.native import NativeRealiser, RealisationError
 

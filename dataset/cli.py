@@ -1,7 +1,8 @@
 """``python -m dataset COMMAND``: build, export, hf, stats, evaluate, submission, augment, gallery, annotate, seed, leak-check.
 
 Every command reads files and writes files atomically; bad input ends with one line on stderr
-and exit status 2.
+and exit status 2. ``families validate`` checks family files as every stage reads them, above the
+stages (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from dataset.annotate.cli import add_annotate_parser, command_annotate
 from dataset.build_cli import add_build_parser, add_export_options, command_build
+from dataset.families import add_families_parser, command_families
 from dataset.leak_check import add_leak_check_parser, command_leak_check
 from dataset.seeds import add_seed_parser, check_no_seed_in, command_seed
 from dataset.submission import add_submission_parser, command_submission
@@ -199,6 +201,7 @@ def build_parser() -> ArgumentParser:
     add_annotate_parser(commands)
     add_seed_parser(commands)
     add_leak_check_parser(commands)
+    add_families_parser(commands)
     return parser
 
 
@@ -359,6 +362,7 @@ COMMANDS = {
     "annotate": command_annotate,
     "seed": command_seed,
     "leak-check": command_leak_check,
+    "families": command_families,
 }
 
 

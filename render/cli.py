@@ -26,7 +26,7 @@ from render.farm.merge import main as merge_main
 from render.farm.outputs import OutputLayout, check_writable, merge_scenes
 from render.farm.plan import FarmPlan, add_farm_arguments, plan_farm, shard_from_args
 from render.farm.runs import claim_output
-from render.farm.shards import layout_for
+from render.farm.shard_layout import layout_for
 from render.farm.verify import main as verify_main
 from render.farm.worker import DEFAULT_MIN_PIXELS, RenderJob, default_min_pixels, legible_only_record
 from render.model.conditions import load_condition

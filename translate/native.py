@@ -4,7 +4,7 @@ A family file carries ``text: {en: [...], ru: [...]}``; the Russian texts use th
 :mod:`translate.templates` (``[<Z> <C> <M> <S>|род,мн]``). For each question the realiser picks
 one Russian template and one Russian synonym per parameter (seeded from ``seed`` and the
 question's identity), builds each noun phrase with agreement through
-:mod:`translate.morphology`, capitalises and ends with a question mark.
+:mod:`russian.morphology`, capitalises and ends with a question mark.
 
 Templates are compiled once per family, and every problem is reported with file, family and
 template index. Each compiled noun phrase caches its text by the few values it reads, so
@@ -28,7 +28,7 @@ from questions.families import FAMILIES_DIR, Sources, as_sources
 from questions.family import Family
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, Structure, admitted
 from ruclevr import streams
-from translate.morphology import Noun, adjective_form, build_lexicon, count_number, noun_phrase, pronoun_form
+from russian.morphology import Noun, adjective_form, build_lexicon, count_number, noun_phrase, pronoun_form
 from translate.russian_families import (
     OTHER_WORDS,
     RussianFamily,

@@ -35,7 +35,7 @@ from tqdm import tqdm
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from render.farm.outputs import SUBFOLDERS, OutputLayout
-from render.farm.shards import shard_files
+from render.farm.shard_layout import shard_files
 from render.farm.verify_geometry import geometry_problems
 from render.model.settings import drawn_record
 from render.model.visibility import object_visibility

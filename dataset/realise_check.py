@@ -1,4 +1,4 @@
-"""``python -m questions validate --realise N``: realise each family before a run does.
+"""``python -m dataset families validate --realise N``: realise each family before a run does.
 
 For every family, questions are made on scene graphs (a scenes.json, or graphs sampled without
 rendering) until N are asked, and then every text template of every language the family has is
