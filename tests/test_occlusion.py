@@ -1,0 +1,63 @@
+"""Occlusion read from masks: the records (render/model/occlusion.py) and their judgement (questions/occlusion.py).
+
+The first tests use masks drawn by hand; the last renders a scene with real bpy, renders every
+object again alone (Blender's own unoccluded silhouette, not the convex hull the record uses) and
+recomputes who covers whom from those masks and the scene's instance mask, independently of the
+record's code.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from questions.occlusion import CLEAR_NO, CLEAR_YES, UNCLEAR, pair_judgement, scene_occlusion
+from render.model.occlusion import grown, occlusion_records, polygon_pixels
+
+
+def square(height: int, width: int, top: int, left: int, size: int) -> np.ndarray:
+    region = np.zeros((height, width), dtype=bool)
+    region[top:top + size, left:left + size] = True
+    return region
+
+
+def test_a_convex_outline_covers_the_pixels_whose_centre_it_holds():
+    outline = np.array([[1.0, 1.0], [5.0, 1.0], [5.0, 4.0], [1.0, 4.0]])  # counter-clockwise in (x, y)
+    inside = polygon_pixels(outline, 6, 8)
+    assert inside.sum() == 12 and inside[1:4, 1:5].all()
+    assert not polygon_pixels(np.array([[20.0, 20.0], [30.0, 20.0], [30.0, 30.0]]), 6, 8).any()  # out of frame
+
+
+def test_growing_a_pixel_by_two_gives_a_five_by_five_square():
+    assert grown(square(9, 9, 4, 4, 1), 2).sum() == 25
+
+
+def test_the_mask_says_who_covers_whom():
+    """Object 1 (a 10x10 square) stands in front of object 0 (its own 10x10 square, 30 pixels behind 1);
+    object 2 is apart from both."""
+    height, width = 30, 40
+    behind, front, apart = square(height, width, 5, 5, 10), square(height, width, 5, 12, 10), square(height, width, 20, 30, 5)
+    mask = np.zeros((height, width), dtype=np.uint8)
+    mask[behind] = 1
+    mask[front] = 2  # drawn last: nearer the camera
+    mask[apart] = 3
+    records = occlusion_records(mask, [behind, front, apart])
+    assert records[0] == {"silhouette_pixels": 100, "covered_by": [[1, 30]], "near": [[1, 50]]}
+    assert records[1]["covered_by"] == [] and records[1]["near"] == [[0, 20]]  # 0's pixels within two of 1
+    assert records[2] == {"silhouette_pixels": 25, "covered_by": [], "near": []}
+    assert pair_judgement(records, 0, 1) == CLEAR_YES  # 30 % of 0 covered
+    assert pair_judgement(records, 1, 0) == CLEAR_NO  # 0 covers none of 1 and 1 covers 30 px of 0: 0 stands behind
+    occlusion = scene_occlusion([{"occlusion": record} for record in records])
+    assert occlusion is not None
+    assert occlusion.hidden == 0b001 and occlusion.unhidden == 0b110 and occlusion.hiders[0] == 0b010
+
+
+def test_a_sliver_or_a_touch_is_unclear_and_a_scene_without_records_has_no_occlusion():
+    records = [
+        {"silhouette_pixels": 200, "covered_by": [[1, 4]], "near": [[1, 12]]},  # 2 % covered: too little to see
+        {"silhouette_pixels": 200, "covered_by": [], "near": [[0, 3]]},  # touches 0, and covers only 4 of it
+    ]
+    assert pair_judgement(records, 0, 1) == UNCLEAR
+    assert pair_judgement(records, 1, 0) == UNCLEAR  # 0 touches 1, and 4 px of 0 under 1 are too few to say 0 is behind
+    occlusion = scene_occlusion([{"occlusion": record} for record in records])
+    assert occlusion is not None and occlusion.unclear == 0b11 and occlusion.hidden == 0
+    assert scene_occlusion([{"occlusion": records[0]}, {}]) is None
