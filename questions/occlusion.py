@@ -35,6 +35,8 @@ BEHIND_PIXELS = 6
 EXISTS_FRACTION = 0.3
 
 CLEAR_YES, CLEAR_NO, UNCLEAR = "yes", "no", "unclear"
+#: The program functions that read a scene's occlusion (questions/functions.py).
+OCCLUSION_FUNCTIONS = frozenset({"occluded", "unoccluded", "including_occluded", "occluders", "is_occluded"})
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,17 @@ class SceneOcclusion:
     def seen_to_exist(self, members: int) -> bool:
         """Whether every object of ``members`` shows at least :data:`EXISTS_FRACTION` of itself."""
         return all(self.shown[i] >= EXISTS_FRACTION for i in range(len(self.shown)) if members >> i & 1)
+
+
+def uses_occlusion(program: Sequence[Any]) -> bool:
+    """Whether a family's program (its template nodes) reads occlusion: asked only on scenes that record it."""
+    return any(getattr(node, "function", None) in OCCLUSION_FUNCTIONS for node in program)
+
+
+def records_occlusion(scene: Mapping[str, Any]) -> bool:
+    """Whether every object of a scene carries an ``occlusion`` record (a render made since they are recorded)."""
+    objects = scene.get("objects")
+    return isinstance(objects, list) and bool(objects) and all(isinstance(obj, Mapping) and "occlusion" in obj for obj in objects)
 
 
 def pair_judgement(records: Sequence[Mapping[str, Any]], i: int, j: int) -> str:
