@@ -104,6 +104,17 @@ def test_the_recorded_occlusion_is_what_blender_draws_each_object_alone_against_
     assert mine == theirs
     assert mine.hidden == 0b0010 and mine.hiders[1] == 0b1000  # the case the scene was chosen for
 
+    from render.farm.verify import main as verify_main
+
+    assert verify_main([str(out), "--quiet"]) == 0
+    edited = {**scene, "objects": [dict(obj) for obj in scene["objects"]]}
+    edited["objects"][1]["occlusion"] = {**recorded[1], "covered_by": []}  # as if nothing stood in front of it
+    scene_file = out / "scenes" / scene["image_filename"].replace(".png", ".json")
+    scene_file.write_text(json.dumps(edited), encoding="utf-8")
+    merged = json.loads((out / "scenes.json").read_text(encoding="utf-8"))
+    (out / "scenes.json").write_text(json.dumps({**merged, "scenes": [edited]}), encoding="utf-8")
+    assert verify_main([str(out), "--quiet"]) == 1  # a record the mask does not give is named
+
 
 def recomputed_record(i: int, alone: list[np.ndarray], mask: np.ndarray) -> dict:
     """Object ``i``'s record from Blender's silhouettes and the mask, by the definition (no code of render/model)."""
