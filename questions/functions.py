@@ -200,10 +200,10 @@ def including_occluded(scene: SceneIndex, members: int) -> int:
 
 def occluders_of(scene: SceneIndex, index: int) -> int:
     """The objects clearly hiding part of object ``index``; ExecutionError if another one may or may not."""
-    occlusion = scene_occlusion_of(scene, scene.all)
+    occlusion = scene_occlusion_of(scene, 1 << index)
     if occlusion.unclear_hiders[index]:
         raise ExecutionError(f"occluders: whether some object hides part of object {index} is unclear")
-    return occlusion.hiders[index]
+    return scene_occlusion_of(scene, occlusion.hiders[index]).hiders[index]
 
 
 def is_occluded(scene: SceneIndex, index: int) -> bool:

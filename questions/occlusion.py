@@ -32,7 +32,7 @@ HIDDEN_SHARE = 0.15
 #: (a boundary pixel may show either object: the mask takes one sample a pixel).
 BEHIND_PIXELS = 6
 #: The share of its silhouette an object must show to be seen to exist at all (docs/questions.md).
-EXISTS_FRACTION = 0.3
+EXISTS_FRACTION = 0.5
 
 CLEAR_YES, CLEAR_NO, UNCLEAR = "yes", "no", "unclear"
 #: The program functions that read a scene's occlusion (questions/functions.py).

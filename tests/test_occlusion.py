@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -128,3 +129,17 @@ def recomputed_record(i: int, alone: list[np.ndarray], mask: np.ndarray) -> dict
         "covered_by": [[j, int((alone[i] & (mask == j + 1)).sum())] for j in others if (alone[i] & (mask == j + 1)).any()],
         "near": [[j, int((near & (mask == j + 1)).sum())] for j in others if (near & (mask == j + 1)).any()],
     }
+
+
+def test_an_object_showing_less_than_half_of_itself_is_not_counted_or_asked_about():
+    from questions.functions import ExecutionError, including_occluded, is_occluded, occluders_of
+    from questions.scene_index import SceneIndex
+
+    scene = json.loads((Path(__file__).parent / "data" / "questions" / "scene_row.json").read_text(encoding="utf-8"))
+    assert including_occluded(SceneIndex.from_scene(scene), 0b00110) == 0b00110  # 2 shows 70 % of itself
+    scene["objects"][2]["occlusion"]["covered_by"] = [[1, 160]]  # now 1 covers 53 % of 2: 47 % shows
+    index = SceneIndex.from_scene(scene)
+    for ask in (lambda: including_occluded(index, 0b00110), lambda: is_occluded(index, 2), lambda: occluders_of(index, 2)):
+        with pytest.raises(ExecutionError, match="too little"):
+            ask()
+    assert is_occluded(index, 0) is False  # the others are asked about as before
