@@ -143,3 +143,24 @@ def test_an_object_showing_less_than_half_of_itself_is_not_counted_or_asked_abou
         with pytest.raises(ExecutionError, match="too little"):
             ask()
     assert is_occluded(index, 0) is False  # the others are asked about as before
+
+
+def test_a_scene_without_occlusion_records_asks_no_occlusion_question_and_validate_realise_passes(tmp_path, capsys):
+    from questions.cli import main as questions_main
+    from questions.families import load_families
+    from questions.occlusion import uses_occlusion
+    from questions.scene_questions import QuestionMaker, RunState, Settings
+    from render import sample_scene_graph
+
+    occlusion = {name: family for name, family in load_families().items() if uses_occlusion(family.program)}
+    assert len(occlusion) == 6
+    scene = json.loads((Path(__file__).parent / "data" / "questions" / "scene_row.json").read_text(encoding="utf-8"))
+    maker = QuestionMaker(occlusion, Settings(seed=0, per_image=6))
+    assert {q["family"] for q in maker.questions_for_scene(scene, RunState())} != set()  # the hand scene records it
+    graph = sample_scene_graph(0, 3)
+    assert maker.questions_for_scene(graph, RunState()) == []
+    folder = tmp_path / "families"
+    folder.mkdir()
+    (folder / "occlusion.yaml").write_text((Path(__file__).parents[1] / "questions" / "families" / "occlusion.yaml").read_text(encoding="utf-8"))
+    assert questions_main(["validate", str(folder), "--realise", "2"]) == 0  # sampled graphs: asked on none, no problem
+    assert "occlusion/is_hidden: 0 questions" in capsys.readouterr().out
