@@ -18,6 +18,7 @@ from typing import Any
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from questions.image_geometry import OPPOSITE, between_masks
+from questions.occlusion import SceneOcclusion
 from questions.scene_index import SceneIndex
 
 #: Value types flowing between nodes (attribute values are typed by their attribute's name).
@@ -162,6 +163,54 @@ def closest_object(scene: SceneIndex, anchor: int, members: int) -> int:
     return ranked[0][1]
 
 
+def scene_occlusion_of(scene: SceneIndex, members: int) -> SceneOcclusion:
+    """The scene's occlusion (questions/occlusion.py); ExecutionError without one, or when an object of
+    ``members`` shows too little of itself to be seen at all."""
+    occlusion = scene.occlusion
+    if occlusion is None:
+        raise ExecutionError("the scene records no occlusion (not rendered, or rendered before it was recorded)")
+    if not occlusion.seen_to_exist(members):
+        raise ExecutionError("an object shows too little of itself to be seen at all")
+    return occlusion
+
+
+def occluded_members(scene: SceneIndex, members: int) -> int:
+    """The objects of ``members`` clearly partly hidden by others; ExecutionError if one of them is unclear."""
+    occlusion = scene_occlusion_of(scene, members)
+    if members & occlusion.unclear:
+        raise ExecutionError("occluded: whether an object is partly hidden is unclear")
+    return members & occlusion.hidden
+
+
+def unoccluded_members(scene: SceneIndex, members: int) -> int:
+    """The objects of ``members`` clearly in full view; ExecutionError if one is unclear or none is hidden
+    (then "in full view" says nothing: the question is a plain count)."""
+    hidden = occluded_members(scene, members)
+    if not hidden:
+        raise ExecutionError("unoccluded: no object of the set is hidden")
+    return members & ~hidden
+
+
+def including_occluded(scene: SceneIndex, members: int) -> int:
+    """``members`` themselves, asked only when some are clearly partly hidden and every one is seen to exist."""
+    if not members & scene_occlusion_of(scene, members).hidden:
+        raise ExecutionError("including_occluded: no object of the set is partly hidden")
+    return members
+
+
+def occluders_of(scene: SceneIndex, index: int) -> int:
+    """The objects clearly hiding part of object ``index``; ExecutionError if another one may or may not."""
+    occlusion = scene_occlusion_of(scene, 1 << index)
+    if occlusion.unclear_hiders[index]:
+        raise ExecutionError(f"occluders: whether some object hides part of object {index} is unclear")
+    return scene_occlusion_of(scene, occlusion.hiders[index]).hiders[index]
+
+
+def is_occluded(scene: SceneIndex, index: int) -> bool:
+    """Whether object ``index`` is clearly partly hidden; ExecutionError when it is unclear."""
+    return occluded_members(scene, 1 << index) != 0
+
+
 def _subtract(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> int:
     if args[0] <= args[1]:
         raise ExecutionError(f"subtract: {args[0]} is not more than {args[1]} (\"how many more\" needs more)")
@@ -199,6 +248,12 @@ def _general_functions() -> list[Function]:
         Function("subtract", (INTEGER, INTEGER), None, INTEGER, _subtract),
         Function("all", (OBJECTS, OBJECTS), None, BOOL, _all),
         Function("none", (OBJECTS,), None, BOOL, lambda scene, args, value: args[0] == 0),
+        # Occlusion, as the rendered mask shows it (questions/occlusion.py).
+        Function("occluded", (OBJECTS,), None, OBJECTS, lambda scene, args, value: occluded_members(scene, args[0])),
+        Function("unoccluded", (OBJECTS,), None, OBJECTS, lambda scene, args, value: unoccluded_members(scene, args[0])),
+        Function("including_occluded", (OBJECTS,), None, OBJECTS, lambda scene, args, value: including_occluded(scene, args[0])),
+        Function("occluders", (OBJECT,), None, OBJECTS, lambda scene, args, value: occluders_of(scene, args[0])),
+        Function("is_occluded", (OBJECT,), None, BOOL, lambda scene, args, value: is_occluded(scene, args[0])),
     ]
 
 

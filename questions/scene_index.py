@@ -12,6 +12,7 @@ from typing import Any
 
 from assets.vocabulary import ATTRIBUTES
 from questions.image_geometry import ImageError, ImagePlacement, clear_relations, image_placement
+from questions.occlusion import SceneOcclusion, scene_occlusion
 
 
 class SceneError(ValueError):
@@ -21,15 +22,17 @@ class SceneError(ValueError):
 class SceneIndex:
     """Per attribute value the mask of objects having it; per relation and object the mask of related objects."""
 
-    __slots__ = ("count", "all", "values", "ground", "image", "_masks", "_related", "_unclear")
+    __slots__ = ("count", "all", "values", "ground", "image", "occlusion", "_masks", "_related", "_unclear")
 
     def __init__(
         self, values: dict[str, list[str]], related: dict[str, list[int]], count: int,
         ground: list[tuple[float, float]] | None = None, image: ImagePlacement | None = None,
+        occlusion: SceneOcclusion | None = None,
     ) -> None:
         self.count = count
         self.ground = ground  # each object's (x, y) on the ground plane, when the scene gives 3d_coords
         self.image = image  # where each object stands in the image, when the scene records its camera
+        self.occlusion = occlusion  # who hides whom in the rendered image, when the scene records it
         self.all = (1 << count) - 1
         self.values = values
         self._related, self._unclear = clear_relations(related, image, count) if image is not None else (related, {})
@@ -64,7 +67,7 @@ class SceneIndex:
             image = image_placement(scene)
         except ImageError as error:
             raise SceneError(str(error)) from None
-        return cls(values, related, len(objects), _ground_positions(objects), image)
+        return cls(values, related, len(objects), _ground_positions(objects), image, scene_occlusion(objects))
 
     def mask(self, attribute: str, value: str) -> int:
         """The objects whose ``attribute`` is ``value`` (0 when none is)."""

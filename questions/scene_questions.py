@@ -19,6 +19,7 @@ from questions.balance import ValueBalance, named_features, program_features
 from questions.executor import execute_program
 from questions.family import Family
 from questions.functions import BOOL, INTEGER
+from questions.occlusion import uses_occlusion
 from questions.plan import Plan, expand_program, parameter_values, release_nodes
 from questions.random_stream import RandomStream
 from questions.readings import (
@@ -178,6 +179,7 @@ class QuestionMaker:
         self.plan_ids = [plan.family.id for plan in self.plans]
         self.soft = [plan for plan in self.plans if plan.family.empty_share > 0]
         self.checks = {plan.family.id: reading_check(plan.family) for plan in self.plans}
+        self.need_occlusion = {plan.family.id for plan in self.plans if uses_occlusion(plan.family.program)}
         self.vocabulary = load_vocabulary()
 
     def questions_for_scene(self, scene: Mapping[str, Any], state: RunState) -> list[dict[str, Any]]:
@@ -191,6 +193,8 @@ class QuestionMaker:
         for plan in order if not self.shares else self._mixed(order, state, made):
             if len(made) >= settings.per_image or search.steps >= settings.budget:
                 break
+            if search.scene.occlusion is None and plan.family.id in self.need_occlusion:
+                continue  # a scene without occlusion records (graph only) asks no occlusion question
             options = self._candidates(plan, search, state, seen_here, str(scene["split"]), plan.family.id in relaxed)
             if not options:
                 state.family_misses[plan.family.id] += 1  # nothing new to ask here: the family moves back

@@ -262,6 +262,19 @@ CASES = [
     ("quantifier/not_color/count", {"<S>": "sphere", "<C2>": "red"}, "1"),  # spheres 1, 4; not red: 4
     ("quantifier/not_color/count", {"<S>": "sphere", "<C2>": "purple"}, None),  # no purple sphere to leave out
 
+    # ---- occlusion (the scene's occlusion records: 1 covers 30 % of 2; 3 covers 4 % of 4, unclear) ----
+    ("occlusion/is_hidden", {"<C>": "blue"}, "yes"),  # 2 is clearly partly hidden
+    ("occlusion/is_hidden", {"<C>": "gray"}, "no"),  # nothing near 0
+    ("occlusion/is_hidden", {"<C>": "yellow"}, None),  # 4 is covered by 4 %: unclear
+    ("occlusion/hider/color", {"<S>": "cylinder"}, "red"),  # the red sphere 1 covers part of 2
+    ("occlusion/hider/color", {"<C>": "yellow"}, None),  # whether 3 hides 4 is unclear
+    ("occlusion/hider/shape", {"<C>": "blue"}, "sphere"),
+    ("occlusion/count_hidden", {"<Z>": "large"}, "1"),  # large: 0, 2; hidden: 2
+    ("occlusion/count_hidden", {}, None),  # 4 is unclear
+    ("occlusion/count_including_hidden", {"<M>": "rubber"}, "2"),  # 1, 2; 2 is partly hidden
+    ("occlusion/count_including_hidden", {"<M>": "metal"}, None),  # 0, 3, 4: none clearly hidden
+    ("occlusion/count_unhidden", {"<Z>": "large"}, "1"),  # 0, 2; 2 hidden
+    ("occlusion/count_unhidden", {"<S>": "sphere"}, None),  # 1, 4: 4 unclear
 ]
 
 

@@ -163,7 +163,7 @@ def test_shipped_families(capsys):
     assert {family.question_type for family in families.values()} == {"binary", "colors", "count", "materials", "shapes", "size"}
     groups = {family.group for family in families.values()}
     assert groups == {"query_attribute", "compare_attribute", "exist", "count", "compare_integer",
-                      "superlative", "between", "ordinal", "arithmetic", "quantifier"}
+                      "superlative", "between", "ordinal", "arithmetic", "quantifier", "occlusion"}
     assert main(["validate", str(FAMILIES_DIR)]) == 0
     assert f"ok: {len(families)} families" in capsys.readouterr().out
 

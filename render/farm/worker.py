@@ -22,6 +22,7 @@ from render.engines.frame import RenderedFrame
 from render.engines.registry import EngineFactory, RenderBackend, engine_factory
 from render.farm.outputs import OutputLayout, SceneFiles, encode_scene_files, write_encoded_scene
 from render.legibility import LegibilityReader, calibration_id, misread_objects
+from render.model.occlusion import with_occlusion
 from render.model.sampler import SceneOptions, SceneSamplingError, candidate_scenes
 from render.model.scene_graph import scene_graph
 from render.model.settings import RenderSettings
@@ -155,6 +156,7 @@ def render_scene(session: RenderBackend, job: RenderJob, index: int) -> Rendered
             visibility = object_visibility(frame.mask, len(scene.objects))
             problems = rendered_problems(graph, frame, job, visibility)
         if not problems:
+            with_occlusion(graph, frame.mask)
             return RenderedScene(frame.image, frame.mask, rendered_scene_record(graph, job, visibility))
         reasons.append(problems[0])
     raise VisibilityError(
