@@ -157,7 +157,7 @@ class NativeRealiser:
     def realise_with_template(self, question: Mapping[str, object], template_index: int) -> str | None:
         """The question said with Russian template ``template_index`` and the words :meth:`realise_one`
         draws, or None where that template admits one of the question's unsafe readings (where
-        :meth:`realise_one` would refuse it): ``questions validate --realise`` tries every template."""
+        :meth:`realise_one` would refuse it): ``dataset families validate --realise`` tries every template."""
         family = self.family_of(question)
         words = self._drawn_words(family, question.get("params"), self._random_number(question) // len(family.templates))
         return self._checked(family, template_index, words, question.get(UNSAFE_FIELD))  # type: ignore[arg-type]  # a list of readings or None
