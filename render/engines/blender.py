@@ -3,8 +3,10 @@
 A :class:`BlenderSession` builds what every scene shares once (render settings, world,
 ground, camera, three lights, one mesh per shape, one material per (material, colour) pair,
 the compositor that writes the object-index pass) and then, per scene, replaces only the
-objects, moves camera and lights, renders, and returns the image PNG bytes and the instance
-mask as arrays. Writing files is the caller's job (``render/farm/worker.py``).
+objects, moves camera and lights, renders, and returns the image and the instance mask as
+arrays. Cycles keeps its session between frames (``use_persistent_data``): device, kernels and
+the static world are set up once per worker, and a test checks that a scene renders to the same
+bytes whether it comes first or after others. Writing files is the caller's job (``render/farm/worker.py``).
 
 The mask comes from the same render as the image: Cycles' object-index pass (each object's
 ``pass_index`` = its mask id, 0 = ground/background), written by a compositor File Output
@@ -251,6 +253,10 @@ def _configure_cycles(scene, settings: RenderSettings) -> None:
     scene.render.resolution_x, scene.render.resolution_y = s.width, s.height
     scene.render.resolution_percentage = 100
     scene.render.film_transparent = False
+    # Keep Cycles' session (device, kernels, shaders, the static world's geometry) between frames;
+    # only what changed is synced again. The same bytes either way (a test checks); it is what a GPU,
+    # whose frames are mostly fixed cost, needs (docs/performance.md, "Where a frame's time goes").
+    scene.render.use_persistent_data = True
     scene.render.threads_mode = "FIXED" if s.threads else "AUTO"
     if s.threads:
         scene.render.threads = s.threads

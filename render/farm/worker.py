@@ -73,6 +73,7 @@ class RenderJob:
 class Outcome(NamedTuple):
     index: int  # type: ignore[assignment]  # the field shadows tuple.index on purpose: callers read outcome.index
     error: str | None  # None when the scene's files were written
+    candidates: int | None = None  # candidates sampled for the written scene (1 = none re-sampled); None = not told
 
 
 class RenderedScene(NamedTuple):
@@ -81,6 +82,7 @@ class RenderedScene(NamedTuple):
     image: np.ndarray
     mask: np.ndarray
     record: dict
+    candidates: int = 1  # candidates sampled for it, itself included
 
 
 class VisibilityError(RuntimeError):
@@ -145,7 +147,7 @@ def render_scene(session: RenderBackend, job: RenderJob, index: int) -> Rendered
     """
     reasons: list[str] = []
     candidates = candidate_scenes(job.seed, index, job.options)
-    for _ in range(job.max_visibility_attempts):
+    for attempt in range(1, job.max_visibility_attempts + 1):
         scene = next(candidates)
         graph = scene_graph(scene, job.options)
         floor = job.min_visible_fraction
@@ -155,7 +157,7 @@ def render_scene(session: RenderBackend, job: RenderJob, index: int) -> Rendered
             visibility = object_visibility(frame.mask, len(scene.objects))
             problems = rendered_problems(graph, frame, job, visibility)
         if not problems:
-            return RenderedScene(frame.image, frame.mask, rendered_scene_record(graph, job, visibility))
+            return RenderedScene(frame.image, frame.mask, rendered_scene_record(graph, job, visibility), attempt)
         reasons.append(problems[0])
     raise VisibilityError(
         f"scene {index}: no candidate in {job.max_visibility_attempts} showed every object with at least "
@@ -166,7 +168,10 @@ def render_scene(session: RenderBackend, job: RenderJob, index: int) -> Rendered
 
 def encoded_scene(session: RenderBackend, job: RenderJob, index: int) -> SceneFiles:
     """The files of ``index`` as bytes: what a worker writes, or a Ray actor returns to be written."""
-    rendered = render_scene(session, job, index)
+    return encoded_files(render_scene(session, job, index), job)
+
+
+def encoded_files(rendered: RenderedScene, job: RenderJob) -> SceneFiles:
     return encode_scene_files(rendered.image, rendered.mask, rendered.record, job.settings.png_compression)
 
 
@@ -185,8 +190,9 @@ def render_with_retries(session: RenderBackend, job: RenderJob, index: int,
     error = ""
     for _ in range(1 + UNEXPECTED_FAILURE_RETRIES):
         try:
-            deliver(encoded_scene(session, job, index))
-            return Outcome(index, None)
+            rendered = render_scene(session, job, index)
+            deliver(encoded_files(rendered, job))
+            return Outcome(index, None, rendered.candidates)
         except (VisibilityError, SceneSamplingError) as failure:
             return Outcome(index, str(failure))
         except Exception as failure:  # noqa: BLE001 - one scene's crash must not end the run
