@@ -297,11 +297,21 @@ def execute(farm: FarmPlan, job: RenderJob, indices: Iterable[int], at_most: int
             if rate.add(outcome.candidates):
                 progress.set_postfix_str(rate.describe(), refresh=False)
             progress.update(1)
+            if rate.over_budget():
+                raise UsageError(rate.stop_line(job))
     return failures
 
 
+#: A run stops once its scenes took more candidates each than this, on average, over at least
+#: RESAMPLE_BUDGET_SCENES scenes: a setting whose renders fail the checks (a reader that cannot read them)
+#: would otherwise crawl through every index's candidates. The defaults take 1.3-2 (docs/performance.md).
+RESAMPLE_BUDGET = 8.0
+RESAMPLE_BUDGET_SCENES = 5
+
+
 class ResampleRate:
-    """Candidates sampled per written scene, for the progress bar (re-sampling is where a slow run's time goes)."""
+    """Candidates sampled per finished scene (a failed one counts all its attempts), for the progress
+    bar and the re-sampling budget (re-sampling is where a slow run's time goes)."""
 
     def __init__(self) -> None:
         self.scenes = self.candidates = 0
@@ -316,6 +326,15 @@ class ResampleRate:
 
     def describe(self) -> str:
         return f"{self.candidates / self.scenes:.2f} candidates/scene"
+
+    def over_budget(self) -> bool:
+        return self.scenes >= RESAMPLE_BUDGET_SCENES and self.candidates > RESAMPLE_BUDGET * self.scenes
+
+    def stop_line(self, job: RenderJob) -> str:
+        cause = ("the legibility reader cannot read these renders as recorded; add --no-legible-only or render more samples"
+                 if job.legible_only else "lower --min-pixels or --max-objects, or render larger images")
+        return (f"stopped: the first {self.scenes} scenes took {self.describe()} (budget {RESAMPLE_BUDGET:g}): {cause}; "
+                "the scenes written so far are kept (rerun to resume)")
 
 
 def _blender_version() -> str:

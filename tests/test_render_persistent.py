@@ -63,3 +63,19 @@ def test_the_gpu_default_takes_more_samples_and_the_cpu_default_is_unchanged():
 
     assert default_samples("cpu") == DEFAULT_SAMPLES == RenderSettings().samples == 9
     assert default_samples("optix") == default_samples("cuda") == 64
+
+
+def test_a_run_whose_renders_the_reader_cannot_read_stops_with_one_line(tmp_path):
+    """48x32 frames, 1 sample: too few pixels for the legibility reader, so every candidate is re-sampled."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = tmp_path / "OUT"
+    result = subprocess.run([sys.executable, "-m", "render", "--n", "12", "--width", "48", "--height", "32", "--samples", "1",
+                             "--legible-only", "--device", "cpu", "--workers", "1", "--out", str(out), "--quiet"],
+                            cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, timeout=300)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2, result.stderr
+    assert len(lines) == 1 and "stopped: the first 5 scenes took" in lines[0] and "legibility reader" in lines[0]
+    assert len(list((out / "images").glob("*.png"))) < 12

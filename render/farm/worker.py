@@ -193,7 +193,9 @@ def render_with_retries(session: RenderBackend, job: RenderJob, index: int,
             rendered = render_scene(session, job, index)
             deliver(encoded_files(rendered, job))
             return Outcome(index, None, rendered.candidates)
-        except (VisibilityError, SceneSamplingError) as failure:
+        except VisibilityError as failure:
+            return Outcome(index, str(failure), job.max_visibility_attempts)
+        except SceneSamplingError as failure:
             return Outcome(index, str(failure))
         except Exception as failure:  # noqa: BLE001 - one scene's crash must not end the run
             error = f"scene {index}: {type(failure).__name__}: {failure}\n{traceback.format_exc(limit=3)}"
