@@ -134,12 +134,23 @@ class BlenderSession:
 
     def render(self, scene: SampledScene) -> RenderedFrame:
         self.build(scene)
-        image_path = os.path.join(self._workdir.name, "image.png")
-        self._remove_scratch_files(image_path)
+        self._remove_scratch_files(self._image_path())
+        self.draw(self._scene)
+        return RenderedFrame(image=self._read_rendered_image(), mask=self._read_rendered_mask())
+
+    def draw(self, scene) -> None:
+        """Render ``scene`` (Cycles: sync, BVH, samples, denoiser; the compositor writes the mask)."""
         with blender_stdout_silenced():
-            bpy.ops.render.render(write_still=False)
-            bpy.data.images["Render Result"].save_render(filepath=image_path)
-        return RenderedFrame(image=_read_png(image_path), mask=self._read_rendered_mask())
+            bpy.ops.render.render(write_still=False, scene=scene.name)
+
+    def _image_path(self) -> str:
+        return os.path.join(self._workdir.name, "image.png")
+
+    def _read_rendered_image(self) -> np.ndarray:
+        """The render result, colour-managed as Blender writes an 8-bit PNG (its view transform and dither)."""
+        with blender_stdout_silenced():
+            bpy.data.images["Render Result"].save_render(filepath=self._image_path())
+        return _read_png(self._image_path())
 
     def render_mask(self, scene: SampledScene) -> np.ndarray:
         """The instance mask of ``scene`` alone, at a few percent of a render's cost.
@@ -154,8 +165,7 @@ class BlenderSession:
         """
         self.build(scene)
         self._remove_scratch_files()
-        with blender_stdout_silenced():
-            bpy.ops.render.render(write_still=False, scene=self._mask_scene.name)
+        self.draw(self._mask_scene)
         return self._read_rendered_mask()
 
     def _mask_path(self) -> str:

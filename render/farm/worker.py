@@ -131,9 +131,11 @@ def _reader(look: int) -> LegibilityReader:
     return LegibilityReader.for_look(look)
 
 
-def rendered_problems(graph: dict, frame: RenderedFrame, job: RenderJob, visibility: list[dict]) -> list[str]:
-    """Why a rendered candidate is rejected: an object hidden or too small, or (legible only) read otherwise than recorded."""
-    problems = shown_problems(graph, visibility, job.min_pixels, job.min_visible_fraction)
+def rendered_problems(graph: dict, frame: RenderedFrame, job: RenderJob, visibility: list[dict],
+                      shown_checked: bool = False) -> list[str]:
+    """Why a rendered candidate is rejected: an object hidden or too small, or (legible only) read otherwise than recorded.
+    ``shown_checked``: the visibility checks passed on this very mask already (the pre-pass drew it)."""
+    problems = [] if shown_checked else shown_problems(graph, visibility, job.min_pixels, job.min_visible_fraction)
     if problems or not job.legible_only:
         return problems
     return misread_objects(graph, frame.image, frame.mask, _reader(job.settings.look))
@@ -150,12 +152,13 @@ def render_scene(session: RenderBackend, job: RenderJob, index: int) -> Rendered
     for attempt in range(1, job.max_visibility_attempts + 1):
         scene = next(candidates)
         graph = scene_graph(scene, job.options)
-        floor = job.min_visible_fraction
-        problems = mask_problems(graph, session.render_mask(scene), job.min_pixels, floor) if job.mask_prepass else []
+        prepass_mask = session.render_mask(scene) if job.mask_prepass else None
+        problems = [] if prepass_mask is None else mask_problems(graph, prepass_mask, job.min_pixels, job.min_visible_fraction)
         if not problems:
             frame = session.render(scene)
             visibility = object_visibility(frame.mask, len(scene.objects))
-            problems = rendered_problems(graph, frame, job, visibility)
+            # The pre-pass draws the render's own mask (a test checks); its checks are not repeated then.
+            problems = rendered_problems(graph, frame, job, visibility, prepass_mask is not None and np.array_equal(frame.mask, prepass_mask))
         if not problems:
             return RenderedScene(frame.image, frame.mask, rendered_scene_record(graph, job, visibility), attempt)
         reasons.append(problems[0])
