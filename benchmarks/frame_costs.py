@@ -11,7 +11,9 @@ every measure renders one warm-up scene first in the same session (or worker) an
 * ``--sweep 1,2``: scenes/s through the CLI's worker processes, the first scene of each worker left out;
 * ``--frame-cost N``: wall seconds per finished scene through the worker for one setting, its files
   written under ``--out``. It uses only what main at 8f4f5ac had, so ``benchmarks/side_by_side.py``
-  can run it on both trees (give this file's absolute path).
+  can run it on both trees (give this file's absolute path);
+* ``--compare A B``: two such folders, image by image: PSNR (inf = the same pixels), the share of
+  mask pixels that agree, and whether the files are byte-identical.
 
     python benchmarks/frame_costs.py --profile 6 --samples 1 --no-denoise --no-legible-only --threads 1
     python benchmarks/side_by_side.py --base 8f4f5ac -- python $PWD/benchmarks/frame_costs.py \\
@@ -169,6 +171,31 @@ def workers_sweep(job: RenderJob, scenes: int, counts: list[int]) -> dict:
     return rates
 
 
+def compare_folders(first: str, second: str) -> dict:
+    """Every image and mask of ``first`` against the same file of ``second``."""
+    from pathlib import Path
+
+    import numpy as np
+    from PIL import Image
+
+    def pixels(path: Path) -> np.ndarray:
+        with Image.open(path) as image:
+            return np.asarray(image).astype(float)
+
+    worst_db, masks_equal, masks_total, identical, files = float("inf"), 0, 0, 0, 0
+    for image in sorted(Path(first, "images").glob("*.png")):
+        other = Path(second, "images", image.name)
+        mask, other_mask = Path(first, "masks", image.name), Path(second, "masks", image.name)
+        mse = float(((pixels(image) - pixels(other)) ** 2).mean())
+        worst_db = min(worst_db, float("inf") if mse == 0 else 10 * np.log10(255.0**2 / mse))
+        a, b = pixels(mask), pixels(other_mask)
+        masks_equal, masks_total = masks_equal + int((a == b).sum()), masks_total + a.size
+        identical += image.read_bytes() == other.read_bytes() and mask.read_bytes() == other_mask.read_bytes()
+        files += 1
+    return {"scenes": files, "min_psnr_db": worst_db, "mask_pixels_equal": masks_equal / max(1, masks_total),
+            "byte_identical_scenes": identical}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="stages per scene over N scenes")
@@ -183,12 +210,16 @@ def main() -> None:
     parser.add_argument("--no-denoise", action="store_true")
     parser.add_argument("--no-legible-only", action="store_true")
     parser.add_argument("--threads", type=int, default=1, help="Cycles threads (default 1)")
+    parser.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two --frame-cost folders and stop")
     parser.add_argument("--out", default=None, help="folder for the files --frame-cost writes (default: a temporary one)")
     args = parser.parse_args()
+    if args.compare:
+        print(json.dumps(compare_folders(*args.compare)))
+        return
     device = DeviceChoice("cpu", ()) if args.device == "cpu" else _gpu(args.device)
-    if args.samples is None:
-        from render.model.settings import default_samples
-        args.samples = default_samples(device.backend)
+    if args.samples is None:  # 8f4f5ac had one default for every device
+        from render.model import settings
+        args.samples = settings.default_samples(device.backend) if hasattr(settings, "default_samples") else settings.DEFAULT_SAMPLES
     figures: dict = {"device": args.device, "size": f"{args.width}x{args.height}", "samples": args.samples,
                      "denoise": not args.no_denoise, "legible_only": not args.no_legible_only, "threads": args.threads}
     with tempfile.TemporaryDirectory() as scratch:
