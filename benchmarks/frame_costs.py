@@ -41,7 +41,7 @@ def make_job(out: str, args, device: DeviceChoice) -> RenderJob:
                               threads=args.threads, device=device.backend)
     job = RenderJob(out, 0, SceneOptions(width=args.width, height=args.height), settings, device, "bench",
                     default_min_pixels(args.width, args.height), min_visible_fraction=DEFAULT_MIN_VISIBLE_FRACTION,
-                    legible_only=not args.no_legible_only)
+                    legible_only=not args.no_legible_only and args.width * args.height >= 240 * 160)  # as the CLI's default
     if device.backend != "cpu":
         job = replace(job, mask_prepass=False)  # as python -m render decides (render.cli.mask_prepass_pays)
     return job
@@ -161,7 +161,8 @@ def workers_sweep(job: RenderJob, scenes: int, counts: list[int]) -> dict:
     rates = {}
     for workers in counts:
         with tempfile.TemporaryDirectory() as out:
-            run = replace(job, out_dir=out)
+            threads = job.settings.threads if job.device.backend != "cpu" or workers == 1 else 1  # as the CLI: 1 per CPU worker
+            run = replace(job, out_dir=out, settings=job.settings.replace(threads=threads))
             run.layout.prepare()
             arrivals = []
             for outcome in run_in_worker_processes(run, list(range(scenes)), workers, WorkerPolicy()):

@@ -303,9 +303,10 @@ def execute(farm: FarmPlan, job: RenderJob, indices: Iterable[int], at_most: int
 
 
 #: A run stops once its scenes took more candidates each than this, on average, over at least
-#: RESAMPLE_BUDGET_SCENES scenes: a setting whose renders fail the checks (a reader that cannot read them)
-#: would otherwise crawl through every index's candidates. The defaults take 1.3-2 (docs/performance.md).
-RESAMPLE_BUDGET = 8.0
+#: RESAMPLE_BUDGET_SCENES scenes: half the attempts a scene gets (RenderJob.max_visibility_attempts). A
+#: setting whose renders fail the checks (a reader that cannot read them) would otherwise crawl through
+#: every index's 20 candidates; the defaults take 1.3-1.9 (docs/performance.md).
+RESAMPLE_BUDGET = 10.0
 RESAMPLE_BUDGET_SCENES = 5
 
 
