@@ -65,6 +65,16 @@ PROG = "python -m render"
 log = stage_logger("render")
 
 
+class SamplesNotGiven(int):
+    """--samples' default: the CPU's (what a reader of the parser's defaults, like ``dataset build``, sees),
+    marked so that the run takes the device's default instead (:func:`render.model.settings.default_samples`)."""
+
+
+def samples_for(args, backend: str) -> int:
+    """--samples as given, else the default of the device the run renders on."""
+    return default_samples(backend) if isinstance(args.samples, SamplesNotGiven) else args.samples
+
+
 def build_parser() -> ArgumentParser:
     parser = ArgumentParser(
         prog=PROG,
@@ -81,7 +91,7 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--start-index", type=non_negative_int, default=0, help="first scene index (to add scenes to a folder, or split work); default 0")
     parser.add_argument("--width", type=positive_int, default=480, help=f"image width in pixels (at most {MAX_SIDE}); default 480")
     parser.add_argument("--height", type=positive_int, default=320, help=f"image height in pixels (at most {MAX_SIDE}); default 320")
-    parser.add_argument("--samples", type=positive_int, default=None,
+    parser.add_argument("--samples", type=positive_int, default=SamplesNotGiven(DEFAULT_SAMPLES),
                         help=f"Cycles samples per pixel (denoised); default {DEFAULT_SAMPLES} on the CPU, {GPU_DEFAULT_SAMPLES} on a GPU "
                              "(where samples cost almost nothing; docs/performance.md)")
     parser.add_argument("--look", type=int, choices=DRAWABLE_LOOKS, default=LOOK,
@@ -133,7 +143,7 @@ def _main(argv: Sequence[str] | None) -> int:
     layout = prepare_output(layout_for(Path(args.out), options.filename_prefix, shard, args.start_index, args.n), args.overwrite)
     settings = RenderSettings(
         engine=args.engine, look=args.look, width=args.width, height=args.height,
-        samples=args.samples or default_samples(farm.device.backend), denoise=not args.no_denoise, device=farm.device.backend,
+        samples=samples_for(args, farm.device.backend), denoise=not args.no_denoise, device=farm.device.backend,
         threads=farm.threads,
     )
     min_pixels = args.min_pixels if args.min_pixels is not None else default_min_pixels(args.width, args.height)
@@ -176,8 +186,9 @@ UNDENOISED_LEGIBLE_SAMPLES = 128
 def check_legible_when_undenoised(args) -> None:
     """Refuse --no-denoise at few samples with the legibility check on: the reader cannot read such
     renders as recorded, so every candidate would be re-sampled and the run would crawl (0.04 scenes/s)."""
-    samples = args.samples or 0  # not given: the device's default, 64 at most
-    if args.no_denoise and legible_only(args) and samples < UNDENOISED_LEGIBLE_SAMPLES:
+    # Not given: the device's default, not known yet (the GPUs are probed later); the larger one decides.
+    most_samples = max(DEFAULT_SAMPLES, GPU_DEFAULT_SAMPLES) if isinstance(args.samples, SamplesNotGiven) else args.samples
+    if args.no_denoise and legible_only(args) and most_samples < UNDENOISED_LEGIBLE_SAMPLES:
         raise UsageError(f"--no-denoise below {UNDENOISED_LEGIBLE_SAMPLES} samples with the legibility check on (the default for "
                          "look 3 at 240x160 and larger): the reader cannot read such renders, so every scene would be re-sampled; "
                          f"add --no-legible-only, --samples {UNDENOISED_LEGIBLE_SAMPLES} or more, or drop --no-denoise")
