@@ -158,7 +158,8 @@ def render_scene(session: RenderBackend, job: RenderJob, index: int) -> Rendered
             frame = session.render(scene)
             visibility = object_visibility(frame.mask, len(scene.objects))
             # The pre-pass draws the render's own mask (a test checks); its checks are not repeated then.
-            problems = rendered_problems(graph, frame, job, visibility, prepass_mask is not None and np.array_equal(frame.mask, prepass_mask))
+            same_mask = prepass_mask is not None and np.array_equal(frame.mask, prepass_mask)
+            problems = rendered_problems(graph, frame, job, visibility, shown_checked=same_mask)
         if not problems:
             return RenderedScene(frame.image, frame.mask, rendered_scene_record(graph, job, visibility), attempt)
         reasons.append(problems[0])
