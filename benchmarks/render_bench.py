@@ -25,7 +25,7 @@ GPU) and --profile N, --fixed N and --sweep 1,2,4 add benchmarks/frame_costs.py'
 frame's time goes; the fixed cost beside the per-sample cost; scenes/s per worker count), steady state:
 
     python benchmarks/render_bench.py --device optix --defaults 6 --clevr 0 --psnr 6 --reference-samples 4096 \
-        --rss-scenes 0 --profile 6 --fixed 4 --sweep 1,2,4,8 --threads 0
+        --rss-scenes 0 --profile 6 --fixed 4 --sweep 1,2,4,8 --cpu-workers 16 --threads 0
 
 Floor: defaults >= 40x fewer core-seconds per image than CLEVR at >= 38 dB inside the
 objects (aim: 50x at 40 dB); worker RSS after 200 scenes within 100 MB of RSS after 10.
@@ -257,7 +257,7 @@ def frame_costs_module():
 def frame_cost_figures(costs, args, device: DeviceChoice) -> dict:
     """--profile, --fixed and --sweep: steady-state figures of the worker with the device's defaults."""
     figures: dict = {}
-    if not (args.profile or args.fixed or args.sweep):
+    if not (args.profile or args.fixed or args.sweep or args.cpu_workers):
         return figures
     flags = argparse.Namespace(width=args.width, height=args.height, samples=default_samples(device.backend), no_denoise=False,
                                no_legible_only=False, threads=args.threads)
@@ -269,6 +269,10 @@ def frame_cost_figures(costs, args, device: DeviceChoice) -> dict:
             figures["fixed"] = costs.fixed_and_per_sample(job.settings, device, args.fixed)
         if args.sweep:
             figures["scenes_per_s"] = costs.workers_sweep(job, args.sweep_scenes, [int(n) for n in args.sweep.split(",")])
+        if args.cpu_workers:
+            cpu = DeviceChoice("cpu", ())
+            cpu_job = costs.make_job(out, argparse.Namespace(**{**vars(flags), "samples": default_samples("cpu"), "threads": 1}), cpu)
+            figures["cpu_scenes_per_s"] = costs.workers_sweep(cpu_job, max(args.sweep_scenes, 2 * args.cpu_workers), [args.cpu_workers])
     return figures
 
 
@@ -293,6 +297,8 @@ def main() -> None:
     parser.add_argument("--fixed", type=int, default=0, metavar="N", help="fixed cost beside per-sample cost, over N scenes")
     parser.add_argument("--sweep", default="", metavar="1,2,4", help="scenes/s per number of worker processes")
     parser.add_argument("--sweep-scenes", type=int, default=12, help="scenes of each sweep arm (default 12)")
+    parser.add_argument("--cpu-workers", type=int, default=0, metavar="N",
+                        help="also scenes/s of N CPU worker processes (1 thread each, CPU defaults) in the same run: the GPU beside the cores")
     parser.add_argument("--json", action="store_true", help="also print the figures as one JSON object")
     args = parser.parse_args()
     if max(args.clevr, args.psnr) > args.defaults:
@@ -369,7 +375,7 @@ def main() -> None:
             f"{p[arm]['mask_renders_per_scene']:.2f} mask renders" for arm in ("prepass", "no prepass"))
             + f"; the pre-pass is {p['speedup']:.2f}x faster (per render: {p['core_seconds_per_full_render']:.2f} core-s full, "
             f"{p['core_seconds_per_mask_render']:.2f} mask only)")
-    for key in ("profile", "fixed", "scenes_per_s"):
+    for key in ("profile", "fixed", "scenes_per_s", "cpu_scenes_per_s"):
         if key in figures:
             print(f"{key}: {json.dumps(figures[key])}")
     if args.json:
