@@ -12,8 +12,10 @@ The defaults come from measurements on a 2-core CPU machine (bpy 5.0.1, 480x320 
 inside the objects against a 2048-sample reference at 46.5x fewer core-seconds than CLEVR's 512
 undenoised samples (4.38 vs 203.4 under a load average of ~12); the previous 8 samples with the
 FAST prefilter and the light tree gave 39.4 dB on the same scene for 0.92x the cost. HIGH
-denoising quality scored the same as BALANCED; adaptive sampling, persistent data, tile size and
-fewer bounces made no difference at such low sample counts, so they stay off/default.
+denoising quality scored the same as BALANCED; adaptive sampling, tile size and fewer bounces made
+no difference at such low sample counts, so they stay off/default. Persistent data made none on the
+CPU either (the same bytes and cost); it is on for every device since issue 33, for the GPU's sake
+(render/engines/blender.py).
 """
 
 from __future__ import annotations
