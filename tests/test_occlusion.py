@@ -146,7 +146,7 @@ def test_an_object_showing_less_than_half_of_itself_is_not_counted_or_asked_abou
 
 
 def test_a_scene_without_occlusion_records_asks_no_occlusion_question_and_validate_realise_passes(tmp_path, capsys):
-    from questions.cli import main as questions_main
+    from dataset.cli import main as dataset_main
     from questions.families import load_families
     from questions.occlusion import uses_occlusion
     from questions.scene_questions import QuestionMaker, RunState, Settings
@@ -162,5 +162,5 @@ def test_a_scene_without_occlusion_records_asks_no_occlusion_question_and_valida
     folder = tmp_path / "families"
     folder.mkdir()
     (folder / "occlusion.yaml").write_text((Path(__file__).parents[1] / "questions" / "families" / "occlusion.yaml").read_text(encoding="utf-8"))
-    assert questions_main(["validate", str(folder), "--realise", "2"]) == 0  # sampled graphs: asked on none, no problem
+    assert dataset_main(["families", "validate", str(folder), "--realise", "2"]) == 0  # sampled graphs: asked on none, no problem
     assert "occlusion/is_hidden: 0 questions" in capsys.readouterr().out
