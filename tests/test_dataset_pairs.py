@@ -1,0 +1,144 @@
+"""``python -m dataset pairs``: one change per scene, re-rendered with real bpy, checked in the pixels,
+and every group's answers re-executed on the scene graphs; the output exports with its groups whole."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from helpers import run_stage
+from PIL import Image
+
+from assets.vocabulary import load_vocabulary
+from dataset.document import read_export
+from dataset.pairs import KINDS, MIN_REGION_CHANGE, REMOVE, Edit, candidate_edits, edited_scene
+from questions.executor import execute_program
+from render import sample_scene_graph
+from ruclevr.io import read_json
+
+
+def test_every_kind_of_edit_changes_one_thing_of_the_graph() -> None:
+    scene = sample_scene_graph(3, 0)
+    for kind in KINDS:
+        edits = list(candidate_edits(scene, kind))
+        assert edits, kind
+        edit = edits[-1]
+        edited = edited_scene(scene, edit)
+        if kind == REMOVE:
+            assert len(edited["objects"]) == len(scene["objects"]) - 1
+            kept = [obj for k, obj in enumerate(scene["objects"]) if k != edit.target]
+            assert [obj["3d_coords"] for obj in edited["objects"]] == [obj["3d_coords"] for obj in kept]
+            assert [obj["mask_id"] for obj in edited["objects"]] == list(range(1, len(kept) + 1))
+            for relation, lists in edited["relationships"].items():  # recomputed: no index of the removed object
+                assert all(j < len(kept) for members in lists for j in members), relation
+        else:
+            attribute = "color" if kind == "recolour" else "material"
+            changed = [(k, a, b) for k, (a, b) in enumerate(zip(scene["objects"], edited["objects"], strict=True)) if a != b]
+            assert [k for k, _, _ in changed] == [edit.target]
+            _, before, after = changed[0]
+            assert {key for key in before if before[key] != after[key]} == {attribute}
+            assert after[attribute] == edit.value != before[attribute]
+            assert edited["relationships"] == scene["relationships"]
+
+
+@pytest.fixture(scope="module")
+def paired(tmp_path_factory):
+    """Three scenes rendered by ``python -m render``, asked by ``python -m questions``, realised by
+    ``python -m translate``, then made into minimal pairs and exported."""
+    from questions.cli import main as questions_main
+    from render.cli import main as render_main
+    from translate.cli import main as translate_main
+
+    root = tmp_path_factory.mktemp("pairs")
+    source = root / "render"
+    assert render_main(["--n", "3", "--out", str(source), "--width", "128", "--height", "96", "--samples", "2",
+                        "--seed", "5", "--device", "cpu", "--workers", "1"]) == 0
+    assert questions_main(["--scenes", str(source / "scenes.json"), "--out", str(root / "questions.json"),
+                           "--per-image", "10", "--quiet"]) == 0
+    assert translate_main(["--questions", str(root / "questions.json"), "--out", str(root / "questions_ru.json"), "-q"]) == 0
+    out = root / "OUT"
+    assert run_stage("dataset", "pairs", "--scenes", str(source / "scenes.json"), "--questions", str(root / "questions_ru.json"),
+                     "--out", str(out), "--device", "cpu", "--workers", "1") == 0
+    assert run_stage("dataset", "export", "--questions", str(out / "questions_ru_kept.json"), "--scenes",
+                     str(out / "scenes.json"), "--out", str(out / "mera"), "--shots", "1") == 0
+    return {"root": root, "source": source, "out": out}
+
+
+def frame(folder, name: str) -> tuple[np.ndarray, np.ndarray]:
+    with Image.open(folder / "images" / name) as image, Image.open(folder / "masks" / name) as mask:
+        return np.asarray(image.convert("RGB")).astype(int), np.asarray(mask)
+
+
+def mean_colour(image: np.ndarray, mask: np.ndarray, mask_id: int) -> np.ndarray:
+    return image[mask == mask_id].mean(axis=0)
+
+
+@pytest.mark.blender
+def test_each_rerender_shows_its_one_change_where_the_object_is(paired) -> None:
+    source_dir, out = paired["source"], paired["out"]
+    edited_scenes = [scene for scene in read_json(out / "scenes.json")["scenes"] if "augmentation" in scene]
+    assert edited_scenes
+    vocabulary = load_vocabulary()
+    for scene in edited_scenes:
+        change = scene["augmentation"]["change"]
+        before_image, before_mask = frame(source_dir, scene["augmentation"]["source_image_filename"])
+        after_image, after_mask = frame(out, scene["image_filename"])
+        region = before_mask == change["object"] + 1
+        assert np.abs(before_image - after_image)[region].mean() >= MIN_REGION_CHANGE
+        if change["kind"] == REMOVE:
+            assert after_mask.max() == len(scene["objects"]), "the removed object has no id left in the mask"
+            # Everywhere the removed object was not, each object keeps its pixels under its shifted id.
+            shifted = np.where(before_mask > change["object"] + 1, before_mask - 1, before_mask)
+            assert np.array_equal(after_mask[~region], shifted[~region])
+        else:
+            assert np.array_equal(before_mask, after_mask), "the geometry is the source's"
+            assert scene["augmentation"]["pixels"]["problems"] == []
+            edited = scene["objects"][change["object"]]
+            assert edited[change["attribute"]] == change["to"]
+            assert scene["augmentation"]["pixels"]["reading"][change["attribute"]] == change["to"], "legible as recorded"
+            if change["attribute"] == "color" and edited["material"] == "rubber":
+                now = mean_colour(after_image, after_mask, change["object"] + 1)
+                target = np.asarray(vocabulary.srgb(change["to"]), float)
+                assert now @ target / np.linalg.norm(now) / np.linalg.norm(target) > 0.95
+
+
+@pytest.mark.blender
+def test_every_group_is_one_question_answered_by_each_scene_graph(paired) -> None:
+    out = paired["out"]
+    scenes = {scene["image_filename"]: scene for scene in read_json(out / "scenes.json")["scenes"]}
+    questions = read_json(out / "questions_ru_kept.json")["questions"]
+    groups: dict[str, list[dict]] = {}
+    for question in questions:
+        groups.setdefault(question["group"]["id"], []).append(question)
+        assert execute_program(question["program"], scenes[question["image_filename"]]) == question["answer"]
+    assert groups
+    for members in groups.values():
+        original, edited = members
+        assert original["group"]["variant"] == "original" and edited["group"]["variant"] in KINDS
+        assert original["question_ru"] == edited["question_ru"] and original["program"] == edited["program"]
+        assert edited["group"]["answer_flips"] == (original["answer"] != edited["answer"])
+        source = scenes[edited["image_filename"]]["augmentation"]["source_image_filename"]
+        assert original["image_filename"] == source
+        change = scenes[edited["image_filename"]]["augmentation"]["change"]
+        # The edit made again from the source graph gives the edited graph's answer.
+        redone = edited_scene(scenes[source], Edit(change["kind"], change["object"], change.get("to")))
+        assert execute_program(edited["program"], redone) == edited["answer"]
+    flips = Counter(members[0]["group"]["answer_flips"] for members in groups.values())
+    assert flips[True] >= 1, "each edit is chosen to flip at least one answer"
+
+
+@pytest.mark.blender
+def test_the_pairs_export_with_group_ids_and_rerunning_changes_nothing(paired) -> None:
+    out = paired["out"]
+    document = read_export(out / "mera")
+    splits_of: dict[int, set[str]] = {}
+    for split in ("shots", "test"):
+        for item in document["data"][split]:
+            splits_of.setdefault(item["meta"]["group_id"], set()).add(split)
+    assert splits_of and all(len(splits) == 1 for splits in splits_of.values())
+    before = (out / "questions_ru_kept.json").read_bytes()
+    root = paired["root"]
+    assert run_stage("dataset", "pairs", "--scenes", str(paired["source"] / "scenes.json"), "--questions",
+                     str(root / "questions_ru.json"), "--out", str(out), "--device", "cpu", "--workers", "1") == 0
+    assert (out / "questions_ru_kept.json").read_bytes() == before
