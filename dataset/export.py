@@ -38,7 +38,7 @@ import numpy as np
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from dataset.document import LEGACY_DOCUMENT_NAME, PROVENANCE_NAME, SPLITS, split_path
 from dataset.export_files import SpooledList, StagedFiles
-from dataset.groups import group_key, group_variant, whole_groups
+from dataset.groups import group_key, whole_groups, with_group
 from dataset.prompt import PromptSet, instruction_format_problem
 from dataset.splits import QuestionColumns, SplitPositions, split_positions
 from dataset.stats import integer_comparison
@@ -375,11 +375,7 @@ class ExportPlan:
         instruction = template.render(question_type=str(question["question_type"]), split=split)
         num_objects = int(self.scene_sizes[self.columns.image_numbers[question["image_filename"]]])
         item, provenance = make_item(question, item_id, instruction), make_provenance(question, item_id, split, num_objects, template.name)
-        group = group_key(question)
-        if group is not None:  # a minimal pair's item (dataset.groups): its group's number and variant
-            item["meta"].update(group_id=self.columns.group_numbers[group] + 1, change=group_variant(question))
-            provenance["group"] = question["group"]
-        return item, provenance
+        return with_group(item, provenance, question, self.columns.group_numbers)
 
     def check_instructions(self) -> None:
         """Render every instruction the items will have (each template, question type and split once),

@@ -40,6 +40,17 @@ def group_variant(question: Mapping[str, Any]) -> str | None:
     return str(group.get("variant")) if isinstance(group, Mapping) and group.get("variant") is not None else None
 
 
+def with_group(item: dict[str, Any], provenance: dict[str, Any], question: Mapping[str, Any],
+               numbers: Mapping[str, int]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A grouped question's MERA item with ``meta.group_id`` (its group's number, from 1) and
+    ``meta.change`` (its variant), and its provenance with the whole ``group`` record."""
+    key = group_key(question)
+    if key is not None:
+        item["meta"].update(group_id=numbers[key] + 1, change=group_variant(question))
+        provenance["group"] = question["group"]
+    return item, provenance
+
+
 def ungrouped(positions: np.ndarray, groups: np.ndarray) -> np.ndarray:
     """The positions whose question is in no group."""
     return positions[groups[positions] == NO_GROUP]
