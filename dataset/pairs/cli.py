@@ -52,6 +52,8 @@ def command_pairs(args: argparse.Namespace) -> int:
         log.error(f"{PROG}: finished scenes are kept; rerun the same command to retry the rest")
         return 1
     counts = result.counts
+    refused = sum(counts["refused_by_pixels"].values())
     print(f"{args.out}: {counts['groups']} groups ({counts['groups_answer_flips']} with the answer flipped) from "
-          f"{counts['edited_scenes']} edited scenes of {counts['source_scenes']}; by change {counts['groups_by_change']}")
+          f"{counts['edited_scenes']} edited scenes of {counts['source_scenes']} ({refused} refused by the pixel checks); "
+          f"by change {counts['groups_by_change']}")
     return 0

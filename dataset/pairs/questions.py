@@ -1,8 +1,8 @@
 """The questions of a minimal pair: the same question asked on a scene and on its edited copy.
 
-The edit of a scene is chosen among every edit of one kind (drawn per scene) for the answers it
-flips: the one flipping most of the scene's questions (ties drawn), programs executed on the
-edited graph. Each question that stays well posed on the edited scene makes a group of two
+The edit of a scene is chosen for the answers it flips: the kinds in an order drawn per scene,
+within a kind the edits flipping most of the scene's questions first (programs executed on the
+edited graph, ties drawn), the first that leaves at least one group whose answer flips. Each question that stays well posed on the edited scene makes a group of two
 items, its answer flipped or kept. The edited item keeps the source's Russian text, so it is
 asked only where that text still has one reading: the question engine's rules hold on the edited
 scene (:meth:`questions.search.SceneSearch.instantiate`), and its other readings there are among
@@ -34,6 +34,8 @@ ORIGINAL = "original"
 AMBIGUOUS = "ambiguous"  # its program cannot be answered there (a reference fits none or several objects)
 ILL_POSED = "ill_posed"  # the question engine's rules reject it there
 OTHER_READING = "other_reading"  # its Russian text may read otherwise there
+#: Edits of one scene tried for a group whose answer flips, best first.
+MAX_TRIED = 12
 
 
 def answer_on(program: Sequence[Mapping[str, Any]], scene: SceneIndex) -> str | None:
@@ -49,16 +51,29 @@ def flips(edit: Edit, scene: Mapping[str, Any], questions: Sequence[Mapping[str,
     return sum(answer_on(q["program"], index) not in (None, q["answer"]) for q in questions)
 
 
-def chosen_edit(scene: Mapping[str, Any], questions: Sequence[Mapping[str, Any]], seed: int) -> Edit | None:
-    """The edit of ``scene``: the kinds in a drawn order, of the first kind whose best edit flips an
-    answer, one of the edits flipping most (drawn); None when no edit flips any answer."""
+def ranked_edits(scene: Mapping[str, Any], questions: Sequence[Mapping[str, Any]], seed: int) -> list[Edit]:
+    """The edits of ``scene`` that flip an answer: the kinds in a drawn order, within a kind the
+    edits flipping most first (ties in a drawn order)."""
     rng = streams.generator("dataset.pairs", seed, image_index=int(scene["image_index"]))
+    ranked: list[Edit] = []
     for kind_number in rng.permutation(len(KINDS)):
         edits = list(candidate_edits(scene, KINDS[int(kind_number)]))
         counts = np.array([flips(edit, scene, questions) for edit in edits])
-        if counts.size and counts.max() > 0:
-            best = np.flatnonzero(counts == counts.max())
-            return edits[int(best[int(rng.integers(best.size))])]
+        order = sorted(range(len(edits)), key=lambda k: (-counts[k], rng.random()))
+        ranked += [edits[k] for k in order if counts[k] > 0]
+    return ranked
+
+
+def chosen_edit(scene: Mapping[str, Any], questions: Sequence[Mapping[str, Any]], seed: int,
+                maker: PairMaker | None = None) -> Edit | None:
+    """The first of :func:`ranked_edits` (of the first :data:`MAX_TRIED`) that, with ``maker``,
+    leaves a group whose answer flips; None when none does."""
+    for edit in ranked_edits(scene, questions, seed)[:MAX_TRIED]:
+        if maker is None:
+            return edit
+        made = maker.pairs(questions, scene, edited_scene(scene, edit), edit.describe(scene), seed)
+        if any(paired.original is not None and paired.original["group"]["answer_flips"] for paired in made):
+            return edit
     return None
 
 

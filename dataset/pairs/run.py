@@ -67,12 +67,12 @@ def questions_by_image(questions: Sequence[Mapping[str, Any]], path: Path) -> di
 
 
 def plan_edits(scenes: Sequence[dict[str, Any]], by_image: Mapping[str, list[Mapping[str, Any]]], paths: AugmentPaths,
-               seed: int) -> list[Planned]:
+               seed: int, maker: PairMaker) -> list[Planned]:
     """Per source scene with questions, its chosen edit and the edited graph (none where no edit flips an answer)."""
     planned = []
     for scene in scenes:
         asked = by_image.get(scene["image_filename"], [])
-        edit = chosen_edit(scene, asked, seed) if asked else None
+        edit = chosen_edit(scene, asked, seed, maker) if asked else None
         if edit is None:
             continue
         index = int(scene["image_index"])
@@ -109,7 +109,8 @@ def pairs(sources: AugmentSources, out: Path, settings: PairsSettings, overwrite
     masks_dir = sources.masks_dir if sources.masks_dir is not None else source_dir / "masks"
     paths = AugmentPaths(out, settings.prefix)
     chosen = scenes if settings.n is None else scenes[: settings.n]
-    planned = plan_edits(chosen, by_image, paths, settings.seed)
+    maker = PairMaker(families, settings.yo)
+    planned = plan_edits(chosen, by_image, paths, settings.seed, maker)
     if overwrite:
         paths.layout.remove_outputs()
     paths.layout.prepare()
@@ -118,7 +119,6 @@ def pairs(sources: AugmentSources, out: Path, settings: PairsSettings, overwrite
     result.failures = render_pending([(source, graph) for source, _, graph in planned], sources, paths, plan_rendering(render_settings))
     if result.failures:
         return result
-    maker = PairMaker(families, settings.yo)
     kept_scenes: list[dict[str, Any]] = []
     items: list[dict[str, Any]] = []
     report = Report()
