@@ -15,7 +15,7 @@ from dataset.document import read_export
 from dataset.pairs import KINDS, MIN_REGION_CHANGE, REMOVE, Edit, candidate_edits, edited_scene
 from questions.executor import execute_program
 from render import sample_scene_graph
-from ruclevr.io import read_json
+from ruclevr.io import atomic_write_json, read_json
 
 
 def test_every_kind_of_edit_changes_one_thing_of_the_graph() -> None:
@@ -40,6 +40,37 @@ def test_every_kind_of_edit_changes_one_thing_of_the_graph() -> None:
             assert {key for key in before if before[key] != after[key]} == {attribute}
             assert after[attribute] == edit.value != before[attribute]
             assert edited["relationships"] == scene["relationships"]
+
+
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys) -> None:
+    from sample_outputs import write_sample_stage_outputs
+
+    paths = write_sample_stage_outputs(tmp_path / "src", n_scenes=2)
+    out = tmp_path / "OUT"
+    translated = tmp_path / "no_russian.json"
+    document = read_json(paths["questions"])
+    for question in document["questions"]:
+        question["params"] = {}
+    with_params = tmp_path / "with_params.json"
+    atomic_write_json(with_params, document)
+    for question in document["questions"]:
+        del question["question_ru"]
+    atomic_write_json(translated, document)
+    cases = (
+        (["--scenes", str(tmp_path / "missing.json"), "--questions", str(paths["questions"])], "does not exist"),
+        (["--scenes", str(paths["scenes"]), "--questions", str(paths["questions"]), "--n", "-3"],
+         "must be a positive integer, got -3"),
+        (["--scenes", str(paths["scenes"]), "--questions", str(translated)], "question_ru (is it the filter stage's output?)"),
+        # Scenes without camera, lights and render settings cannot be rendered again.
+        (["--scenes", str(paths["scenes"]), "--questions", str(with_params)],
+         "only scenes written by python -m render can be re-rendered"),
+    )
+    for argv, message in cases:
+        status = run_stage("dataset", "pairs", *argv, "--out", str(out), "--device", "cpu")
+        error = capsys.readouterr().err
+        assert status == 2, argv
+        assert message in error and error.count("\n") == 1 and "Traceback" not in error, error
+    assert not out.exists()
 
 
 @pytest.fixture(scope="module")
@@ -142,4 +173,8 @@ def test_the_pairs_export_with_group_ids_and_rerunning_changes_nothing(paired) -
     root = paired["root"]
     assert run_stage("dataset", "pairs", "--scenes", str(paired["source"] / "scenes.json"), "--questions",
                      str(root / "questions_ru.json"), "--out", str(out), "--device", "cpu", "--workers", "1") == 0
+    assert (out / "questions_ru_kept.json").read_bytes() == before
+    status = run_stage("dataset", "pairs", "--scenes", str(paired["source"] / "scenes.json"), "--questions",
+                       str(root / "questions_ru.json"), "--out", str(out), "--device", "cpu", "--seed", "8")
+    assert status == 2, "edited scenes of another seed are not mixed with these"
     assert (out / "questions_ru_kept.json").read_bytes() == before

@@ -15,7 +15,7 @@ from PIL import Image
 
 from dataset.augment.colours import ColorSwap
 from dataset.augment.rendering import plan_rendering, render_pending
-from dataset.augment.run import chosen_families, read_scenes
+from dataset.augment.run import check_sources, chosen_families, read_scenes
 from dataset.augment.settings import AugmentPaths, AugmentSettings, AugmentSources
 from dataset.export import read_stage_file
 from dataset.pairs.edits import Edit, edited_scene, renamed
@@ -25,8 +25,9 @@ from questions.family_sources import FamilySources
 from render.legibility import LegibilityReader
 from ruclevr import __version__
 from ruclevr.cli import UsageError
-from ruclevr.io import TMP_SUFFIX, atomic_write_json, read_json
+from ruclevr.io import TMP_SUFFIX, atomic_write_json, file_sha256, read_json
 from ruclevr.paths import confined_path
+from ruclevr.records import read_record, same_record
 
 DEFAULT_PREFIX = "ruclevr_pair"
 #: The question-record keys a pair needs of its source (the filter stage's output has them all).
@@ -80,6 +81,28 @@ def plan_edits(scenes: Sequence[dict[str, Any]], by_image: Mapping[str, list[Map
     return planned
 
 
+def render_defining_record(sources: AugmentSources, settings: PairsSettings) -> dict[str, Any]:
+    """What decides the edited scenes (the questions choose the edits); a rerun into the same folder must have the same."""
+    return {"stage": "dataset.pairs", "scenes_sha256": file_sha256(sources.scenes_path),
+            "questions_sha256": file_sha256(sources.questions_path), "seed": settings.seed, "n": settings.n,
+            "prefix": settings.prefix}
+
+
+def claim_output(paths: AugmentPaths, record: Mapping[str, Any], overwrite: bool) -> None:
+    """Record what the edited scenes are made from (``pairs_run.json``), refusing to mix them with another run's."""
+    run_record = paths.root / "pairs_run.json"
+    previous = read_record(run_record)
+    if overwrite:
+        paths.layout.remove_outputs()
+        for path in (paths.kept, paths.scenes, paths.root / "pairs_report.json"):
+            path.unlink(missing_ok=True)
+    elif previous is not None and not same_record(previous, record) and paths.layout.finished_scene_files():
+        raise UsageError(f"{paths.root} holds edited scenes made from other inputs, seed or --n; "
+                         "rerun the same command to resume, or pass --overwrite")
+    paths.layout.prepare()
+    atomic_write_json(run_record, dict(record))
+
+
 def read_frame(images_dir: Path, masks_dir: Path, filename: str) -> tuple[np.ndarray, np.ndarray]:
     image_path = confined_path(images_dir, filename, f"scene {filename!r}: image_filename")
     mask_path = confined_path(masks_dir, filename, f"scene {filename!r}: image_filename")
@@ -105,15 +128,17 @@ def pairs(sources: AugmentSources, out: Path, settings: PairsSettings, overwrite
     questions_info, questions = read_stage_file(sources.questions_path, "questions", "questions")
     by_image = questions_by_image(questions, sources.questions_path)
     _, families = chosen_families(settings.families, sources.questions_path, questions_info)
+    check_sources(sources, scenes, questions, families)
     source_dir = sources.scenes_path.parent
     masks_dir = sources.masks_dir if sources.masks_dir is not None else source_dir / "masks"
     paths = AugmentPaths(out, settings.prefix)
     chosen = scenes if settings.n is None else scenes[: settings.n]
     maker = PairMaker(families, settings.yo)
     planned = plan_edits(chosen, by_image, paths, settings.seed, maker)
-    if overwrite:
-        paths.layout.remove_outputs()
-    paths.layout.prepare()
+    try:
+        claim_output(paths, render_defining_record(sources, settings), overwrite)
+    except OSError as error:
+        raise UsageError(f"cannot write to --out {str(out)!r}: {error.strerror or error}") from None
     render_settings = AugmentSettings(swap=ColorSwap(None), device=settings.device, workers=settings.workers, threads=settings.threads)
     result = PairsResult(paths=paths)
     result.failures = render_pending([(source, graph) for source, _, graph in planned], sources, paths, plan_rendering(render_settings))
