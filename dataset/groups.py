@@ -2,7 +2,7 @@
 
 A question record of a group carries ``group`` (``{"id", "variant", ...}``); the export numbers
 the groups 1, 2, ... in order of first appearance into ``meta.group_id`` and writes the variant
-as ``meta.change`` (``original``, ``remove``, ``recolour``, ``material``).
+as ``meta.change`` (``original``, ``remove``, ``recolour``, ``material``, ``move``).
 
 - Splitting: shots are drawn from ungrouped questions while there are enough, and a group is
   exported only whole: an item whose group has an item outside its split (a shot, a duplicate

@@ -3,6 +3,7 @@ and every group's answers re-executed on the scene graphs; the output exports wi
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import numpy as np
@@ -12,9 +13,10 @@ from PIL import Image
 
 from assets.vocabulary import load_vocabulary
 from dataset.document import read_export
-from dataset.pairs import KINDS, MIN_REGION_CHANGE, REMOVE, Edit, candidate_edits, edited_scene
+from dataset.pairs import KINDS, MIN_REGION_CHANGE, MOVE, REMOVE, Edit, candidate_edits, edited_scene
 from questions.executor import execute_program
 from render import sample_scene_graph
+from render.model.relations import relationships
 from ruclevr.io import atomic_write_json, read_json
 
 
@@ -25,7 +27,22 @@ def test_every_kind_of_edit_changes_one_thing_of_the_graph() -> None:
         assert edits, kind
         edit = edits[-1]
         edited = edited_scene(scene, edit)
-        if kind == REMOVE:
+        if kind == MOVE:
+            moved = [k for k, (a, b) in enumerate(zip(scene["objects"], edited["objects"], strict=True)) if a != b]
+            assert moved == [edit.target]
+            before, after = scene["objects"][edit.target], edited["objects"][edit.target]
+            assert after["3d_coords"] == [*edit.place, before["3d_coords"][2]]
+            assert math.hypot(after["3d_coords"][0] - before["3d_coords"][0], after["3d_coords"][1] - before["3d_coords"][1]) >= 1
+            assert {key for key in before if before[key] != after[key]} <= {"3d_coords", "pixel_coords"}
+            assert edited["relationships"] == relationships([obj["3d_coords"] for obj in edited["objects"]], scene["directions"])
+            # Every other object stands the sampler's margin apart along the camera's axes, as the sampler places them.
+            left = np.asarray(scene["directions"]["left"][:2], float)
+            behind = np.asarray(scene["directions"]["behind"][:2], float)
+            for k, other in enumerate(edited["objects"]):
+                if k != edit.target:
+                    offset = np.subtract(after["3d_coords"][:2], other["3d_coords"][:2])
+                    assert abs(offset @ left) / np.linalg.norm(left) >= 0.4 and abs(offset @ behind) / np.linalg.norm(behind) >= 0.4
+        elif kind == REMOVE:
             assert len(edited["objects"]) == len(scene["objects"]) - 1
             kept = [obj for k, obj in enumerate(scene["objects"]) if k != edit.target]
             assert [obj["3d_coords"] for obj in edited["objects"]] == [obj["3d_coords"] for obj in kept]
@@ -75,7 +92,7 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys) -> None:
 
 @pytest.fixture(scope="module")
 def paired(tmp_path_factory):
-    """Three scenes rendered by ``python -m render``, asked by ``python -m questions``, realised by
+    """Four scenes rendered by ``python -m render``, asked by ``python -m questions``, realised by
     ``python -m translate``, then made into minimal pairs and exported."""
     from questions.cli import main as questions_main
     from render.cli import main as render_main
@@ -83,7 +100,7 @@ def paired(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("pairs")
     source = root / "render"
-    assert render_main(["--n", "3", "--out", str(source), "--width", "128", "--height", "96", "--samples", "2",
+    assert render_main(["--n", "4", "--out", str(source), "--width", "128", "--height", "96", "--samples", "4",
                         "--seed", "5", "--device", "cpu", "--workers", "1"]) == 0
     assert questions_main(["--scenes", str(source / "scenes.json"), "--out", str(root / "questions.json"),
                            "--per-image", "10", "--quiet"]) == 0
@@ -122,6 +139,12 @@ def test_each_rerender_shows_its_one_change_where_the_object_is(paired) -> None:
             # Everywhere the removed object was not, each object keeps its pixels under its shifted id.
             shifted = np.where(before_mask > change["object"] + 1, before_mask - 1, before_mask)
             assert np.array_equal(after_mask[~region], shifted[~region])
+        elif change["kind"] == MOVE:
+            moved = after_mask == change["object"] + 1
+            x, y = scene["objects"][change["object"]]["pixel_coords"][:2]
+            rows, cols = np.nonzero(moved)
+            assert cols.min() <= x <= cols.max() + 1 and rows.min() <= y <= rows.max() + 1, "drawn where it was moved to"
+            assert scene["augmentation"]["pixels"]["problems"] == []
         else:
             assert np.array_equal(before_mask, after_mask), "the geometry is the source's"
             assert scene["augmentation"]["pixels"]["problems"] == []
@@ -132,6 +155,13 @@ def test_each_rerender_shows_its_one_change_where_the_object_is(paired) -> None:
                 now = mean_colour(after_image, after_mask, change["object"] + 1)
                 target = np.asarray(vocabulary.srgb(change["to"]), float)
                 assert now @ target / np.linalg.norm(now) / np.linalg.norm(target) > 0.95
+
+
+def edit_of(change: dict) -> Edit:
+    """The edit a scene's ``augmentation.change`` records."""
+    if change["kind"] == MOVE:
+        return Edit(MOVE, change["object"], place=tuple(change["to"]))
+    return Edit(change["kind"], change["object"], change.get("to"))
 
 
 @pytest.mark.blender
@@ -153,7 +183,7 @@ def test_every_group_is_one_question_answered_by_each_scene_graph(paired) -> Non
         assert original["image_filename"] == source
         change = scenes[edited["image_filename"]]["augmentation"]["change"]
         # The edit made again from the source graph gives the edited graph's answer.
-        redone = edited_scene(scenes[source], Edit(change["kind"], change["object"], change.get("to")))
+        redone = edited_scene(scenes[source], edit_of(change))
         assert execute_program(edited["program"], redone) == edited["answer"]
     flipped = Counter(members[1]["image_filename"] for members in groups.values() if members[0]["group"]["answer_flips"])
     edited_images = {members[1]["image_filename"] for members in groups.values()}

@@ -1,8 +1,8 @@
 """Minimal pairs: one question asked on a scene and on a re-render of it with exactly one change.
 
-For each source scene with questions, one edit is chosen (an object removed, recoloured, or its
-material swapped; the kind drawn per scene, the edit among those of the kind that flip the most
-answers), the edited scene graph rendered again from its record (same camera, lights, render
+For each source scene with questions, one edit is chosen (an object removed, recoloured, its
+material swapped, or moved; the kinds tried in an order drawn per scene, the edits of a kind
+flipping most answers first), the edited scene graph rendered again from its record (same camera, lights, render
 settings and Cycles seed: only the change differs), and the change checked in the pixels
 (:mod:`dataset.pairs.pixels`). Every question of the scene that stays well posed on the edited
 scene with the same Russian text makes a group of two items: the source item and the edited
@@ -22,7 +22,7 @@ The modules by role: ``edits`` (the edits and edited graphs), ``questions`` (cho
 the groups), ``pixels`` (the checks of a re-render), ``run`` (the whole run).
 """
 
-from dataset.pairs.edits import KINDS, MATERIAL, RECOLOUR, REMOVE, Edit, candidate_edits, edited_scene
+from dataset.pairs.edits import KINDS, MATERIAL, MOVE, RECOLOUR, REMOVE, Edit, candidate_edits, edited_scene
 from dataset.pairs.pixels import MIN_REGION_CHANGE, PixelCheck, check_pixels
 from dataset.pairs.questions import PairMaker, chosen_edit
 from dataset.pairs.run import PairsResult, PairsSettings, pairs
@@ -31,6 +31,7 @@ __all__ = [
     "KINDS",
     "MATERIAL",
     "MIN_REGION_CHANGE",
+    "MOVE",
     "RECOLOUR",
     "REMOVE",
     "Edit",

@@ -4,9 +4,10 @@
   over the changed object's pixels in the source mask is at least :data:`MIN_REGION_CHANGE`;
 - a removed object is gone: the edited mask names no id beyond the remaining objects, so its
   region shows the floor or what it hid (and differs, as above);
-- a changed object is legible as recorded: render's legibility reader reads its colour, material,
-  shape and size as the edited graph says (:func:`render.legibility.misread_objects`), and every
-  object still shows as the render stage requires (its pixels and its visible-fraction floor).
+- a changed (or moved) object is as legible as before: render's legibility reader reads its
+  changed attribute as the new value, and every attribute it read right on the source render
+  still right; and every object still shows as the render stage requires (its pixels and its
+  visible-fraction floor).
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from dataset.pairs.edits import REMOVE, Edit
-from render.legibility import LegibilityReader, legibility_problems
+from dataset.pairs.edits import MATERIAL, RECOLOUR, REMOVE, Edit
+from render.legibility import READ_ATTRIBUTES, LegibilityReader
 from render.model.visibility import hidden_problems, object_visibility, visibility_problems
 
 #: The least mean absolute difference (0-255, over RGB) between source and re-render over the
@@ -69,12 +70,28 @@ def check_pixels(edit: Edit, source: tuple[np.ndarray, np.ndarray], edited_scene
     if edit.kind == REMOVE:
         check.problems += removal_problems(mask, len(edited_scene["objects"]))
         return check
-    readings = reader.read(image, mask, len(edited_scene["objects"]))
-    check.reading = readings[edit.target].values
-    described = f"object {edit.target} ("
-    check.problems += [f"legibility: {problem}" for problem in legibility_problems(edited_scene, image, mask, reader)
-                       if problem.startswith(described) and "cannot be read" not in problem]
+    check.reading = reader.read(image, mask, edit.target + 1)[edit.target].values  # mask ids 1 .. target + 1
+    was = reader.read(source_image, source_mask, edit.target + 1)[edit.target].values
+    check.problems += legibility_problems(edited_scene["objects"][edit.target], check.reading, was, changed_attribute(edit))
     return check
+
+
+def changed_attribute(edit: Edit) -> str | None:
+    return {RECOLOUR: "color", MATERIAL: "material"}.get(edit.kind)
+
+
+def legibility_problems(obj: Mapping[str, Any], now: Mapping[str, str] | None, was: Mapping[str, str] | None,
+                        changed: str | None) -> list[str]:
+    """The changed object reads as legibly as before: its changed attribute as the new value, and every
+    attribute the reader read right in the source still right."""
+    if now is None:
+        return ["legibility: too few pixels to read the changed object"]
+    problems = []
+    for attribute in READ_ATTRIBUTES:
+        must = attribute == changed or (was is not None and was[attribute] == obj[attribute])
+        if must and now[attribute] != obj[attribute]:
+            problems.append(f"legibility: its {attribute} reads as {now[attribute]}, not {obj[attribute]}")
+    return problems
 
 
 def removal_problems(mask: np.ndarray, count: int) -> list[str]:

@@ -193,6 +193,7 @@ class Report:
 
     def __init__(self) -> None:
         self.refused: Counter[str] = Counter()
+        self.refused_scenes: list[dict[str, Any]] = []
         self.region_change: dict[str, list[float]] = {}
         self.dropped: Counter[str] = Counter()
         self.groups: Counter[tuple[str, str, bool]] = Counter()
@@ -202,6 +203,7 @@ class Report:
         self.region_change.setdefault(kind, []).append(edited["augmentation"]["pixels"]["region_change"])
         for problem in problems[:1]:
             self.refused[f"{kind}: {problem.split(':')[0]}"] += 1
+            self.refused_scenes.append({"image_filename": edited["image_filename"], **edited["augmentation"]})
 
     def questions(self, made: Sequence[Any], kind: str) -> None:
         for paired in made:
@@ -230,4 +232,5 @@ class Report:
             "groups_by_change": dict(sorted(by_kind.items())),
             "groups_by_question_type": dict(sorted(by_type.items())),
             "questions_dropped": dict(sorted(self.dropped.items())),
+            "refused_scenes": self.refused_scenes,
         }
