@@ -264,7 +264,8 @@ CASES = [
     ("quantifier/not_color/count", {"<S>": "sphere", "<C2>": "purple"}, None),  # no purple sphere to leave out
     # ---- what-if: the program reads the edited scene after the edit node ----
     ("hypothetical/remove/count", {"<C>": "red", "<S2>": "cube"}, "1"),  # remove 1, 3: cube 0 is left
-    ("hypothetical/remove/count", {"<M>": "rubber"}, "3"),  # remove 1, 2: 0, 3, 4 are left
+    ("hypothetical/remove/count", {"<M>": "rubber", "<Z2>": "small"}, "2"),  # remove 1, 2: small 3, 4 are left
+    ("hypothetical/remove/count", {"<M>": "rubber"}, None),  # "how many things are left": the counted set names a value
     ("hypothetical/remove/count", {"<C>": "red", "<C2>": "red", "<S2>": "cube"}, None),  # no red cube is left by the words
     ("hypothetical/remove/count", {"<S>": "cylinder", "<M2>": "metal"}, None),  # removing 2 leaves 0, 3, 4 metal as before
     ("hypothetical/remove/count", {}, None),  # removing everything
