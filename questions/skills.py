@@ -62,4 +62,4 @@ def skill_and_difficulty(
     elif isinstance(difficulty, bool) or not isinstance(difficulty, int) or not 1 <= difficulty <= MAX_DIFFICULTY:
         problems.append(("difficulty", f"difficulty must be a whole number from 1 to {MAX_DIFFICULTY}; got {difficulty!r}"))
         difficulty = 0
-    return str(skill), int(difficulty), problems  # type: ignore[call-overload]  # an int by now
+    return str(skill), int(difficulty), problems
