@@ -39,6 +39,8 @@ from questions.scene_index import SceneIndex
 from questions.unclear import answer_is_clear, sure_refusals, unclear_passes
 
 _SCENE_SET: tuple[str, tuple[str, ...], frozenset[object]] = ("set", ("scene",), frozenset())
+#: Nodes where the search asks whether a what-if edit matters to the answer (questions.hypothetical).
+_EDIT_JUDGED = frozenset({"count", "greater_than", "less_than", "equal_integer"})
 
 @dataclass(frozen=True)
 class Candidate:
@@ -354,21 +356,36 @@ class _Walk:
             return False  # "are all the red things cubes?" when no red thing is a cube says no twice over
         if node.function == "add" and self._counted_sets_overlap(node):
             return False  # "how many red things and cubes in total" counts a red cube twice, or once?
-        if node.function == "count" and not self._edit_matters(node):
+        if node.function in _EDIT_JUDGED and not self._edit_matters(node):
             return False  # "if the cube were blue, how many green things?": the "if" changes nothing
         return True
 
     def _edit_matters(self, node: PlanNode) -> bool:
-        """For a count of a description read right after a what-if edit: whether the edit changes it."""
+        """For the answer's count, or a comparison of counts, of descriptions read right after a what-if
+        edit: whether the edit changes one of them and the words decide none (True where there is none)."""
+        if node.function == "count":
+            if node is not self.nodes[-1]:
+                return True  # a count compared with another is judged at the comparison
+            counts = [node]
+        else:
+            counts = [self.nodes[i] for i in node.inputs if self.nodes[i].function == "count"]
+        verdicts = [self._count_after_edit(count) for count in counts]
+        if "decided" in verdicts:
+            return False
+        return "changed" in verdicts or all(verdict == "plain" for verdict in verdicts)
+
+    def _count_after_edit(self, node: PlanNode) -> str:
+        """"plain" (not a description read right after an edit), "decided" (the words say what is left
+        after a removal), "same" (the edit does not change the count) or "changed"."""
         source = node.inputs[0]
         described = self.nodes[source]
         edit = self.nodes[described.inputs[0]] if described.kind == "filter" else None
         if edit is None or edit.edit is None:
-            return True
+            return "plain"
         pairs = self.canon[source][2]
         if edit.function == "remove" and removal_decides(self.canon[edit.inputs[0]], pairs):
-            return False
-        return edit_matters(self.scene, pairs, self.out[source])
+            return "decided"
+        return "changed" if edit_matters(self.scene, pairs, self.out[source]) else "same"
 
     def _counted_sets_overlap(self, node: PlanNode) -> bool:
         counted = [self.nodes[i] for i in node.inputs]

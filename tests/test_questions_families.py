@@ -269,6 +269,10 @@ CASES = [
     ("hypothetical/remove/count", {"<C>": "red", "<C2>": "red", "<S2>": "cube"}, None),  # no red cube is left by the words
     ("hypothetical/remove/count", {"<S>": "cylinder", "<M2>": "metal"}, None),  # removing 2 leaves 0, 3, 4 metal as before
     ("hypothetical/remove/count", {}, None),  # removing everything
+    ("hypothetical/remove/more", {"<C>": "red", "<M2>": "metal", "<M3>": "rubber"}, "yes"),  # left 0, 2, 4: metal 0, 4; rubber 2
+    ("hypothetical/remove/more", {"<Z>": "large", "<M2>": "metal", "<S3>": "sphere"}, "no"),  # left 1, 3, 4: metal 3, 4; spheres 1, 4
+    ("hypothetical/remove/more", {"<S>": "cylinder", "<S2>": "cube", "<S3>": "sphere"}, None),  # removing 2 changes neither count
+    ("hypothetical/remove/more", {"<C>": "red", "<C2>": "red", "<S3>": "sphere"}, None),  # no red thing is left by the words
     ("hypothetical/recolor/count", {"<C>": "yellow", "<C2>": "red", "<C3>": "red"}, "3"),  # 4 red: 1, 3, 4
     ("hypothetical/recolor/count", {"<S>": "cylinder", "<C2>": "red", "<Z3>": "large", "<C3>": "red"}, "1"),  # 2 (0 a cube)
     ("hypothetical/recolor/count", {"<C>": "yellow", "<C2>": "red", "<C3>": "red", "<S3>": "sphere"}, None),

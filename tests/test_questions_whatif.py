@@ -52,7 +52,7 @@ def the_one(objects, wanted):
 def count_after_edit(family_id, params, objects):
     """The answer of a what-if question, worked out on an edited copy of the object list."""
     objects = copy.deepcopy(objects)
-    if family_id == "hypothetical/remove/count":
+    if family_id.startswith("hypothetical/remove/"):
         removed = description(params, "")
         objects = [obj for obj in objects if not fits(obj, removed)]
         counted = description(params, "2")
@@ -69,6 +69,22 @@ def count_after_edit(family_id, params, objects):
 
 
 WHAT_IF = ("hypothetical/remove/count", "hypothetical/recolor/count", "hypothetical/material/count")
+
+
+def test_what_if_comparisons_recomputed_on_the_edited_objects(families, scenes):
+    _, questions, _ = asked_questions(families["hypothetical/remove/more"], scenes, 30, 35)
+    assert len(questions) >= 20
+    assert {question["answer"] for question in questions} == {"yes", "no"}
+    scene_of = {scene["image_index"]: scene for scene in scenes}
+    for question in questions:
+        objects, params = scene_of[question["image_index"]]["objects"], question["params"]
+        removed, first, second = (description(params, suffix) for suffix in ("", "2", "3"))
+        left = [obj for obj in objects if not fits(obj, removed)]
+        more, fewer = (sum(fits(obj, wanted) for obj in left) for wanted in (first, second))
+        assert question["answer"] == ("yes" if more > fewer else "no"), question["question"]
+        assert more > 0 and fewer > 0
+        before = [sum(fits(obj, wanted) for obj in objects) for wanted in (first, second)]
+        assert before != [more, fewer], f"the removal must change a count: {question['question']}"
 
 
 @pytest.mark.parametrize("family_id", WHAT_IF)
