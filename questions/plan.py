@@ -68,6 +68,7 @@ class Plan:
     disjoint_at: tuple[tuple[tuple[int, int], ...], ...] = ()  # per node: (object node, set node) pairs checked there
     checked_at: tuple[bool, ...] = ()  # per node: whether any of the three constraints above is checked there
     relaxed_checked_at: tuple[bool, ...] = ()  # the same without ``least_at`` (a scene where the family may break it)
+    edits: bool = False  # it has an edit node: the nodes after it read the edited scene (questions.hypothetical)
 
     @classmethod
     def of(cls, family: Family) -> Plan:
@@ -89,6 +90,7 @@ class Plan:
         return cls(
             family, nodes, tuple(tuple(c) for c in checks), family.question_type, tuple(least),
             tuple(tuple(d) for d in disjoint), tuple(r or bool(least[t]) for t, r in enumerate(relaxed)), relaxed,
+            any(node.edit is not None for node in nodes),
         )
 
 
@@ -189,7 +191,7 @@ def run_plan_with(
 
 def has_edit(plan: Plan) -> bool:
     """Whether the plan has an edit node (a what-if question: later nodes read the edited scene)."""
-    return any(node.edit is not None for node in plan.nodes)
+    return plan.edits
 
 
 def _scene_after(node: PlanNode, choice: Any, scene: SceneIndex, args: tuple[Any, ...]) -> SceneIndex:
