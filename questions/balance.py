@@ -70,7 +70,9 @@ def named_features(nodes: Iterable[tuple[str, Sequence[int], Sequence[str]]]) ->
     return (*distinct, *pairs, f"#{len(named)}", f"={len(named) - len(distinct)}", *_description_sizes(nodes, description_of))
 
 
-def _description_sizes(nodes: Sequence[tuple[str, Sequence[int], Sequence[str]]], description_of: Mapping[int, list[str]]) -> tuple[str, ...]:
+def _description_sizes(
+    nodes: Sequence[tuple[str, Sequence[int], Sequence[str]]], description_of: Mapping[int, list[str]]
+) -> tuple[str, ...]:
     """``#k:kinds`` per description of a what-if program (none for other programs)."""
     if not any(function in EDITS for function, _, _ in nodes):
         return ()

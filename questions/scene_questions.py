@@ -57,7 +57,7 @@ class Settings:
     balance_block: int = 1000  # scenes balanced together; blocks are independent, so shards of whole blocks run in parallel
     unique_across_blocks: bool = False  # also hold split_repeats across blocks, dropping what an earlier block asked
     mix: tuple[tuple[str, float], ...] = ()  # (class, share): the mix of questions to reach; () keeps every family's turn
-    mix_by: str = "type"  # what a class of the mix is: a question "type", a family "group", "hops" (relate nodes), "skill", "difficulty"
+    mix_by: str = "type"  # a class of the mix: a question "type", a family "group", "hops", "skill" or "difficulty"
 
 
 MIX_AXES = ("type", "group", "hops", "skill", "difficulty")

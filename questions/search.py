@@ -273,7 +273,9 @@ class _Walk:
             out, choices, canons, stop_at = self.out, self.choices, self.canon, self.stop_at
             source = canons[node.inputs[0]]  # an earlier node's: fixed while this one tries its options
             relate = self.sure.get(t)
-            doubt = self._search_at(relate).scene.unclear(choices[relate], out[self.nodes[relate].inputs[0]]) if relate is not None else 0
+            doubt = 0
+            if relate is not None:
+                doubt = self._search_at(relate).scene.unclear(choices[relate], out[self.nodes[relate].inputs[0]])
             for k in self.stream.lazy_order(len(options)):
                 if search.steps >= stop_at:
                     return None
