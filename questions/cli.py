@@ -115,7 +115,8 @@ def generation_parser() -> ArgumentParser:
     )
     parser.add_argument(
         "--mix-by", choices=MIX_AXES, default="type",
-        help="what --mix names: MERA question types (default), family groups, or hops (relations in the program: 0, 1, 2, 3).",
+        help="what --mix names: MERA question types (default), family groups, hops (relations in the program: 0, 1, 2, 3), "
+        "skills (MERA's names, e.g. 'hypothetical reasoning') or difficulties (reasoning steps: 1, 2, ...).",
     )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output (and any stopped run's checkpoints).")
     add_text_farm_arguments(parser)

@@ -17,8 +17,10 @@ from functools import cache
 from typing import Any
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
+from questions.hypothetical import EditRefused, edited_scene
 from questions.image_geometry import OPPOSITE, between_masks
 from questions.occlusion import SceneOcclusion
+from questions.perspective import seen_side
 from questions.scene_index import SceneIndex
 
 #: Value types flowing between nodes (attribute values are typed by their attribute's name).
@@ -51,6 +53,8 @@ class Function:
     value_type: str | None
     output: str
     handler: Callable[[SceneIndex, tuple[Any, ...], Any], Any]
+    # An edit node's scene after it (questions.hypothetical): every later node of the program reads it.
+    edit: Callable[[SceneIndex, tuple[Any, ...], Any], SceneIndex] | None = None
 
 
 def unique_object(mask: int) -> int:
@@ -131,7 +135,8 @@ def between_split(scene: SceneIndex, first: int, second: int) -> tuple[int, int]
     points = scene.plan_points()
     if points is None:
         raise ExecutionError("between: the scene gives no positions")
-    return between_masks(points, first, second)
+    inside, unclear = between_masks(points, first, second)
+    return inside & scene.all, unclear & scene.all
 
 
 def between_objects(scene: SceneIndex, first: int, second: int) -> int:
@@ -257,10 +262,51 @@ def _general_functions() -> list[Function]:
     ]
 
 
+def _edit_function(name: str, input_type: str, value_type: str | None) -> Function:
+    """A what-if edit node: its output is every object of the edited scene, which later nodes read."""
+
+    def edit(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> SceneIndex:
+        try:
+            return edited_scene(scene, name, args[0], value)
+        except EditRefused as error:
+            raise ExecutionError(f"{name}: {error}") from None
+
+    return Function(name, (input_type,), value_type, OBJECTS, lambda scene, args, value: edit(scene, args, value).all, edit)
+
+
+def _seen_from(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> bool:
+    side = seen_side(scene, args[0], args[1], args[2], value)
+    if side is None:
+        raise ExecutionError(f"seen_from: object {args[2]} is not clearly {value} or the other way")
+    return side
+
+
+def _seen_from_set(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> int:
+    viewer, faced = args
+    found = 0
+    for index in scene.indices(scene.all & ~(1 << viewer) & ~(1 << faced)):
+        side = seen_side(scene, viewer, faced, index, value)
+        if side is None:
+            raise ExecutionError(f"seen_from_set: object {index} is not clearly {value} or the other way")
+        found |= side << index
+    return found
+
+
+def _beyond_clevr_functions() -> list[Function]:
+    """What-if edits and perspective-taking (questions/hypothetical.py, questions/perspective.py)."""
+    return [
+        _edit_function("remove", OBJECTS, None),
+        _edit_function("recolor", OBJECT, "color"),
+        _edit_function("set_material", OBJECT, "material"),
+        Function("seen_from", (OBJECT, OBJECT, OBJECT), RELATION, BOOL, _seen_from),
+        Function("seen_from_set", (OBJECT, OBJECT), RELATION, OBJECTS, _seen_from_set),
+    ]
+
+
 @cache
 def function_registry() -> Mapping[str, Function]:
     """Every release-form function by name (built on first use, not at import)."""
-    functions = _general_functions()
+    functions = _general_functions() + _beyond_clevr_functions()
     for attribute in ATTRIBUTES:
         functions.extend(_attribute_functions(attribute))
     return {function.name: function for function in functions}

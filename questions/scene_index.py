@@ -93,6 +93,22 @@ class SceneIndex:
     def relations(self) -> tuple[str, ...]:
         return tuple(self._related)
 
+    def edited(self, removed: int = 0, changes: Mapping[tuple[str, int], str] | None = None) -> SceneIndex:
+        """A copy of this scene with the objects of ``removed`` taken away and each (attribute, object)
+        of ``changes`` given its new value (questions.hypothetical): objects keep their indices and
+        places, the removed ones are in no set any more."""
+        keep = self.all & ~removed
+        values = {attribute: list(column) for attribute, column in self.values.items()}
+        for (attribute, index), value in (changes or {}).items():
+            values[attribute][index] = value
+        copy = SceneIndex(values, {}, self.count, self.ground, None)
+        copy.image = self.image
+        copy.all = keep
+        copy._masks = {attribute: {value: mask & keep for value, mask in masks.items()} for attribute, masks in copy._masks.items()}
+        copy._related = {relation: [mask & keep for mask in lists] for relation, lists in self._related.items()}
+        copy._unclear = {relation: [mask & keep for mask in lists] for relation, lists in self._unclear.items()}
+        return copy
+
     def indices(self, mask: int) -> list[int]:
         """The object indices in ``mask``, ascending."""
         return [i for i in range(self.count) if mask >> i & 1]

@@ -58,18 +58,23 @@ class Settings:
     balance_block: int = 1000  # scenes balanced together; blocks are independent, so shards of whole blocks run in parallel
     unique_across_blocks: bool = False  # also hold split_repeats across blocks, dropping what an earlier block asked
     mix: tuple[tuple[str, float], ...] = ()  # (class, share): the mix of questions to reach; () keeps every family's turn
-    mix_by: str = "type"  # what a class of the mix is: a question "type", a family "group", or "hops" (relate nodes)
+    mix_by: str = "type"  # a class of the mix: a question "type", a family "group", "hops", "skill" or "difficulty"
 
 
-MIX_AXES = ("type", "group", "hops")
+MIX_AXES = ("type", "group", "hops", "skill", "difficulty")
 
 
 def mix_class(family: Family, axis: str) -> str:
-    """The class of ``family`` on a mix axis: its MERA question type, its group, or its number of relation hops."""
+    """The class of ``family`` on a mix axis: its MERA question type, its group, its number of relation
+    hops, its skill or its difficulty (questions/skills.py)."""
     if axis == "type":
         return family.question_type
     if axis == "group":
         return family.group
+    if axis == "skill":
+        return family.skill
+    if axis == "difficulty":
+        return str(family.difficulty)
     return str(sum(1 for node in family.program if node.function == "relate"))
 
 

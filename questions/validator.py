@@ -31,12 +31,13 @@ from questions.functions import (
     answer_types,
     function_registry,
 )
+from questions.skills import skill_and_difficulty
 from questions.text import english_template_problems, other_language_problems
 from ruclevr import jsonlimits
 
 #: What a folder's family files end with: a .json beside them (an output, say) is not one of them.
 FAMILY_SUFFIXES = (".yaml", ".yml")
-FAMILY_KEYS = ("id", "group", "params", "program", "constraints", "text", "clevr")
+FAMILY_KEYS = ("id", "group", "params", "program", "constraints", "text", "clevr", "skill", "difficulty")
 REQUIRED_KEYS = ("id", "group", "params", "program", "text")
 NODE_KEYS = ("function", "inputs", "value_inputs")
 ID_PATTERN = re.compile(r"[a-z0-9_]+(/[a-z0-9_]+)*")
@@ -259,6 +260,11 @@ class _Checker:
         constraints = self.check_constraints(path + ("constraints",), raw.get("constraints") or {}, params, program)
         text = self.check_text(path + ("text",), raw["text"], params)
         clevr = self.check_clevr(path + ("clevr",), raw.get("clevr"))
+        answer_type = program[-1].output if program else ""
+        functions = [node.function for node in program]
+        skill, difficulty, wrong = skill_and_difficulty(raw.get("skill"), raw.get("difficulty"), functions, answer_type)
+        for key, message in wrong:
+            self.report(path + (key,), message)
         if before != len(self.problems):
             return None
         return Family(
@@ -278,6 +284,8 @@ class _Checker:
             source=file_name,
             position=position,
             clevr=clevr,
+            skill=skill,
+            difficulty=difficulty,
         )
 
     def check_clevr(self, path: Path_, raw: Any) -> tuple[str, int] | None:

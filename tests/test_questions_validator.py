@@ -157,13 +157,26 @@ def test_load_families_raises_with_all_problems(tmp_path):
     assert str(raised.value) == f"{problems[0]} (and {len(problems) - 1} more; run `python -m questions validate` to see all)"
 
 
+def test_skill_and_difficulty_given_or_from_the_program(tmp_path):
+    (family,) = validate_file(write(tmp_path, GOOD))[0]
+    assert (family.skill, family.difficulty) == ("static counting", 1)
+    given = GOOD.replace("    group: count\n", "    group: count\n    skill: hypothetical reasoning\n    difficulty: 3\n")
+    (family,) = validate_file(write(tmp_path, given))[0]
+    assert (family.skill, family.difficulty) == ("hypothetical reasoning", 3)
+    wrong = GOOD.replace("    group: count\n", "    group: count\n    skill: guessing\n    difficulty: 11\n")
+    problems = problems_of(write(tmp_path, wrong))
+    assert any("skill must be one of" in problem and "'guessing'" in problem for problem in problems)
+    assert any("difficulty must be a whole number from 1 to 10; got 11" in problem for problem in problems)
+
+
 def test_shipped_families(capsys):
     families = load_families()
     assert len(families) >= 110
     assert {family.question_type for family in families.values()} == {"binary", "colors", "count", "materials", "shapes", "size"}
     groups = {family.group for family in families.values()}
     assert groups == {"query_attribute", "compare_attribute", "exist", "count", "compare_integer",
-                      "superlative", "between", "ordinal", "arithmetic", "quantifier", "occlusion"}
+                      "superlative", "between", "ordinal", "arithmetic", "quantifier", "occlusion", "hypothetical",
+                      "perspective"}
     assert main(["validate", str(FAMILIES_DIR)]) == 0
     assert f"ok: {len(families)} families" in capsys.readouterr().out
 
