@@ -14,6 +14,7 @@ import argparse
 import io
 import json
 import re
+import stat
 import zipfile
 from collections.abc import Iterator
 from datetime import datetime
@@ -23,6 +24,7 @@ from dataset.evaluate import _lm_eval_sample as parse_lm_eval_sample
 from dataset.submission_zip import LOG_PREFIXES, LOGS_FILE, SAMPLES_PREFIX, TASK_FILE
 from ruclevr.cli import UsageError, add_common_options
 from ruclevr.io import atomic_open
+from ruclevr.paths import regular_file
 
 DATE_FORMAT = "%Y-%m-%dT%H-%M-%S.%f"  # lm-eval's timestamp in the samples file's name
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)
@@ -59,11 +61,9 @@ def sample_date(path: Path) -> datetime:
 
 def newest_samples(given: Path) -> Path:
     """The samples file ``--samples`` names: itself, or the newest ruclevr samples file under the folder."""
-    if given.is_file():
-        return given
     if not given.is_dir():
-        raise UsageError(f"--samples {given} does not exist")
-    found = [path for path in given.rglob(f"{SAMPLES_PREFIX}*.json*") if path.is_file()]
+        return regular_file(given, "--samples")
+    found = [path for path in given.rglob(f"{SAMPLES_PREFIX}*.json*") if is_regular(path)]
     if not found:
         raise UsageError(f"--samples {given} holds no {SAMPLES_PREFIX}*.jsonl (run lm-eval with --log_samples)")
     return max(found, key=lambda path: (sample_date(path), path.name))
@@ -72,7 +72,12 @@ def newest_samples(given: Path) -> Path:
 def log_files(samples: Path) -> list[Path]:
     """lm-eval's samples and results files beside the samples file, in name order."""
     return sorted(path for path in samples.parent.iterdir()
-                  if path.is_file() and path.name.lower().startswith(LOG_PREFIXES))
+                  if is_regular(path) and path.name.lower().startswith(LOG_PREFIXES))
+
+
+def is_regular(path: Path) -> bool:
+    """A regular file itself, not a symbolic link to one (a link's target is not lm-eval's log) nor a FIFO."""
+    return stat.S_ISREG(path.lstat().st_mode)
 
 
 def submission_records(samples: Path) -> Iterator[dict]:

@@ -273,7 +273,8 @@ def write_public_export(export_dir: Path, public_dir: Path, settings: WatermarkS
 
     from dataset.document import PROVENANCE_NAME, SPLITS, split_path
     from ruclevr.io import atomic_open, atomic_write_bytes, atomic_write_json, remove_stale_temporaries
-
+    from ruclevr.paths import check_real_folders
+    check_real_folders(public_dir, ["samples"], "--public-out")
     samples = public_dir / "samples"
     samples.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(samples)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Sequence
@@ -22,6 +23,7 @@ from ruclevr.cli import (
     run_cli,
     stage_logger,
 )
+from ruclevr.io import hold_stage_output
 from ruclevr.paths import check_not_an_input, check_output_location, check_own_output
 
 log = stage_logger("filter")
@@ -88,6 +90,12 @@ def _main(argv: Sequence[str] | None) -> int:
     on_ray = run_text_stage(args, argv or [], "filter", PROG)
     if on_ray is not None:
         return on_ray
+    with hold_stage_output(args.out, "file", shared=args.shard is not None):
+        return filter_into(args)
+
+
+def filter_into(args: argparse.Namespace) -> int:
+    """The filter run, once its output is held."""
     options = RucolaOptions(
         model=args.model,
         revision=args.revision,

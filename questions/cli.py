@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import os
 import shutil
@@ -35,7 +36,7 @@ from ruclevr.cli import (
     stage_logger,
 )
 from ruclevr.cli import seed as seed_type
-from ruclevr.io import remove_temporaries_of
+from ruclevr.io import hold_stage_output, remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items, input_error
 from ruclevr.names import beside
 from ruclevr.paths import check_not_an_input, check_output_location, check_own_output
@@ -131,6 +132,12 @@ def generate_command(argv: Sequence[str]) -> int:
     on_ray = run_text_stage(args, argv, "questions", PROG)
     if on_ray is not None:
         return on_ray
+    with hold_stage_output(args.out, "file", shared=args.shard is not None):
+        return generate_into(args)
+
+
+def generate_into(args: argparse.Namespace) -> int:
+    """The questions run, once its output is held."""
     sources = sources_from_arguments(args) or FamilySources()
     families = _load_families(sources)
     scene_count, scenes_info = check_scenes(args.scenes)

@@ -51,7 +51,7 @@ from ruclevr.cli import (
     stage_logger,
 )
 from ruclevr.cli import seed as seed_type
-from ruclevr.io import file_sha256, remove_temporaries_of
+from ruclevr.io import file_sha256, hold_stage_output, remove_temporaries_of
 from ruclevr.jsonstream import (
     DocumentError,
     DocumentWriter,
@@ -196,6 +196,12 @@ def translate_questions(argv: Sequence[str] | None) -> int:
     on_ray = run_text_stage(args, argv or [], "translate", PROG)
     if on_ray is not None:
         return on_ray
+    with hold_stage_output(args.out, "file", shared=args.shard is not None):
+        return translate_into(args)
+
+
+def translate_into(args: argparse.Namespace) -> int:
+    """The translation run, once its output is held."""
     sha256 = input_sha256(args.questions)
     document = JsonDocument(args.questions, "questions")
     info = questions_info(document)
