@@ -1,0 +1,243 @@
+"""Issue 38 (round three of the hostile sweep): outputs beside ``--out``, symlinked folders, the
+predictions reader, stage locks, seeds in stage arguments, and bounds of the newer readers.
+
+Each refusal must be exit status 2 with one line on stderr naming the input, no traceback, and no
+file written, changed or deleted in the watched folders (a symlink's target among them).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+import test_probe_matrix
+from helpers import run_stage
+from test_probe_matrix import Inputs, samples_file, tree
+
+from ruclevr.cli import UsageError
+
+inputs = test_probe_matrix.inputs  # the probe matrix's fixture: tiny stage outputs and an export
+
+
+def refused(argv: list[object], capsys, expect: str, watched: list[Path]) -> str:
+    """Run ``argv``; it must end with status 2 and one line holding ``expect``, nothing changed in ``watched``."""
+    capsys.readouterr()
+    before = [tree(folder) for folder in watched]
+    status = run_stage(*argv)
+    captured = capsys.readouterr()
+    lines = [line for line in captured.err.splitlines() if line.strip() and "\r" not in line]
+    assert status == 2, (argv, status, captured.err[-2000:])
+    assert len(lines) == 1 and "Traceback" not in captured.err, captured.err
+    assert expect in lines[0], lines[0]
+    assert [tree(folder) for folder in watched] == before, "the probe wrote, changed or deleted files"
+    return lines[0]
+
+
+def export_argv(i: Inputs, out: Path, *extra: object) -> list[object]:
+    return ["dataset", "export", "--questions", i.kept, "--scenes", i.scenes / "scenes.json", "--shots", "1",
+            "--out", out, *extra]
+
+
+def photo_folder(tmp_path: Path) -> Path:
+    """Somebody's photos: what a symbolic link in an output may point at."""
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    (photos / "holiday.png").write_bytes(b"a holiday")
+    return photos
+
+
+# -- 1. files destroyed outside the output ------------------------------------------------------------
+
+def test_export_overwrite_never_cleans_through_a_symlinked_samples_folder(inputs, tmp_path, capsys) -> None:
+    out = tmp_path / "export"
+    shutil.copytree(inputs.export, out)
+    shutil.rmtree(out / "samples")
+    (out / "samples").symlink_to(photo_folder(tmp_path))
+    refused(export_argv(inputs, out, "--overwrite"), capsys, "symbolic link", [tmp_path, inputs.root])
+    assert (tmp_path / "photos" / "holiday.png").read_bytes() == b"a holiday"
+
+
+def test_public_out_never_cleans_through_a_symlinked_samples_folder(inputs, tmp_path, capsys) -> None:
+    public = tmp_path / "public"
+    public.mkdir()
+    (public / "samples").symlink_to(photo_folder(tmp_path))
+    refused(export_argv(inputs, tmp_path / "export", "--public-out", public), capsys, "symbolic link",
+            [tmp_path, inputs.root])
+
+
+def test_gallery_never_cleans_through_symlinked_thumbnails(inputs, tmp_path, capsys) -> None:
+    (tmp_path / "G_files").mkdir()
+    (tmp_path / "G_files" / "thumbs").symlink_to(photo_folder(tmp_path))
+    refused(["dataset", "gallery", "--data", inputs.export, "--out", tmp_path / "G.html"], capsys, "symbolic link",
+            [tmp_path, inputs.root])
+
+
+def test_public_out_refuses_an_existing_export(inputs, tmp_path, capsys) -> None:
+    other = tmp_path / "other-build-mera"
+    shutil.copytree(inputs.export, other)
+    refused(export_argv(inputs, tmp_path / "export", "--public-out", other), capsys, "holds an export",
+            [tmp_path, inputs.root])
+
+
+@pytest.mark.parametrize("where,relation", [("out/public", "lies inside --out"), (".", "contains --out"),
+                                            ("images", "--images")])
+def test_public_out_lies_apart_from_out_and_inputs(inputs, tmp_path, capsys, where, relation) -> None:
+    out = tmp_path / "out"
+    public = {"out/public": out / "public", ".": tmp_path, "images": inputs.scenes / "images"}[where]
+    refused(export_argv(inputs, out, "--public-out", public), capsys, relation, [tmp_path, inputs.root])
+
+
+def test_hf_never_puts_the_private_copy_inside_the_public_folder(inputs, tmp_path, capsys) -> None:
+    public = tmp_path / "PUBX"
+    refused(["dataset", "hf", "--data", inputs.export, "--out", public / "private", "--public-out", public],
+            capsys, "contains --out", [tmp_path, inputs.root])
+
+
+def test_submission_never_replaces_its_input(inputs, tmp_path, capsys) -> None:
+    samples = samples_file(inputs)
+    refused(["dataset", "submission", "--samples", samples, "--out", samples], capsys, "--samples", [inputs.root])
+    mera = tmp_path / "mera"
+    shutil.copytree(inputs.export, mera)
+    refused(["dataset", "submission", "--samples", samples, "--out", mera / "test.json"], capsys,
+            "not a submission zip", [tmp_path, inputs.root])
+
+
+def test_logs_zip_takes_regular_files_only(inputs, tmp_path, capsys) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copyfile(samples_file(inputs), logs / samples_file(inputs).name)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("machine secrets\n", encoding="utf-8")
+    (logs / "results_2026.json").symlink_to(secret)
+    (logs / "results_fifo.json").parent.mkdir(exist_ok=True)
+    os.mkfifo(logs / "results_fifo.json")
+    assert run_stage("dataset", "submission", "--samples", logs, "--out", tmp_path / "sub.zip") == 0
+    with zipfile.ZipFile(tmp_path / "sub.zip") as archive, \
+            zipfile.ZipFile(io.BytesIO(archive.read("logs_public.zip"))) as packed:
+        assert packed.namelist() == [samples_file(inputs).name]
+
+
+def test_a_newline_in_the_build_path_publishes_no_machine_path(tmp_path) -> None:
+    from ruclevr.paths import relative_paths
+
+    base = tmp_path / "my\nbuild"
+    record = relative_paths({"out": str(base / "questions.json"), "items": [str(base / "render")]}, base)
+    assert record == {"out": "questions.json", "items": ["render"]}
+
+
+# -- 2. silently wrong ------------------------------------------------------------------------------
+
+def first_test_id(i: Inputs) -> int:
+    return json.loads((i.export / "test.json").read_text(encoding="utf-8"))["data"][0]["meta"]["id"]
+
+
+@pytest.mark.parametrize("line,expect", [
+    ('{"id": %d, "id": %d, "prediction": "да"}', "line 1"),
+    ('{"id": %d, "prediction": "caf\\ud800", "x": %d}', "line 1"),
+])
+def test_a_refused_first_line_is_an_error_not_another_format(inputs, tmp_path, capsys, line, expect) -> None:
+    ident = first_test_id(inputs)
+    predictions = tmp_path / "pred.jsonl"
+    predictions.write_text(line % (ident, ident) + "\n", encoding="utf-8")
+    message = refused(["dataset", "evaluate", "--data", inputs.export, "--predictions", predictions], capsys, expect,
+                      [tmp_path, inputs.root])
+    assert str(predictions) in message
+
+
+def test_a_single_line_submission_over_a_mebibyte_is_read(inputs, tmp_path) -> None:
+    from dataset.evaluate import read_predictions
+
+    ident = first_test_id(inputs)
+    long_answer = "да " * 600_000
+    path = tmp_path / "ruCLEVR.json"
+    path.write_text(json.dumps({"data": {"test": [{"outputs": long_answer, "meta": {"id": ident}}]}}), encoding="utf-8")
+    assert path.stat().st_size > (1 << 20) and path.read_bytes().count(b"\n") == 0
+    assert read_predictions(path) == {ident: long_answer}
+
+
+def test_predictions_must_be_a_regular_file(inputs, tmp_path, capsys) -> None:
+    fifo = tmp_path / "pred.jsonl"
+    os.mkfifo(fifo)
+    refused(["dataset", "evaluate", "--data", inputs.export, "--predictions", fifo], capsys, "not a regular file",
+            [inputs.root])
+
+
+def test_a_second_render_into_a_held_folder_is_refused(tmp_path, capsys) -> None:
+    from ruclevr.io import hold_stage_output
+
+    out = tmp_path / "render"
+    with hold_stage_output(out, "dir"):
+        refused(["render", "--n", "1", "--width", "16", "--height", "12", "--device", "cpu", "--out", out], capsys,
+                "is being written by another run", [tmp_path])
+
+
+@pytest.mark.parametrize("stage", ["questions", "translate", "filter"])
+def test_a_second_text_stage_into_a_held_output_is_refused(inputs, tmp_path, capsys, stage) -> None:
+    from ruclevr.io import hold_stage_output
+
+    out = tmp_path / "out.json"
+    argv = {"questions": ["questions", "--scenes", inputs.scenes / "scenes.json", "--out", out, "--quiet"],
+            "translate": ["translate", "--questions", inputs.questions, "--out", out],
+            "filter": ["filter", "--in", inputs.translated, "--out", out, "--backend", "morph"]}[stage]
+    with hold_stage_output(out, "file"):
+        refused(argv, capsys, "is being written by another run", [inputs.root])
+    assert run_stage(*argv) == 0 and out.exists()
+    assert not [path for path in tmp_path.iterdir() if path.name.endswith(".lock")], "the lock folder is left"
+
+
+def test_a_seed_in_stage_arguments_is_refused(tmp_path, capsys) -> None:
+    seed = tmp_path / "s1.seed"
+    seed.write_text("12345678901234567890123\n", encoding="utf-8")
+    refused(["dataset", "build", "--n", "2", "--shots", "1", "--seed", "0", "--out", tmp_path / "build",
+             "--render-args", f"--seed-file {seed}"], capsys, "a build has one seed", [tmp_path])
+
+
+def test_a_fifo_seed_file_is_refused(tmp_path, capsys) -> None:
+    fifo = tmp_path / "s.seed"
+    os.mkfifo(fifo)
+    refused(["dataset", "seed", "verify", "--seed-file", fifo, "--data", tmp_path], capsys, "not a regular file", [tmp_path])
+
+
+# -- 3. bounds --------------------------------------------------------------------------------------
+
+def test_incremental_reader_refuses_a_string_as_it_grows() -> None:
+    from ruclevr import jsonincremental
+    from ruclevr.jsonlimits import JsonLimitError
+
+    def items(data: bytes, limit: int) -> list:
+        handle = jsonincremental.StringBound(io.BytesIO(data), limit)
+        return list(jsonincremental.ijson.basic_parse(handle, buf_size=64))
+
+    escaped = b'{"a": "' + b'\\"x\\\\' * 40 + b'", "b": "' + b"y" * 150 + b'"}'
+    assert len(items(escaped, 200)) == 6  # quotes escaped or not, short strings pass
+    with pytest.raises(JsonLimitError, match="longer than the limit of 200 bytes"):
+        items(b'{"a": "' + b"x" * 1000 + b'"}', 200)
+    with pytest.raises(JsonLimitError):
+        items(b'{"a": "' + b'\\"' * 500 + b'"}', 200)
+
+
+def test_string_bound_is_the_default_of_both_readers() -> None:
+    from ruclevr import jsonincremental
+    from ruclevr.jsonlimits import JsonLimitError
+
+    data = b'{"data": {"test": [{"outputs": "' + b"x" * (jsonincremental.MAX_ITEM_BYTES + 10) + b'"}]}}'
+    with pytest.raises(JsonLimitError):
+        list(jsonincremental.nested_list_items(io.BytesIO(data), "data"))
+    with pytest.raises(JsonLimitError):
+        list(jsonincremental.members(io.BytesIO(b'{"info": "' + b"x" * (jsonincremental.MAX_ITEM_BYTES + 10)
+                                                + b'", "questions": []}'), "questions", True))
+
+
+def test_usage_error_is_what_the_helpers_raise(tmp_path) -> None:
+    from ruclevr.paths import check_apart_from, regular_file
+
+    with pytest.raises(UsageError, match="is not a regular file"):
+        regular_file(tmp_path, "--x")
+    with pytest.raises(UsageError, match="contains --in"):
+        check_apart_from(tmp_path, {"--in": tmp_path / "a" / "b.json"})
+    check_apart_from(tmp_path / "out", {"--in": tmp_path / "in"})
