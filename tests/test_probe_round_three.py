@@ -241,3 +241,24 @@ def test_usage_error_is_what_the_helpers_raise(tmp_path) -> None:
     with pytest.raises(UsageError, match="contains --in"):
         check_apart_from(tmp_path, {"--in": tmp_path / "a" / "b.json"})
     check_apart_from(tmp_path / "out", {"--in": tmp_path / "in"})
+
+
+def test_verify_and_a_legible_only_render_use_one_rule() -> None:
+    """An unsure but right reading passes both; a wrong one fails both (render accepts what verify accepts)."""
+    import numpy as np
+
+    from render.legibility import ObjectReading, legibility_problems, misread_objects
+
+    obj = {"shape": "cube", "size": "small", "material": "metal", "color": "red"}
+
+    class Reader:
+        def __init__(self, color: str, sure: float) -> None:
+            self.color, self.sure = color, sure
+
+        def read(self, image, mask, count):
+            return [ObjectReading(1, {**obj, "color": self.color}, dict.fromkeys(obj, self.sure))]
+
+    image, mask, scene = np.zeros((4, 4, 3), np.uint8), np.zeros((4, 4), np.uint8), {"objects": [obj]}
+    for reader, expected in ((Reader("red", 0.89), 0), (Reader("blue", 0.95), 1)):
+        assert len(legibility_problems(scene, image, mask, reader)) == expected  # type: ignore[arg-type]
+        assert misread_objects(scene, image, mask, reader) == legibility_problems(scene, image, mask, reader)  # type: ignore[arg-type]
