@@ -262,3 +262,12 @@ def test_verify_and_a_legible_only_render_use_one_rule() -> None:
     for reader, expected in ((Reader("red", 0.89), 0), (Reader("blue", 0.95), 1)):
         assert len(legibility_problems(scene, image, mask, reader)) == expected  # type: ignore[arg-type]
         assert misread_objects(scene, image, mask, reader) == legibility_problems(scene, image, mask, reader)  # type: ignore[arg-type]
+
+
+def test_like_of_a_release_with_string_settings_is_one_line(inputs, tmp_path, capsys) -> None:
+    release = tmp_path / "release"
+    shutil.copytree(inputs.export, release / "mera")
+    (release / "build.json").write_text(json.dumps({"info": {"settings": {"render": {"width": "480"}}, "seed": 3}}),
+                                        encoding="utf-8")
+    refused(["dataset", "build", "--like", release / "mera", "--seed", "5", "--out", tmp_path / "new"], capsys,
+            "render.width", [tmp_path, inputs.root])
