@@ -271,3 +271,30 @@ def test_like_of_a_release_with_string_settings_is_one_line(inputs, tmp_path, ca
                                         encoding="utf-8")
     refused(["dataset", "build", "--like", release / "mera", "--seed", "5", "--out", tmp_path / "new"], capsys,
             "render.width", [tmp_path, inputs.root])
+
+
+def test_aggregation_memory_does_not_grow_with_distinct_answers_squared() -> None:
+    import tracemalloc
+
+    from dataset.annotate.aggregate import MAX_CLASSES, Observations, dawid_skene_answers, glad_answers
+
+    table = {item: {f"a{k}": f"free text {item} {k}" for k in range(20)} for item in range(200)}
+    table[0] = {f"a{k}": "да" for k in range(20)}
+    assert len(Observations.of(table).classes) <= MAX_CLASSES
+    tracemalloc.start()
+    answers = dawid_skene_answers(table, {0: "да"})
+    glad = glad_answers(table, {0: "да"})
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert answers[0] == glad[0] == "да" and answers[1] is None
+    assert peak < 64 << 20, peak  # 4,000 distinct answers: 4,000² × 20 annotators would be 2.5 GB
+
+
+def test_the_judge_formats_an_instruction_within_the_sandbox_limits() -> None:
+    from dataset.judge import prompt_of
+
+    item = {"instruction": "{question:>300000000}", "inputs": {"question": "Сколько?", "image": "samples/a.png"},
+            "meta": {"id": 7}}
+    with pytest.raises(UsageError, match="item 7: its instruction"):
+        prompt_of(item)
+    assert prompt_of({**item, "instruction": "<image>{question}"}) == "<image>Сколько?"
