@@ -75,7 +75,7 @@ def overlay_source(path: Path) -> Image.Image:
     try:
         with Image.open(path) as image:
             return image.convert("RGBA")
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
         raise UsageError(f"--watermark-image {path}: not a readable image ({error})") from None
 
 

@@ -411,6 +411,9 @@ def validate_command(argv: Sequence[str]) -> int:
             files.append(path)
     if args.realise is None and args.scenes is not None:
         raise UsageError("--scenes applies only with --realise N")
+    if args.realise is not None and args.realise > MAX_REALISE:
+        raise UsageError(f"--realise {args.realise}: at most {MAX_REALISE} questions a family (each needs scenes held "
+                         "in memory)")
     families, problems = validate_files(files)
     for problem in problems:
         log.error(f"{PROG}: {problem}")
@@ -421,6 +424,10 @@ def validate_command(argv: Sequence[str]) -> int:
         return realise_families({family.id: family for family in families}, files, args)
     print(f"{PROG}: ok: {len(families)} families in {len(files)} file(s)")
     return 0
+
+
+#: validate --realise: at most this many questions a family (and so SCENES_PER_QUESTION times as many scenes).
+MAX_REALISE = 1_000
 
 
 def realise_families(families: Mapping[str, Any], files: Sequence[Path], args: Any) -> int:

@@ -49,7 +49,7 @@ CLEVR_TEMPLATE_FILES = (
 Path_ = tuple[Any, ...]
 
 # libyaml's safe loader when PyYAML was built with it (ten times faster), else the pure-Python one.
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_YAML_LOADER = jsonlimits.limited_yaml_loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 @dataclass(frozen=True)

@@ -162,3 +162,32 @@ def nested_list_items(handle: IO[bytes], key: str) -> Iterator[tuple[str, Any]]:
         raise IncrementalError("ends before its closing brace (a truncated file?)") from None
     except ijson.JSONError as error:
         raise IncrementalError(f"is not valid JSON ({first_line(error)})") from None
+
+
+def top_list_items(handle: IO[bytes], key: str = "data") -> Iterator[Any]:
+    """Each item of a file that is a list (``[...]``) or an object holding one under ``key``
+    (``{"data": [...]}``), one at a time, held to the limits; other members of the object are skipped."""
+    events = bounded_events(handle)
+    try:
+        event, _ = next(events)
+        if event == "start_array":
+            for event, value in events:
+                if event == "end_array":
+                    return
+                yield _build(events, event, value)
+            raise IncrementalError("ends inside its list (a truncated file?)")
+        if event != "start_map":
+            raise NotAnObjectError("is neither a list nor an object")
+        for event, value in events:
+            if event == "end_map":
+                return
+            if value == key:
+                yield from _items(events, value)
+                continue
+            event, first = next(events)
+            _build(events, event, first)
+        raise IncrementalError("ends before its closing brace (a truncated file?)")
+    except StopIteration:
+        raise IncrementalError("ends before it is complete (a truncated file?)") from None
+    except ijson.JSONError as error:
+        raise IncrementalError(f"is not valid JSON ({first_line(error)})") from None
