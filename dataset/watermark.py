@@ -71,7 +71,10 @@ class WatermarkSettings:
 
 @lru_cache(maxsize=4)
 def overlay_source(path: Path) -> Image.Image:
-    """The watermark PNG as RGBA; a file that is not an image is one line."""
+    """The watermark PNG as RGBA; a file that is not an image (a FIFO, a decompression bomb) is one line."""
+    from ruclevr.paths import regular_file
+
+    regular_file(path, "--watermark-image")
     try:
         with Image.open(path) as image:
             return image.convert("RGBA")

@@ -298,3 +298,57 @@ def test_the_judge_formats_an_instruction_within_the_sandbox_limits() -> None:
     with pytest.raises(UsageError, match="item 7: its instruction"):
         prompt_of(item)
     assert prompt_of({**item, "instruction": "<image>{question}"}) == "<image>Сколько?"
+
+
+def bomb_png(path: Path, side: int = 100_000) -> Path:
+    """A PNG of a few dozen bytes that declares ``side`` × ``side`` pixels."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    header = struct.pack(">IIBBBBB", side, side, 1, 0, 0, 0, 0)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\0" * 64))
+                     + chunk(b"IEND", b""))
+    return path
+
+
+def test_a_bomb_png_as_watermark_is_one_line(inputs, tmp_path, capsys) -> None:
+    refused(export_argv(inputs, tmp_path / "export", "--public-out", tmp_path / "public", "--watermark-image",
+                        bomb_png(tmp_path / "mark.png")), capsys, "mark.png", [tmp_path, inputs.root])
+
+
+def test_leak_check_counts_a_bomb_and_skips_a_fifo(inputs, tmp_path, capsys) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    bomb_png(corpus / "bomb.png")
+    os.mkfifo(corpus / "pipe.jsonl")
+    (corpus / "deep.json").write_bytes(b"[" * 100_000 + b"]" * 100_000)
+    capsys.readouterr()
+    assert run_stage("dataset", "leak-check", "--data", inputs.export, "--corpus", corpus) == 0
+    summary = capsys.readouterr().out.splitlines()[-1]
+    assert "read 2 files" in summary and "(2 unreadable)" in summary, summary
+
+
+@pytest.mark.parametrize("value,expect", [("1" * 5000, "more than 40 digits"), (".inf", "not finite")])
+def test_a_family_file_holds_yaml_numbers_to_the_json_limits(tmp_path, capsys, value, expect) -> None:
+    family = tmp_path / "family.yaml"
+    family.write_text(f"id: x\nwhen: 2024-13-45\nn: {value}\n", encoding="utf-8")
+    capsys.readouterr()
+    assert run_stage("questions", "validate", family) == 2
+    error = capsys.readouterr().err
+    assert expect in error and "family.yaml:3" in error and "Traceback" not in error, error
+
+
+def test_an_invalid_yaml_date_stays_a_string() -> None:
+    import yaml
+
+    from ruclevr.jsonlimits import limited_yaml_loader
+
+    assert yaml.load("when: 2024-13-45\nday: 2024-01-02\n", Loader=limited_yaml_loader(yaml.SafeLoader)) == {
+        "when": "2024-13-45", "day": "2024-01-02"}
+
+
+def test_validate_realise_is_bounded(tmp_path, capsys) -> None:
+    refused(["questions", "validate", Path(__file__).parents[1] / "questions" / "families", "--realise", "1000000000"], capsys, "--realise 1000000000: at most", [tmp_path])
