@@ -22,8 +22,9 @@ from pathlib import Path
 
 from dataset.evaluate import _lm_eval_sample as parse_lm_eval_sample
 from dataset.submission_zip import LOG_PREFIXES, LOGS_FILE, SAMPLES_PREFIX, TASK_FILE
+from ruclevr import jsonlimits
 from ruclevr.cli import UsageError, add_common_options
-from ruclevr.io import atomic_open
+from ruclevr.io import atomic_open, read_lines
 from ruclevr.paths import regular_file
 
 DATE_FORMAT = "%Y-%m-%dT%H-%M-%S.%f"  # lm-eval's timestamp in the samples file's name
@@ -83,25 +84,23 @@ def is_regular(path: Path) -> bool:
 def submission_records(samples: Path) -> Iterator[dict]:
     """``{"outputs", "meta": {"id"}}`` per logged sample, read one line at a time."""
     seen: set[int] = set()
-    try:
-        with samples.open(encoding="utf-8") as handle:
-            for line_number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                where = f"{samples} line {line_number}"
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as error:
-                    raise UsageError(f"{where}: not JSON ({error.msg}); expected an lm-eval logged sample") from None
-                if not isinstance(record, dict) or "doc" not in record:
-                    raise UsageError(f"{where}: not an lm-eval logged sample (no 'doc')")
-                item_id, answer = parse_lm_eval_sample(record, where)
-                if item_id in seen:
-                    raise UsageError(f"{where}: id {item_id} appears twice")
-                seen.add(item_id)
-                yield {"outputs": answer, "meta": {"id": item_id}}
-    except UnicodeDecodeError as error:
-        raise UsageError(f"{samples} cannot be read as UTF-8 text: {error}") from None
+    for line_number, line in read_lines(samples, f"--samples {samples}", jsonlimits.MAX_ITEM_BYTES):
+        if not line.strip():
+            continue
+        where = f"{samples} line {line_number}"
+        try:
+            record = jsonlimits.loads(line)  # NaN, lone surrogates, keys given twice, 5,000-digit ids refused
+        except json.JSONDecodeError as error:
+            raise UsageError(f"{where}: not JSON ({error.msg}); expected an lm-eval logged sample") from None
+        except jsonlimits.JsonLimitError as error:
+            raise UsageError(f"{where}: {error}") from None
+        if not isinstance(record, dict) or "doc" not in record:
+            raise UsageError(f"{where}: not an lm-eval logged sample (no 'doc')")
+        item_id, answer = parse_lm_eval_sample(record, where)
+        if item_id in seen:
+            raise UsageError(f"{where}: id {item_id} appears twice")
+        seen.add(item_id)
+        yield {"outputs": answer, "meta": {"id": item_id}}
 
 
 def _entry(name: str) -> zipfile.ZipInfo:

@@ -352,3 +352,62 @@ def test_an_invalid_yaml_date_stays_a_string() -> None:
 
 def test_validate_realise_is_bounded(tmp_path, capsys) -> None:
     refused(["questions", "validate", Path(__file__).parents[1] / "questions" / "families", "--realise", "1000000000"], capsys, "--realise 1000000000: at most", [tmp_path])
+
+
+# -- 4. tracebacks ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("rows,expect", [
+    ("", "no answers"),
+    ("1" * 5000 + "\ta\tда\n", "task id must be an integer"),
+    ("-3\ta\tда\n", "task id must be an integer"),
+])
+def test_crowd_tsv_ids_and_empty_files_are_one_line(inputs, tmp_path, capsys, rows, expect) -> None:
+    answers = tmp_path / "crowd.tsv"
+    answers.write_text("task_id\tannotator\tanswer\n" + rows, encoding="utf-8")
+    refused(["dataset", "annotate", "import", "--data", inputs.export, "--answers", answers, "--out", tmp_path / "out"],
+            capsys, expect, [tmp_path, inputs.root])
+
+
+def lm_eval_samples(inputs: Inputs, folder: Path, raw_id: str, answer: str = '"да"') -> Path:
+    path = folder / "samples_ruclevr_2026-01-31T10-00-00.000001.jsonl"
+    folder.mkdir(exist_ok=True)
+    path.write_text('{"doc": {"meta": {"id": ' + raw_id + '}}, "filtered_resps": [' + answer + ']}\n', encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("raw_id,answer,expect", [("1" * 5000, '"да"', "line 1"), ("1", '"caf\\ud800"', "line 1")])
+def test_submission_refuses_hostile_samples_in_one_line(inputs, tmp_path, capsys, raw_id, answer, expect) -> None:
+    samples = lm_eval_samples(inputs, tmp_path / "logs", raw_id, answer)
+    refused(["dataset", "submission", "--samples", samples, "--out", tmp_path / "sub.zip"], capsys, expect,
+            [tmp_path, inputs.root])
+
+
+def submission_zip(path: Path, body: bytes, method: int = zipfile.ZIP_DEFLATED, flag_bits: int = 0,
+                   file_size: int | None = None) -> Path:
+    """A submission zip holding ``body`` as ruCLEVR.json, its header's method, flags or size rewritten."""
+    import struct
+
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(zipfile.ZipInfo("ruCLEVR.json"), body, compress_type=zipfile.ZIP_DEFLATED)
+    data = bytearray(path.read_bytes())
+    central = data.rfind(b"PK\x01\x02")
+    local = 0
+    for offset, field in ((8, flag_bits), (10, method)):  # the central directory's flags and method
+        if field:
+            struct.pack_into("<H", data, central + offset, field)
+            struct.pack_into("<H", data, local + offset - 2, field)
+    if file_size is not None:
+        struct.pack_into("<I", data, central + 24, file_size)
+        struct.pack_into("<I", data, local + 22, file_size)
+    path.write_bytes(bytes(data))
+    return path
+
+
+@pytest.mark.parametrize("kind,expect", [("encrypted", "is encrypted"), ("method 99", "compressed by method 99"),
+                                         ("declares 900 MB", "zip bomb")])
+def test_a_hostile_submission_zip_is_one_line(inputs, tmp_path, capsys, kind, expect) -> None:
+    body = json.dumps({"data": {"test": [{"outputs": "да", "meta": {"id": first_test_id(inputs)}}]}}).encode()
+    settings = {"encrypted": {"flag_bits": 1}, "method 99": {"method": 99}, "declares 900 MB": {"file_size": 900 << 20}}
+    archive = submission_zip(tmp_path / "sub.zip", body, **settings[kind])
+    refused(["dataset", "evaluate", "--data", inputs.export, "--predictions", archive], capsys, expect,
+            [tmp_path, inputs.root])

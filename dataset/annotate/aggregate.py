@@ -236,4 +236,6 @@ def aggregate(table: Table, method: str, known: Mapping[int, str] | None = None)
     ``known`` maps honeypot items (in ``table`` too) to their known answers; the models learn the
     annotators from them. The result has every item of ``table``, honeypots included.
     """
+    if not table:  # no answers at all (a header-only file): nothing to learn from
+        return {}
     return AGGREGATORS[method](table, known)
