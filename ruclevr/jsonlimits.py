@@ -155,7 +155,7 @@ def limited_yaml_loader(base: Any) -> Any:
                                    node.start_mark)
         return value
 
-    loader = type(f"Limited{base.__name__}", (base,), {})
+    loader: Any = type(f"Limited{base.__name__}", (base,), {})
     loader.add_constructor("tag:yaml.org,2002:int", construct_int)
     loader.add_constructor("tag:yaml.org,2002:float", construct_float)
     loader.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node))

@@ -411,3 +411,18 @@ def test_a_hostile_submission_zip_is_one_line(inputs, tmp_path, capsys, kind, ex
     archive = submission_zip(tmp_path / "sub.zip", body, **settings[kind])
     refused(["dataset", "evaluate", "--data", inputs.export, "--predictions", archive], capsys, expect,
             [tmp_path, inputs.root])
+
+
+@pytest.mark.parametrize("where,expect", [("export copy", "not a filtered copy"), ("inside --out", "lies inside --out"),
+                                          ("symlinked samples", "symbolic link")])
+def test_write_filtered_is_checked_like_out(inputs, tmp_path, capsys, where, expect) -> None:
+    answers = test_probe_matrix.answers_file(inputs)
+    filtered = {"export copy": tmp_path / "mera", "inside --out": tmp_path / "report" / "filtered",
+                "symlinked samples": tmp_path / "filtered"}[where]
+    if where == "export copy":
+        shutil.copytree(inputs.export, filtered)
+    if where == "symlinked samples":
+        filtered.mkdir()
+        (filtered / "samples").symlink_to(photo_folder(tmp_path))
+    refused(["dataset", "annotate", "import", "--data", inputs.export, "--answers", answers, "--out", tmp_path / "report",
+             "--write-filtered", filtered], capsys, expect, [tmp_path, inputs.root])
