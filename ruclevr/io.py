@@ -206,6 +206,8 @@ def hold_output_folder(folder: str | os.PathLike[str], flag: str = "--out", shar
         for made in created:
             try:
                 made.rmdir()
+            except FileNotFoundError:
+                continue  # removed already (a lock folder beside a file output)
             except OSError:
                 break  # not empty (the run wrote into it), or not ours to remove
 

@@ -3,8 +3,7 @@
 Questions are read, realised and written one chunk of ``--batch-size`` at a time; each finished
 chunk is appended at once to the run's progress in ``OUT.parts/``, so a killed run loses at most
 one chunk and a rerun of the same command continues where it stopped. The final file is written
-atomically. Questions a backend
-failed on are reported by index and left out of the output, which then says ``complete: false``;
+atomically. Questions a backend failed on are reported by index and left out of the output, which then says ``complete: false``;
 the run exits with status 1 and a rerun retries only them.
 """
 
@@ -62,7 +61,7 @@ from ruclevr.jsonstream import (
     encode_extended,
     input_error,
 )
-from ruclevr.paths import check_not_an_input, check_output_location, check_own_output
+from ruclevr.paths import check_not_an_input, check_output_location, check_own_output, regular_file
 from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
 from translate.answers import answer_to_russian
 from translate.backends import (
@@ -201,7 +200,6 @@ def translate_questions(argv: Sequence[str] | None) -> int:
 
 
 def translate_into(args: argparse.Namespace) -> int:
-    """The translation run, once its output is held."""
     sha256 = input_sha256(args.questions)
     document = JsonDocument(args.questions, "questions")
     info = questions_info(document)
@@ -354,12 +352,9 @@ def russian_answer(index: int, question: Mapping[str, Any], yo_policy: str) -> s
 
 
 def input_sha256(path: Path) -> str:
-    try:
-        return file_sha256(path)
-    except FileNotFoundError:
-        raise UsageError(f"--in {path}: no such file") from None
-    except OSError as error:
-        raise UsageError(f"--in {path}: cannot read it ({error.strerror})") from None
+    if not path.exists():
+        raise UsageError(f"--in {path}: no such file")
+    return file_sha256(regular_file(path, "--in"))  # a FIFO would wait forever; unreadable: one line by run_cli
 
 
 def checked_questions(document: JsonDocument, path: Path) -> Iterator[tuple[Any, bytes | None]]:
