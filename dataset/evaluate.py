@@ -246,6 +246,8 @@ def read_predictions(path: str | Path, known: Container[int] | None = None) -> d
         if known is not None and item_id not in known:
             raise UsageError(f"{where}: predictions name ids that are not in the dataset: {item_id}")
         predictions[item_id] = prediction
+    if not predictions:  # an empty file would score 0 without a word
+        raise UsageError(f"{label} holds no predictions")
     return predictions
 
 
