@@ -92,6 +92,10 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
 def read_json(path: str | os.PathLike[str]) -> Any:
     """A whole JSON file, held to the limits of :mod:`ruclevr.jsonlimits` (ValueError beyond them)."""
+    from ruclevr.jsonstream import is_regular_or_missing
+
+    if not is_regular_or_missing(path) and not os.path.isdir(path):  # a FIFO would wait forever
+        raise OSError(0, "not a regular file", os.fspath(path))
     with open(path, "rb") as handle:
         data = handle.read()
     data.decode("utf-8")  # UnicodeDecodeError for bytes that are not UTF-8, as a text read gives
@@ -237,7 +241,11 @@ def _hold_lock_folder(folder: Path, shared: bool, output: Path) -> Iterator[None
 def read_lines(path: str | os.PathLike[str], label: str, max_bytes: int = jsonlimits.MAX_LINE_BYTES) -> Iterator[tuple[int, str]]:
     """(number, text) of each line of a text file the user named, without its line end, one at a
     time: memory stays bounded by ``max_bytes`` whatever the file (``/dev/zero`` included). A
-    longer line or one that is not UTF-8 is a UsageError naming ``label`` and the line."""
+    longer line or one that is not UTF-8 is a UsageError naming ``label`` and the line; so is a FIFO."""
+    from ruclevr.jsonstream import is_regular_or_missing
+
+    if not is_regular_or_missing(path) and not os.path.isdir(path):
+        raise UsageError(f"{label} is not a regular file")
     try:
         handle = open(path, "rb")
     except FileNotFoundError:
