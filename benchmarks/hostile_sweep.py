@@ -219,7 +219,8 @@ def run_probe(argv: list[object], hostile: Path, out: Path, watched: list[Path])
     lines = [line for line in err.splitlines() if line.strip() and "\r" not in line and "it/s]" not in line]
     changed = snapshot(watched) != before
     traceback = "Traceback" in err
-    holds = not changed and not traceback and (status == 2 and len(lines) == 1 or status in (0, 1))
+    one_line = len(lines) == 1 or argv[:2] == ["questions", "validate"]  # it lists every problem, then a count
+    holds = not changed and not traceback and (status == 2 and one_line or status in (0, 1))
     return {"status": status, "lines": len(lines), "seconds": round(seconds, 1), "traceback": traceback,
             "changed": changed, "holds": holds, "first": (lines[0][:160] if lines else "")}
 

@@ -114,6 +114,8 @@ def validate_files(paths: Iterable[Path]) -> tuple[list[Family], list[Problem]]:
 def validate_file(path: Path) -> tuple[list[Family], list[Problem]]:
     """The valid families of one file and the problems of the others (or of the file itself)."""
     path = Path(path)
+    if path.exists() and not path.is_file() and not path.is_dir():  # a FIFO would wait for a writer forever
+        return [], [Problem(str(path), None, "", "not a regular file")]
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -426,3 +426,15 @@ def test_write_filtered_is_checked_like_out(inputs, tmp_path, capsys, where, exp
         (filtered / "samples").symlink_to(photo_folder(tmp_path))
     refused(["dataset", "annotate", "import", "--data", inputs.export, "--answers", answers, "--out", tmp_path / "report",
              "--write-filtered", filtered], capsys, expect, [tmp_path, inputs.root])
+
+
+@pytest.mark.parametrize("stage", ["questions", "filter", "dataset export", "annotate import"])
+def test_a_fifo_where_a_file_is_read_is_one_line_not_a_hang(inputs, tmp_path, capsys, stage) -> None:
+    fifo = tmp_path / "input.json"
+    os.mkfifo(fifo)
+    argv = {"questions": ["questions", "--scenes", fifo, "--out", tmp_path / "q.json", "--quiet"],
+            "filter": ["filter", "--in", fifo, "--out", tmp_path / "k.json", "--backend", "morph"],
+            "dataset export": export_argv(inputs, tmp_path / "out")[:3] + [fifo] + export_argv(inputs, tmp_path / "out")[4:],
+            "annotate import": ["dataset", "annotate", "import", "--data", inputs.export, "--answers", fifo, "--out",
+                                tmp_path / "out"]}[stage]
+    refused(argv, capsys, "not a regular file", [tmp_path, inputs.root])
