@@ -225,6 +225,25 @@ def run_probe(argv: list[object], hostile: Path, out: Path, watched: list[Path])
             "changed": changed, "holds": holds, "first": (lines[0][:160] if lines else "")}
 
 
+def print_matrix(rows: list[dict[str, object]]) -> None:
+    """One row per argument, one column per hostile kind: the exit status where the probe holds
+    (2: refused in one line; 0 or 1: a valid outcome), "FAILS" where it does not."""
+    for role_kinds in ({"FIFO", "folder", "symlink out", "empty"}, {"regular file", "empty folder"}):
+        chosen = [row for row in rows if any(row["kind"] == kind for kind in role_kinds)]
+        if not chosen:
+            continue
+        arguments = list(dict.fromkeys((row["command"], row["argument"]) for row in chosen))
+        kinds = list(dict.fromkeys(row["kind"] for row in rows if any(
+            other["command"] == row["command"] and other["argument"] == row["argument"] for other in chosen)))
+        print("| command | argument | " + " | ".join(map(str, kinds)) + " |")
+        print("|---|---|" + "---|" * len(kinds))
+        for command, argument in arguments:
+            cells = {row["kind"]: (str(row["status"]) if row["holds"] else "FAILS") for row in rows
+                     if row["command"] == command and row["argument"] == argument}
+            print(f"| {command} | {argument} | " + " | ".join(cells.get(kind, "") for kind in kinds) + " |")
+        print()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--line-mb", type=int, default=200)
@@ -255,7 +274,8 @@ def main() -> int:
                     print(f"| {command} | {flag} | {kind} | {result['status']} | {result['lines']} | "
                           f"{result['seconds']} | {mark} | {str(result['first']).replace('|', '/')} |", flush=True)
         held = sum(row["holds"] for row in rows)
-        print(f"\n{held} of {len(rows)} probes hold")
+        print(f"\n{held} of {len(rows)} probes hold\n")
+        print_matrix(rows)
         if args.json:
             args.json.write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
     return 0

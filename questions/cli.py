@@ -37,7 +37,14 @@ from ruclevr.cli import (
 )
 from ruclevr.cli import seed as seed_type
 from ruclevr.io import hold_stage_output, remove_temporaries_of
-from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items, input_error
+from ruclevr.jsonstream import (
+    DocumentError,
+    DocumentWriter,
+    JsonDocument,
+    checked_items,
+    input_error,
+    is_regular_or_missing,
+)
 from ruclevr.names import beside
 from ruclevr.paths import check_not_an_input, check_output_location, check_own_output
 from ruclevr.records import same_record
@@ -311,6 +318,8 @@ def check_scenes(path: Path) -> tuple[int, Any]:
     """Check every scene of a scenes.json file for what programs need, one at a time; return the
     count and the file's info. UsageError naming the first problem (before any question is made)."""
     label = f"--in: {path}"
+    if not is_regular_or_missing(path) and not path.is_dir():  # a FIFO would wait for a writer forever
+        raise UsageError(f"--in: {path} is not a regular file")
     try:
         with open(path, "rb"):
             pass
