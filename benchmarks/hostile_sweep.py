@@ -228,13 +228,12 @@ def run_probe(argv: list[object], hostile: Path, out: Path, watched: list[Path])
 def print_matrix(rows: list[dict[str, object]]) -> None:
     """One row per argument, one column per hostile kind: the exit status where the probe holds
     (2: refused in one line; 0 or 1: a valid outcome), "FAILS" where it does not."""
-    for role_kinds in ({"FIFO", "folder", "symlink out", "empty"}, {"regular file", "empty folder"}):
-        chosen = [row for row in rows if any(row["kind"] == kind for kind in role_kinds)]
+    for role in ("file", "folder"):
+        chosen = [row for row in rows if row["role"] == role]
         if not chosen:
             continue
         arguments = list(dict.fromkeys((row["command"], row["argument"]) for row in chosen))
-        kinds = list(dict.fromkeys(row["kind"] for row in rows if any(
-            other["command"] == row["command"] and other["argument"] == row["argument"] for other in chosen)))
+        kinds = list(dict.fromkeys(row["kind"] for row in chosen))
         print("| command | argument | " + " | ".join(map(str, kinds)) + " |")
         print("|---|---|" + "---|" * len(kinds))
         for command, argument in arguments:
@@ -269,7 +268,7 @@ def main() -> int:
                     case.mkdir(parents=True)
                     hostile = make(case / ("x.json" if role == "file" else "x"))
                     result = run_probe(argv, hostile, case / "out", watched)
-                    rows.append({"command": command, "argument": flag, "kind": kind, **result})
+                    rows.append({"role": role, "command": command, "argument": flag, "kind": kind, **result})
                     mark = "holds" if result["holds"] else "FAILS"
                     print(f"| {command} | {flag} | {kind} | {result['status']} | {result['lines']} | "
                           f"{result['seconds']} | {mark} | {str(result['first']).replace('|', '/')} |", flush=True)

@@ -129,6 +129,8 @@ def write_submission(samples: Path, out: Path) -> int:
             for record in submission_records(samples):
                 entry.write((", " if count else "").encode() + json.dumps(record, ensure_ascii=False).encode("utf-8"))
                 count += 1
+            if not count:  # an empty submission would score 0 without a word
+                raise UsageError(f"--samples {samples} holds no logged samples")
             entry.write(b"]}}\n")
         archive.writestr(_entry(LOGS_FILE), _logs_zip(samples))
     return count

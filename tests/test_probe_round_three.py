@@ -438,3 +438,11 @@ def test_a_fifo_where_a_file_is_read_is_one_line_not_a_hang(inputs, tmp_path, ca
             "annotate import": ["dataset", "annotate", "import", "--data", inputs.export, "--answers", fifo, "--out",
                                 tmp_path / "out"]}[stage]
     refused(argv, capsys, "not a regular file", [tmp_path, inputs.root])
+
+
+def test_an_empty_samples_file_makes_no_submission(inputs, tmp_path, capsys) -> None:
+    samples = tmp_path / "logs" / "samples_ruclevr_2026-01-31T10-00-00.000001.jsonl"
+    samples.parent.mkdir()
+    samples.write_text("\n", encoding="utf-8")
+    refused(["dataset", "submission", "--samples", samples, "--out", tmp_path / "sub.zip"], capsys, "holds no logged samples",
+            [tmp_path, inputs.root])
