@@ -66,7 +66,7 @@ class StringBound:
 
 def bounded_events(handle: IO[bytes]) -> Iterator[tuple[str, Any]]:
     """ijson's events of ``handle``, strings held to the limit as they are read."""
-    return ijson.basic_parse(StringBound(handle), use_float=True, buf_size=READ_BYTES)
+    return ijson.basic_parse(StringBound(handle, MAX_ITEM_BYTES), use_float=True, buf_size=READ_BYTES)
 
 
 def members(handle: IO[bytes], key: str, stop_at_list: bool) -> Iterator[tuple[str, Any]]:

@@ -221,16 +221,19 @@ def test_incremental_reader_refuses_a_string_as_it_grows() -> None:
         items(b'{"a": "' + b'\\"' * 500 + b'"}', 200)
 
 
-def test_string_bound_is_the_default_of_both_readers() -> None:
+def test_string_bound_is_the_default_of_every_reader(monkeypatch) -> None:
     from ruclevr import jsonincremental
     from ruclevr.jsonlimits import JsonLimitError
 
-    data = b'{"data": {"test": [{"outputs": "' + b"x" * (jsonincremental.MAX_ITEM_BYTES + 10) + b'"}]}}'
-    with pytest.raises(JsonLimitError):
+    monkeypatch.setattr(jsonincremental, "MAX_ITEM_BYTES", 1000)
+    long = b"x" * 5000
+    data = b'{"data": {"test": [{"outputs": "' + long + b'"}]}}'
+    with pytest.raises(JsonLimitError, match="limit of 1000 bytes"):
         list(jsonincremental.nested_list_items(io.BytesIO(data), "data"))
-    with pytest.raises(JsonLimitError):
-        list(jsonincremental.members(io.BytesIO(b'{"info": "' + b"x" * (jsonincremental.MAX_ITEM_BYTES + 10)
-                                                + b'", "questions": []}'), "questions", True))
+    with pytest.raises(JsonLimitError, match="limit of 1000 bytes"):
+        list(jsonincremental.members(io.BytesIO(b'{"info": "' + long + b'", "questions": []}'), "questions", True))
+    with pytest.raises(JsonLimitError, match="limit of 1000 bytes"):
+        list(jsonincremental.top_list_items(io.BytesIO(b'[{"a": "' + long + b'"}]')))
 
 
 def test_usage_error_is_what_the_helpers_raise(tmp_path) -> None:
