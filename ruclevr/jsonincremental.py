@@ -41,23 +41,29 @@ def _object_members(events: Iterator[tuple[str, Any]]) -> Iterator[tuple[str, An
 READ_BYTES = 4 << 20
 
 _LAST_BARE_QUOTE = re.compile(rb'.*(?:\A|[^\\])"', re.DOTALL)
+_BARE_QUOTE = re.compile(rb'(?:\A|[^\\])"')
+
 
 
 class StringBound:
     """A binary reader for ijson that refuses a string as it grows past ``MAX_ITEM_BYTES``, before ijson
     builds it: a string is a stretch between two quotes, so every stretch of the text since the last quote
-    not escaped by a backslash (``\\"`` reads as escaped: it only lengthens the stretch) is held to the limit."""
+    not escaped by a backslash (``\\"`` reads as escaped: it only lengthens the stretch) that spans reads is
+    held to the limit (one inside a read is at most a read long, and checked once built)."""
 
     def __init__(self, handle: IO[bytes], limit: int = MAX_ITEM_BYTES) -> None:
         self.handle, self.limit, self.stretch, self.previous = handle, limit, 0, b""
 
     def read(self, size: int = -1) -> bytes:
         chunk = self.handle.read(size)
-        found = _LAST_BARE_QUOTE.match(self.previous + chunk)
-        if found is None:
+        text = self.previous + chunk
+        first = _BARE_QUOTE.search(text)
+        if first is None:
             self.stretch += len(chunk)
+        elif self.stretch + first.end() - len(self.previous) > self.limit:
+            self.stretch = self.limit + 1  # the stretch ends in this chunk, past the limit
         else:
-            self.stretch = len(self.previous) + len(chunk) - found.end()
+            self.stretch = len(text) - _LAST_BARE_QUOTE.match(text).end()  # type: ignore[union-attr]
         self.previous = chunk[-1:]
         if self.stretch > self.limit:
             raise JsonLimitError(f"holds a string longer than the limit of {self.limit} bytes")
