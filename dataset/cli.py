@@ -403,7 +403,7 @@ def check_output_folders_of(args: argparse.Namespace) -> None:
     inputs = {"--out": args.out, **input_paths_of(args)}
     check_apart_from(public, inputs, "--public-out")
     check_real_folders(public, subfolders, "--public-out")
-    check_not_another_export(public, "--public-out", MARK_FILE)
+    check_not_another_export(public, "--public-out", MARK_FILE, args.out)
 
 
 def input_paths_of(args: argparse.Namespace) -> dict[str, Path | None]:

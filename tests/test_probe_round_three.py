@@ -449,3 +449,11 @@ def test_an_empty_samples_file_makes_no_submission(inputs, tmp_path, capsys) -> 
     samples.write_text("\n", encoding="utf-8")
     refused(["dataset", "submission", "--samples", samples, "--out", tmp_path / "sub.zip"], capsys, "holds no logged samples",
             [tmp_path, inputs.root])
+
+
+def test_a_public_copy_killed_before_its_marker_is_completed_by_a_rerun(inputs, tmp_path) -> None:
+    out, public = tmp_path / "export", tmp_path / "public"
+    argv = export_argv(inputs, out, "--public-out", public)
+    assert run_stage(*argv) == 0
+    (public / "watermark.json").unlink()  # as a run killed after copying the JSON files leaves it
+    assert run_stage(*argv) == 0 and (public / "watermark.json").is_file()
