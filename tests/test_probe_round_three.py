@@ -457,3 +457,12 @@ def test_a_public_copy_killed_before_its_marker_is_completed_by_a_rerun(inputs, 
     assert run_stage(*argv) == 0
     (public / "watermark.json").unlink()  # as a run killed after copying the JSON files leaves it
     assert run_stage(*argv) == 0 and (public / "watermark.json").is_file()
+
+
+def test_render_merge_waits_for_no_shard(tmp_path, capsys) -> None:
+    from ruclevr.io import hold_stage_output
+
+    out = tmp_path / "render"
+    out.mkdir()
+    with hold_stage_output(out, "dir", shared=True):  # a shard still rendering into it
+        refused(["render", "merge", out], capsys, "is being written by another run", [tmp_path])
