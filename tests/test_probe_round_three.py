@@ -431,15 +431,15 @@ def test_write_filtered_is_checked_like_out(inputs, tmp_path, capsys, where, exp
              "--write-filtered", filtered], capsys, expect, [tmp_path, inputs.root])
 
 
-@pytest.mark.parametrize("stage", ["questions", "filter", "dataset export", "annotate import"])
+@pytest.mark.parametrize("stage", ["questions", "filter", "dataset export", "annotate import", "crowd tsv"])
 def test_a_fifo_where_a_file_is_read_is_one_line_not_a_hang(inputs, tmp_path, capsys, stage) -> None:
-    fifo = tmp_path / "input.json"
+    fifo = tmp_path / ("input.tsv" if stage == "crowd tsv" else "input.json")
     os.mkfifo(fifo)
     argv = {"questions": ["questions", "--scenes", fifo, "--out", tmp_path / "q.json", "--quiet"],
             "filter": ["filter", "--in", fifo, "--out", tmp_path / "k.json", "--backend", "morph"],
             "dataset export": export_argv(inputs, tmp_path / "out")[:3] + [fifo] + export_argv(inputs, tmp_path / "out")[4:],
             "annotate import": ["dataset", "annotate", "import", "--data", inputs.export, "--answers", fifo, "--out",
-                                tmp_path / "out"]}[stage]
+                                tmp_path / "out"]}[stage.replace("crowd tsv", "annotate import")]
     refused(argv, capsys, "not a regular file", [tmp_path, inputs.root])
 
 

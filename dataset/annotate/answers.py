@@ -74,6 +74,8 @@ def read_answers(paths: Sequence[Path]) -> list[Answer]:
 
 def read_answer_file(path: Path, page_annotators: dict[str, Path], tally: AnswerTally) -> None:
     """Add the answers of one file to ``tally`` (a crowd TSV's a row at a time)."""
+    if path.exists() and not path.is_file():  # a FIFO would wait for a writer forever
+        raise UsageError(f"answers file {path} is not a regular file")
     if path.suffix.lower() in (".tsv", ".txt"):
         read_crowd_tsv(path, tally)
         return
