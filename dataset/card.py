@@ -18,7 +18,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from dataset.document import SPLITS
 from dataset.features import card_dataset_info, mera_features
-from translate.answers import answer_vocabulary
+from translate.answers import answer_vocabulary, recorded_yo_policy
 
 CARD_TEMPLATE_PATH = Path(__file__).parent / "templates" / "card.md.j2"
 # Stage records are shown in full in the card, but a huge value (a list of every file) is cut.
@@ -182,7 +182,7 @@ def card_context(
         "license": license_id,
         "plots": list(plots),
         "human_review": human_review_section(info),
-        "answer_vocabulary": answer_vocabulary(),
+        "answer_vocabulary": answer_vocabulary(recorded_yo_policy(sources)),
         "copy": facts.copy,
     }
 

@@ -37,6 +37,7 @@ from ruclevr.cli import UsageError
 from ruclevr.io import read_lines
 from ruclevr.jsonstream import LazyList
 from translate.answers import russian_answer_words
+from translate.spelling import YO_POLICIES
 
 Item = Mapping[str, Any]
 
@@ -81,9 +82,10 @@ class Tally:
 def synonyms_of_answers() -> dict[str, frozenset[str]]:
     """Normalised gold answer -> normalised other words for the same value (шар for сфера)."""
     found: dict[str, frozenset[str]] = {}
-    for entries in russian_answer_words().values():
-        for answer, others in entries.items():
-            found[normalise_answer(answer)] = frozenset(normalise_answer(word) for word in others)
+    for policy in YO_POLICIES:  # the gold is spelt by the build's ё policy, either of them
+        for entries in russian_answer_words(policy).values():
+            for answer, others in entries.items():
+                found[normalise_answer(answer)] = frozenset(normalise_answer(word) for word in others)
     return found
 
 

@@ -45,7 +45,7 @@ from dataset.markdown import markdown_text
 from ruclevr import __version__
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_write_json, atomic_write_text
-from translate.spelling import DEFAULT_YO_POLICY, YO_POLICIES
+from translate.answers import recorded_yo_policy
 
 TIE_RULE = "a tie for the most frequent answer gives no majority: the item counts as wrong and is disputed"
 
@@ -62,11 +62,7 @@ class ImportSettings:
 
 def dataset_yo_policy(document: MeraDocument) -> str:
     """The ё policy the dataset was written with (recorded by the translate stage), else MERA's default."""
-    for source in (document.info.get("sources") or {}).values():
-        policy = (source.get("info") or {}).get("yo") if isinstance(source, Mapping) else None
-        if policy in YO_POLICIES:
-            return policy
-    return DEFAULT_YO_POLICY
+    return recorded_yo_policy(document.info.get("sources"))
 
 
 def check_ids(answers: Sequence[Answer], known: Mapping[int, Any]) -> None:
