@@ -62,7 +62,7 @@ from ruclevr.jsonstream import (
     encode_extended,
     input_error,
 )
-from ruclevr.paths import check_not_an_input, check_output_location, check_own_output
+from ruclevr.paths import check_not_an_input, check_output_location, check_own_output, path_from_output
 from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
 from translate.answers import answer_to_russian
 from translate.backends import (
@@ -444,7 +444,7 @@ def run_settings(
         "version": ruclevr.__version__,
         "backend": args.backend,
         "translator": translator,
-        "source": str(args.questions),
+        "source": path_from_output(args.questions, args.out),
         "source_sha256": source_sha256,
         "yo": args.yo,
         "seed": getattr(args, "seed_record", args.seed),

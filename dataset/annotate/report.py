@@ -20,6 +20,8 @@ nobody answered).
 from __future__ import annotations
 
 import copy
+import csv
+import io
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -35,6 +37,7 @@ from dataset.annotate.agreement import (
     human_baseline,
     krippendorff_alpha,
     majority,
+    mera_human_baseline,
     normalise,
 )
 from dataset.annotate.tasks import TEMPLATES, sandbox
@@ -210,6 +213,8 @@ def analyse(document: MeraDocument, answers: Sequence[Answer], settings: ImportS
                      "min_control_accuracy": settings.min_control_accuracy, "exclude_flagged": settings.exclude_flagged,
                      "jglue": settings.jglue, "aggregate": settings.aggregate, "yo_policy": policy, "tie_rule": TIE_RULE,
                      "normalisation": "lower case, ASCII punctuation removed, spaces collapsed and trimmed, ё policy"},
+        "human_baseline_mera": mera_human_baseline(scored, {item_id: list(by_annotator.values())
+                                                            for item_id, by_annotator in table.items()}),
         "human_baseline": human_baseline(scored, winners),
         "baselines": method_baselines(scored, table, honeypots, known_answers, policy, winners, settings.aggregate),
         "honeypots": honeypot_share([a for a in answers if a.annotator not in excluded], honeypots),
@@ -234,7 +239,7 @@ def analyse(document: MeraDocument, answers: Sequence[Answer], settings: ImportS
 
 def review_summary(report: Mapping[str, Any]) -> dict[str, Any]:
     """What the card says about the human review (kept in the filtered export's info)."""
-    return {key: report[key] for key in ("settings", "human_baseline", "baselines", "honeypots", "agreement", "overlap",
+    return {key: report[key] for key in ("settings", "human_baseline_mera", "human_baseline", "baselines", "honeypots", "agreement", "overlap",
                                           "items", "removal_reasons", "flagged_annotators")} | {
         "annotators": len(report["annotators"])}
 
@@ -276,9 +281,27 @@ def filtered_document(document: MeraDocument, report: Mapping[str, Any], split: 
     return {"info": info, "data": data, "provenance": provenance}
 
 
+CROWD_KIT_COLUMNS = ("task", "worker", "label")  # crowd-kit's long form of crowd answers (one row per answer)
+
+
+def crowd_kit_rows(answers: Sequence[Answer], policy: str) -> list[list[str]]:
+    """Every answer (controls included) as crowd-kit reads crowd labels: ``task`` (meta.id), ``worker``,
+    ``label`` (the answer normalised as the baselines compare it), with the header row first."""
+    rows = sorted([str(a.item_id), a.annotator, normalise(a.text, policy)] for a in answers)
+    return [list(CROWD_KIT_COLUMNS), *rows]
+
+
+def write_crowd_kit_answers(answers: Sequence[Answer], policy: str, out: Path) -> None:
+    """``out`` as CSV: load it with ``pandas.read_csv`` and pass it to any crowd-kit aggregator's ``fit_predict``."""
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(crowd_kit_rows(answers, policy))
+    atomic_write_text(out, buffer.getvalue())
+
+
 def import_answers(document: MeraDocument, answers: Sequence[Answer], out: Path, settings: ImportSettings,
                    filtered: Path | None = None) -> dict[str, Any]:
     report = analyse(document, answers, settings)
+    write_crowd_kit_answers(answers, report["settings"]["yo_policy"], out / "answers_crowd_kit.csv")
     write_disputed_page(report, document, out / "disputed.html")
     atomic_write_text(out / "human_baseline.md", render_card_section(review_summary(report)))
     if filtered is not None:
