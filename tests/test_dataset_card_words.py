@@ -1,4 +1,5 @@
-"""The card's answer words are the data's words: the same function as the gold, under the build's ё policy."""
+"""The card's answer words are the data's words (the same function as the gold, under the build's ё policy),
+and the card has what MERA's and JGLUE's cards have."""
 
 from __future__ import annotations
 
@@ -69,3 +70,22 @@ def test_every_list_of_answer_words_comes_from_the_gold_function_under_the_polic
 def test_the_recorded_policy_is_read_from_the_translate_record() -> None:
     assert recorded_yo_policy({"translate": {"info": {"yo": "yo"}}}) == "yo"
     assert recorded_yo_policy({"translate": {"info": {}}}) == "e" == recorded_yo_policy(None)
+
+
+def test_card_is_as_complete_as_meras(build) -> None:
+    card = (build / "hf" / "README.md").read_text(encoding="utf-8")
+    header = card.split("---", 2)[1]
+    for field, value in (("annotations_creators", "machine-generated"), ("language_creators", "machine-generated"),
+                         ("multilinguality", "monolingual"), ("source_datasets", "original"),
+                         ("task_ids", "visual-question-answering")):
+        assert f"{field}:\n- {value}" in header, field
+    first = read_export(build / "mera")["data"]["test"][0]
+    snippet = card.split("## Loading", 1)[1].split("## ", 1)[0]
+    assert f'"path": "{first["inputs"]["image"]}"' in snippet
+    assert f'item["inputs"]["question"]   # "{first["inputs"]["question"]}"' in snippet
+    assert f'item["outputs"]              # "{first["outputs"]}"' in snippet
+    assert "## Human validation\n\nNot measured" in card
+    limitations = card.split("## Limitations", 1)[1].split("\n## ", 1)[0]
+    assert "MERA's rules" in limitations and "Legibility" in limitations and "Degenerate" in limitations
+    assert "## Version and contact" in card
+    assert "@misc{ruclevr_generated_" in card and "title        = {{ruCLEVR} generated with ruclevr" in card

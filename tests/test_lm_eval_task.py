@@ -67,8 +67,13 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def harness_samples(build, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    python = make_venv(tmp_path_factory.mktemp("venv") / "lm_eval", LM_EVAL_NEEDS, [LM_EVAL])
+def lm_eval_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_venv(tmp_path_factory.mktemp("venv") / "lm_eval", LM_EVAL_NEEDS, [LM_EVAL])
+
+
+@pytest.fixture(scope="module")
+def harness_samples(build, lm_eval_python: Path) -> Path:
+    python = lm_eval_python
     out = build["root"] / "lm_eval_out"
     command = [str(python), "-c", RUN_HARNESS, str(Path(__file__).parent), "run",
                "--model", "ruclevr_answers_file", "--model_args", f"answers={build['predictions']}",
@@ -122,3 +127,33 @@ def test_harness_prompt_is_meras_filled_instruction_after_shots_from_the_shots_s
     shown = [shot for shot in shots if shot["instruction"].format(**shot["inputs"]) + " " + shot["outputs"] in prompt]
     assert len(shown) == SHOTS
     assert "{question}" not in prompt and prompt.count("<image>") == SHOTS + 1
+
+
+LM_EVAL_EXACT_MATCH = textwrap.dedent(
+    """
+    import json, sys
+    from lm_eval.api.metrics import exact_match_hf_evaluate
+    pairs = json.loads(sys.stdin.read())
+    scores = [exact_match_hf_evaluate(predictions=[reply], references=[gold], ignore_case=True,
+                                      ignore_punctuation=True)["exact_match"] for reply, gold in pairs]
+    print(json.dumps(scores))
+    """
+)
+
+
+@pytest.mark.slow
+def test_headline_is_lm_evals_own_exact_match_as_meras_task_configures_it(lm_eval_python: Path) -> None:
+    """MERA's published task: lm-eval's exact_match, ignore_case and ignore_punctuation, on the whole reply."""
+    from dataset.em_rules import task_exact_match
+
+    golds = ["да", "нет", "3", "желтый", "сфера", "металл", "большой"]
+    shapes = ["{g}", "{G}", "{g}.", " {g}", "{g} ", "{g}\n", "«{g}»", "ОТВЕТ: {g}", "РАССУЖДЕНИЕ: вижу.\nОТВЕТ: {g}",
+              "ответ - {G}.", "{g}!!!", "({g})", "{g}…", "{g}\x00", "Жёлтый", "два", "the {g}", "{g}, {g}"]
+    pairs = [(shape.format(g=gold, G=gold.capitalize()), gold) for gold in golds for shape in shapes]
+    result = subprocess.run([str(lm_eval_python), "-c", LM_EVAL_EXACT_MATCH], input=json.dumps(pairs),
+                            capture_output=True, text=True, timeout=300, env=offline_environment(), check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    theirs = json.loads(result.stdout.strip().splitlines()[-1])
+    ours = [float(task_exact_match(reply, gold)) for reply, gold in pairs]
+    assert ours == theirs
+    assert 0 < sum(ours) < len(ours)
