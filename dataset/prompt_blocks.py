@@ -3,7 +3,7 @@
 MERA Multi writes every task's prompts from the same 13 blocks, in this order: attention hook, task
 description, input description, action, context, question, options, call to solve, reasoning
 request, reasoning format, answer format, time limit, final call. A *layout* names which blocks it
-uses and in which register (formal, informal, impersonal, technical); half of the shipped layouts
+uses and in which register (formal, informal, impersonal, technical); five of the fifteen shipped layouts
 ask the model to reason after «РАССУЖДЕНИЕ:» and answer after «ОТВЕТ:», and one is MERA's bare zero prompt, ``Изображение: <image>`` then
 ``Вопрос:`` and the question. A block is text, or text per question type (the answer format and the
 options); the latter becomes a Jinja ``if`` on ``question_type``, so each layout is an ordinary

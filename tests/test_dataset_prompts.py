@@ -39,14 +39,14 @@ def rendered(prompts: PromptSet) -> list[dict[str, str]]:
 
 def test_block_scheme_has_reasoning_layouts_and_a_zero_prompt() -> None:
     prompts = PromptSet.from_paths(["mera-blocks-all"])
-    assert len(prompts.templates) >= 10
+    assert len(prompts.templates) == 15
     assert set(question_types()) == set(TYPES)
     assert list(used_blocks()) == list(BLOCK_ORDER)  # all 13 blocks appear in some layout
     per_type_texts = rendered(prompts)
     zero = [texts for texts in per_type_texts if texts["binary"] == ZERO_PROMPT]
     assert len(zero) == 1 and set(zero[0].values()) == {ZERO_PROMPT}
     reasoning = set(reasoning_layouts())
-    assert len(reasoning) * 2 == len(prompts.templates)
+    assert len(reasoning) == 5
     for template, texts in zip(prompts.templates, per_type_texts, strict=True):
         asks = all("РАССУЖДЕНИЕ:" in text and "ОТВЕТ:" in text for text in texts.values())
         assert asks == (template.name in reasoning), template.name
@@ -67,6 +67,7 @@ def test_default_set_asks_only_for_replies_meras_task_scores() -> None:
     asked_to_reason = [template.name for template in PromptSet.from_paths(["mera-blocks-reasoning"]).templates]
     assert sorted(asked_to_reason) == sorted(reasoning_layouts()) and len(asked_to_reason) == 5
     assert [template.name for template in default.templates] == [n for n in everything if n not in asked_to_reason]
+    assert len(default.templates) == 10  # MERA asks for at least ten prompts per task
     for texts in rendered(default):
         assert not any("РАССУЖДЕНИЕ" in text or "ОТВЕТ" in text for text in texts.values())
     assert ZERO_PROMPT in {texts["binary"] for texts in rendered(default)}
@@ -88,9 +89,9 @@ def test_export_spreads_every_question_type_evenly_over_the_prompts(stage_output
     prompt_names = [template.name for template in PromptSet.from_paths().templates]
     by_id = {record["id"]: record for record in document["provenance"]}
     items = document["data"]["test"] + document["data"]["shots"]
-    assert len({item["instruction"] for item in items}) == 4 * len(TYPES) + 1  # the zero prompt is one text
+    assert len({item["instruction"] for item in items}) == 9 * len(TYPES) + 1  # the zero prompt is one text
     test_layouts = {by_id[i["meta"]["id"]]["prompt"] for i in document["data"]["test"]}
-    assert test_layouts == set(prompt_names) and len(test_layouts) == 5
+    assert test_layouts == set(prompt_names) and len(test_layouts) == 10
     assert not test_layouts & set(reasoning_layouts())
     for scope in (document["data"]["test"], items):
         for question_type in TYPES:
