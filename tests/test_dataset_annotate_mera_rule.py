@@ -58,7 +58,8 @@ def test_import_reports_meras_rule_as_the_baseline_beside_the_plurality(tmp_path
     assert mera["no_majority"] == len(test) - 1
     assert f"human baseline (MERA's rule, >= 3 of 5 agree, unanswered wrong) {1 / len(test):.4f}" in out
     section = (tmp_path / "report" / "human_baseline.md").read_text(encoding="utf-8")
-    assert "Human baseline (MERA's rule)" in section and "plurality" in section
+    assert "Human baseline (MERA's rule)" in section and "| human baseline (MERA's rule) |" in section
+    assert "plurality" in section and '\\|' not in section
     with open(tmp_path / "report" / "answers_crowd_kit.csv", encoding="utf-8", newline="") as handle:
         long_form = list(csv.DictReader(handle))
     assert len(long_form) == len(rows) and set(long_form[0]) == {"task", "worker", "label"}
