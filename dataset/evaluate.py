@@ -70,11 +70,10 @@ class Tally:
         return count / self.total if self.total else 0.0
 
     def as_dict(self) -> dict[str, Any]:
-        fraction = self.fraction
-        result: dict[str, Any] = {"exact_match": fraction(self.correct), "correct": self.correct, "total": self.total,
-                                  "wrong_synonyms": self.synonyms}
+        result: dict[str, Any] = {"exact_match": self.fraction(self.correct), "correct": self.correct,
+                                  "total": self.total, "wrong_synonyms": self.synonyms}
         if self.other_rules is not None:
-            result["other_rules"] = {rule: {"exact_match": fraction(count), "correct": count}
+            result["other_rules"] = {rule: {"exact_match": self.fraction(count), "correct": count}
                                      for rule, count in self.other_rules.items()}
         return result
 
