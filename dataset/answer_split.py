@@ -1,10 +1,12 @@
-"""The answer after the last «ОТВЕТ» marker, as MERA Multi's exact match reads a reasoning model's reply.
+"""The answer after the last «ОТВЕТ» marker: the MERA Multi paper's reading of a reply that reasons first.
 
-Half of the shipped prompts ask the model to reason after «РАССУЖДЕНИЕ:» and to give the answer
-after «ОТВЕТ:». MERA scores such a reply as the better of two exact matches: the whole reply, and the
-text after the *last* marker. The marker is found in any case (ОТВЕТ, Ответ, ответ), with or
-without a colon, and the separator after it (spaces, a colon, a hyphen or dash) is dropped, as is
-whitespace at the end:
+The reasoning prompts (``--prompt mera-blocks-reasoning``) ask the model to reason after
+«РАССУЖДЕНИЕ:» and to give the answer after «ОТВЕТ:». The paper describes scoring such a reply as
+the better of two exact matches: the whole reply, and the text after the *last* marker. MERA's
+published task does not (it compares the whole reply: :mod:`dataset.em_rules`), so this reading is
+the labelled ``answer_split`` EM beside the headline, never the headline. The marker is found in any
+case (ОТВЕТ, Ответ, ответ), with or without a colon, and the separator after it (spaces, a colon, a
+hyphen or dash) is dropped, as is whitespace at the end:
 
 ==============================================  =====================
 reply                                           answer after the marker

@@ -33,7 +33,10 @@ def add_export_options(parser: argparse.ArgumentParser) -> None:
                              "sandbox with the variables question_type and split; each must produce <image> and the "
                              "literal {question} and no other str.format field. Templates share the items evenly "
                              "within every question type. Default: the shipped set mera-blocks (MERA's block prompts, "
-                             "dataset/prompts/blocks.json); single-style names the earlier one-file-per-prompt set")
+                             "dataset/prompts/blocks.json, those that ask for the answer alone, which MERA's task "
+                             "scores); mera-blocks-reasoning names those that ask for «РАССУЖДЕНИЕ: … ОТВЕТ: …» "
+                             "(MERA's task scores such replies 0), mera-blocks-all both, single-style the earlier "
+                             "one-file-per-prompt set")
 
 
 def add_build_parser(commands: argparse._SubParsersAction) -> None:

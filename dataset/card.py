@@ -18,7 +18,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from dataset.document import SPLITS
 from dataset.features import card_dataset_info, mera_features
-from translate.answers import answer_vocabulary
+from translate.answers import answer_vocabulary, recorded_yo_policy
 
 CARD_TEMPLATE_PATH = Path(__file__).parent / "templates" / "card.md.j2"
 # Stage records are shown in full in the card, but a huge value (a list of every file) is cut.
@@ -59,6 +59,11 @@ def front_matter(dataset_info: Mapping[str, Any], license_id: str, n_items: int)
         pretty_name="ruCLEVR (generated with ruclevr)",
         size_categories=[size_category(n_items)],
         tags=["synthetic", "clevr", "mera", "blender"],
+        annotations_creators=["machine-generated"],  # every answer is a program's, run on the scene graph
+        language_creators=["machine-generated"],  # questions realised from templates (or machine-translated)
+        multilinguality=["monolingual"],
+        source_datasets=["original"],  # rendered and asked anew; CLEVR's design, none of its data
+        task_ids=["visual-question-answering"],
         configs=[{"config_name": "default",
                   "data_files": [{"split": split, "path": f"data/{split}-*"} for split in SPLITS]}],
     )
@@ -182,9 +187,52 @@ def card_context(
         "license": license_id,
         "plots": list(plots),
         "human_review": human_review_section(info),
-        "answer_vocabulary": answer_vocabulary(),
+        "answer_vocabulary": answer_vocabulary(recorded_yo_policy(sources)),
+        "loading_example": loading_example(facts.first_items.get("test")),
+        "dataset_bibtex": dataset_bibtex(info, dataset_info, n_items, statistics["all"]["objects_per_scene"]["scenes"]),
+        "limitations": limitations(statistics, sources),
         "copy": facts.copy,
     }
+
+
+def loading_example(item: Mapping[str, Any] | None) -> dict[str, str] | None:
+    """``test[0]``'s image path, question and answer as Python string literals, for the loading snippet."""
+    if item is None:
+        return None
+    return {"image": string_literal(item["inputs"]["image"]), "question": string_literal(item["inputs"]["question"]),
+            "outputs": string_literal(item["outputs"])}
+
+
+def string_literal(value: str) -> str:
+    """``value`` as a Python string literal (a JSON string is one), non-ASCII letters kept."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def dataset_bibtex(info: Mapping[str, Any], dataset_info: Mapping[str, Any], n_items: int, n_images: int) -> str:
+    """A BibTeX entry for the generated dataset itself (no date: the same build gives the same card)."""
+    version = info.get("version", "unknown")
+    splits = {split["name"]: split["num_examples"] for split in dataset_info["splits"]}
+    seed = info.get("seed")
+    origin = f"secret seed, commitment {seed[:48]}..." if isinstance(seed, str) else f"seed {seed}"
+    key = f"ruclevr_generated_{str(info.get('settings', {}).get('prompt', {}).get('sha256', 'x'))[:8]}_{n_items}"
+    return "\n".join([
+        f"@misc{{{key},",
+        f"  title        = {{{{ruCLEVR}} generated with ruclevr {version}: synthetic {{R}}ussian visual question "
+        "answering in {MERA}'s ruCLEVR format},",
+        f"  note         = {{{n_items} items ({splits.get('shots', 0)} shots, {splits.get('test', 0)} test) on "
+        f"{n_images} rendered images; {origin}}},",
+        "  howpublished = {Hugging Face dataset (the card of this copy)},",
+        f"  version      = {{{version}}}",
+        "}",
+    ])
+
+
+def limitations(statistics: Mapping[str, Any], sources: Mapping[str, Any]) -> dict[str, Any]:
+    """What the card's Limitations section names: MERA's rules the build does not meet, and whether
+    the render kept only scenes whose every attribute the legibility reader reads as recorded."""
+    scenes = sources.get("scenes", {}).get("info", {}) if isinstance(sources.get("scenes"), Mapping) else {}
+    return {"unmet_rules": [rule for rule in statistics.get("mera_rules") or [] if not rule.get("met")],
+            "legible_only": bool(scenes.get("legible_only")), "legibility_reader": scenes.get("legibility_reader")}
 
 
 def family_groups(families: Mapping[str, Any]) -> dict[str, int]:

@@ -104,8 +104,10 @@ def add_stats_parser(commands: argparse._SubParsersAction) -> None:
 def add_evaluate_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "evaluate", help="exact match of predictions, and blind baselines",
-        description="Score predictions with lm-eval's exact_match (ignore_case, ignore_punctuation) overall and per "
-                    "question type, next to blind baselines (majority answer per question type and per family).")
+        description="Score predictions as MERA's published ruCLEVR task does (lm-eval's exact_match with ignore_case "
+                    "and ignore_punctuation on the whole reply: the headline), and beside it, labelled, the MERA Multi "
+                    "paper's «ОТВЕТ»-split EM and the newer task files' compute_exact EM, overall and per question "
+                    "type, next to blind baselines (majority answer per question type and per family).")
     add_common_options(parser)
     parser.add_argument("--data", type=Path, required=True,
                         help="build folder, export folder, or a legacy ruclevr.json")
@@ -315,8 +317,9 @@ def command_evaluate(args: argparse.Namespace) -> int:
             "data": document.path.name,
             "predictions": args.predictions.name if args.predictions is not None else None,
             "split": args.split,
-            "metric": "exact_match (lm-eval, ignore_case, ignore_punctuation; the better of the whole prediction "
-                      "and the text after its last ОТВЕТ)" + (f"; judge_score by {args.judge}" if args.judge else ""),
+            "metric": "exact_match: MERA's published task (lm-eval exact_match, ignore_case, ignore_punctuation, the "
+                      "whole reply); other_rules: answer_split (the paper's «ОТВЕТ» split), compute_exact (transformers, "
+                      "MERA's custom_metrics.py)" + (f"; judge_score by {args.judge}" if args.judge else ""),
         }
         write_json(args.out, {"info": info, "results": result})
     return 0

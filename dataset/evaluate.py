@@ -1,12 +1,12 @@
 """Exact-match scoring of predictions, overall and per question type, and blind baselines.
 
-The normalisation is lm-eval's ``exact_match`` with ``ignore_case=True`` and
-``ignore_punctuation=True`` (``lm_eval/api/metrics.py``, ported from Hugging Face evaluate):
-lower-case, then delete the 32 ASCII characters of ``string.punctuation``. Whitespace is *not*
-stripped and non-ASCII punctuation (« » — …) is *not* removed, exactly as there: ``"Нет."``
-matches ``"нет"`` but ``" нет"`` does not. As MERA Multi scores it, an item's exact match is the
-better of the whole prediction and the text after its last «ОТВЕТ» marker
-(:mod:`dataset.answer_split`): «РАССУЖДЕНИЕ: … ОТВЕТ: да» and «ответ - Да.» both match «да».
+The headline exact match is MERA's published ruCLEVR task's: lm-eval's ``exact_match`` with
+``ignore_case=True`` and ``ignore_punctuation=True`` on the whole reply (``lm_eval/api/metrics.py``,
+ported from Hugging Face evaluate): lower-case, then delete the 32 ASCII characters of
+``string.punctuation``. Whitespace is *not* stripped and non-ASCII punctuation (« » — …) is *not*
+removed, exactly as there: ``"Нет."`` matches ``"нет"`` but ``" нет"`` and ``"ОТВЕТ: нет"`` do not.
+Beside it, labelled, come the MERA Multi paper's «ОТВЕТ»-split EM and the newer task files'
+``compute_exact`` EM (:mod:`dataset.em_rules` says which MERA text each follows).
 
 Predictions come in any of three formats, told apart by how the file opens (a zip; an object whose
 first member is ``data``: MERA's submission; anything else is JSON lines, every line checked):
@@ -23,17 +23,16 @@ from __future__ import annotations
 
 import json
 import re
-import string
 from array import array
 from collections import Counter
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from dataset.answer_split import answer_after_marker
 from dataset.document import SPLITS, MeraDocument, StreamedDocument, family_in
+from dataset.em_rules import HEADLINE, OTHER_RULES, RULE_LABELS, normalise_answer, task_exact_match
 from dataset.groups import format_group_results, group_scores
 from dataset.submission_zip import TASK_FILE, is_submission_zip, open_task_file
 from ruclevr import jsonincremental, jsonlimits
@@ -42,27 +41,14 @@ from ruclevr.io import read_lines
 from ruclevr.jsonstream import LazyList
 from ruclevr.paths import regular_file
 from translate.answers import russian_answer_words
-
-_DELETE_ASCII_PUNCTUATION = str.maketrans("", "", string.punctuation)
+from translate.spelling import YO_POLICIES
 
 Item = Mapping[str, Any]
 
 
-def normalise_answer(text: str) -> str:
-    """An answer as lm-eval compares it with ignore_case and ignore_punctuation."""
-    # lm-eval compares NumPy unicode arrays, and NumPy drops trailing NUL characters on storage.
-    return text.rstrip("\x00").lower().translate(_DELETE_ASCII_PUNCTUATION)
-
-
 def exact_match(prediction: str, reference: str) -> bool:
-    """MERA's exact match: the whole prediction, or the text after its last «ОТВЕТ» marker, equals the reference."""
-    gold, whole = normalise_answer(reference), normalise_answer(prediction)
-    if whole == gold:
-        return True
-    if "ответ" not in whole:  # no marker (the cheap test first: most predictions are a word)
-        return False
-    after = answer_after_marker(prediction)
-    return after is not None and normalise_answer(after) == gold
+    """The headline exact match: MERA's published task's, on the whole reply (:func:`dataset.em_rules.task_exact_match`)."""
+    return task_exact_match(prediction, reference)
 
 
 @dataclass
@@ -70,23 +56,39 @@ class Tally:
     correct: int = 0
     total: int = 0
     synonyms: int = 0  # wrong predictions that name the gold answer's value by another word
+    other_rules: dict[str, int] | None = None  # items right under each other rule (dataset.em_rules.OTHER_RULES)
 
     def add(self, is_correct: bool, is_synonym: bool = False, count: int = 1) -> None:
         self.correct += count * int(is_correct)
         self.total += count
         self.synonyms += count * int(is_synonym)
 
-    def as_dict(self) -> dict[str, float | int]:
-        return {"exact_match": self.correct / self.total if self.total else 0.0, "correct": self.correct, "total": self.total,
-                "wrong_synonyms": self.synonyms}
+    def add_other_rules(self, right: Mapping[str, bool], count: int = 1) -> None:
+        """``count`` items' verdicts under the other rules, beside the headline's."""
+        if self.other_rules is None:
+            self.other_rules = dict.fromkeys(OTHER_RULES, 0)
+        for rule, is_right in right.items():
+            self.other_rules[rule] += count * int(is_right)
+
+    def fraction(self, count: int) -> float:
+        return count / self.total if self.total else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        result: dict[str, Any] = {"exact_match": self.fraction(self.correct), "correct": self.correct,
+                                  "total": self.total, "wrong_synonyms": self.synonyms}
+        if self.other_rules is not None:
+            result["other_rules"] = {rule: {"exact_match": self.fraction(count), "correct": count}
+                                     for rule, count in self.other_rules.items()}
+        return result
 
 
 def synonyms_of_answers() -> dict[str, frozenset[str]]:
     """Normalised gold answer -> normalised other words for the same value (шар for сфера)."""
     found: dict[str, frozenset[str]] = {}
-    for entries in russian_answer_words().values():
-        for answer, others in entries.items():
-            found[normalise_answer(answer)] = frozenset(normalise_answer(word) for word in others)
+    for policy in YO_POLICIES:  # the gold is spelt by the build's ё policy, either of them
+        for entries in russian_answer_words(policy).values():
+            for answer, others in entries.items():
+                found[normalise_answer(answer)] = frozenset(normalise_answer(word) for word in others)
     return found
 
 
@@ -117,7 +119,8 @@ class ItemScores(LazyList):
 class _Scorer:
     """Exact match of one predictor, tallied one item at a time (see :func:`score_predictions`)."""
 
-    def __init__(self, per_item: bool = False) -> None:
+    def __init__(self, per_item: bool = False, other_rules: bool = False) -> None:
+        self.other_rules = other_rules  # also tally the labelled rules beside the headline
         self.synonyms = synonyms_of_answers()
         self.overall = Tally()
         self.per_type: dict[str, Tally] = {}
@@ -136,6 +139,10 @@ class _Scorer:
         synonym = not is_correct and is_synonym(prediction, answer, self.synonyms)
         self.overall.add(is_correct, synonym, count)
         self.per_type.setdefault(question_type, Tally()).add(is_correct, synonym, count)
+        if self.other_rules:
+            right = {rule: prediction is not None and match(prediction, answer) for rule, match in OTHER_RULES.items()}
+            for tally in (self.overall, self.per_type[question_type]):
+                tally.add_other_rules(right, count)
         return is_correct
 
     def result(self) -> dict[str, Any]:
@@ -149,15 +156,17 @@ class _Scorer:
         return result
 
 
-def score_predictions(items: Iterable[Item], predictions: Mapping[int, str], per_item: bool = False) -> dict[str, Any]:
+def score_predictions(items: Iterable[Item], predictions: Mapping[int, str], per_item: bool = False,
+                      other_rules: bool = False) -> dict[str, Any]:
     """Exact match overall and per ``meta.question_type``; an item without a prediction counts as wrong.
 
     Each tally also counts the wrong predictions that are synonyms of the gold word
     (``wrong_synonyms``, e.g. «шар» for «сфера»); they stay wrong, as in MERA's exact match.
     ``per_item`` adds ``items``: ``{"id", "exact_match": 0 or 1}`` for every scored item, in order
-    (an :class:`ItemScores`: iterate it, or :func:`ruclevr.jsonstream.write_json` it).
+    (an :class:`ItemScores`: iterate it, or :func:`ruclevr.jsonstream.write_json` it). ``other_rules``
+    adds each tally's ``other_rules``: the EM under :data:`dataset.em_rules.OTHER_RULES`.
     """
-    scorer = _Scorer(per_item)
+    scorer = _Scorer(per_item, other_rules)
     for item in items:
         scorer.add(item, predictions.get(item["meta"]["id"]))
     return scorer.result()
@@ -206,7 +215,7 @@ def _scored(records: Iterable[tuple[Item, Mapping[str, Any]]], predictions: Mapp
     """The blind baselines and the predictions' scores, tallied in one pass over the
     (item, provenance record) pairs."""
     answers = AnswerCounts()
-    predicted = _Scorer(per_item=True) if predictions is not None else None
+    predicted = _Scorer(per_item=True, other_rules=True) if predictions is not None else None
     scored_ids: set[int] = set()
     for item, record in records:
         answers.add(item, record)
@@ -350,12 +359,9 @@ def evaluate(document: MeraDocument | StreamedDocument, split: str, predictions:
 
 
 def format_results(result: Mapping[str, Any], split: str) -> str:
-    """A plain-text table: one row per question type, one column per scorer."""
-    columns: list[tuple[str, Mapping[str, Any]]] = []
-    if "predictions" in result:
-        columns.append(("predictions", result["predictions"]))
-    columns.append(("majority/type", result["baselines"]["majority_per_question_type"]))
-    columns.append(("majority/family", result["baselines"]["majority_per_family"]))
+    """A plain-text table: one row per question type, one column per scorer; the predictions' headline
+    EM (MERA's task) first, then, labelled, the same predictions under the other rules."""
+    columns = score_columns(result)
     header = f"{'question_type':<16}{'n':>6}" + "".join(f"{name:>18}" for name, _ in columns)
     lines = [f"exact match on split {split} ({result['items']} items)", header]
     types = list(columns[0][1]["question_types"])
@@ -366,6 +372,7 @@ def format_results(result: Mapping[str, Any], split: str) -> str:
     cells = "".join(f"{scores['overall']['exact_match']:>18.4f}" for _, scores in columns)
     lines.append(f"{'overall':<16}{result['items']:>6}{cells}")
     if "predictions" in result:
+        lines.extend(f"{name}: {label}" for name, label in column_legend(columns))
         scores = result["predictions"]
         by_type = ", ".join(f"{name} {tally['wrong_synonyms']}" for name, tally in scores["question_types"].items())
         lines.append(f"wrong predictions that are synonyms of the gold word: {scores['overall']['wrong_synonyms']} ({by_type})")
@@ -376,3 +383,34 @@ def format_results(result: Mapping[str, Any], split: str) -> str:
     if "groups" in result:
         lines.append(format_group_results(result["groups"]))
     return "\n".join(lines)
+
+
+def _under_rule(scores: Mapping[str, Any], rule: str) -> dict[str, Any]:
+    """A scorer's result seen through one of the other rules (its tallies' ``other_rules[rule]``)."""
+    def view(tally: Mapping[str, Any]) -> dict[str, Any]:
+        return {**tally, **tally["other_rules"][rule]}
+    return {"overall": view(scores["overall"]),
+            "question_types": {name: view(tally) for name, tally in scores["question_types"].items()}}
+
+
+def score_columns(result: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """``(column name, scores)`` in print order: predictions (headline), its other rules, the baselines."""
+    columns: list[tuple[str, Mapping[str, Any]]] = []
+    if "predictions" in result:
+        predictions = result["predictions"]
+        columns.append(("predictions", predictions))
+        if "other_rules" in predictions["overall"]:
+            columns.extend((f"  {rule}", _under_rule(predictions, rule)) for rule in predictions["overall"]["other_rules"])
+    columns.append(("majority/type", result["baselines"]["majority_per_question_type"]))
+    columns.append(("majority/family", result["baselines"]["majority_per_family"]))
+    return columns
+
+
+def column_legend(columns: Sequence[tuple[str, Any]]) -> list[tuple[str, str]]:
+    """What each predictions column is: the headline rule, then each other rule."""
+    legend = []
+    for name, _ in columns:
+        rule = HEADLINE if name == "predictions" else name.strip()
+        if rule in RULE_LABELS:
+            legend.append((name.strip(), RULE_LABELS[rule]))
+    return legend

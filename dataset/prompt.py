@@ -12,8 +12,9 @@ would be filled with the image's path, ``{answer}`` raises KeyError, ``{}`` Inde
 instruction is checked for exactly that before anything is written.
 
 A :class:`PromptSet` is several templates; :meth:`PromptSet.assign` spreads them over the items so
-that every prompt gets an equal share of every question type. The shipped set, ``mera-blocks``, is
-MERA Multi's block scheme (:mod:`dataset.prompt_blocks`, data in ``dataset/prompts/blocks.json``);
+that every prompt gets an equal share of every question type. The default set, ``mera-blocks``, is
+MERA Multi's block scheme (:mod:`dataset.prompt_blocks`, data in ``dataset/prompts/blocks.json``)
+without the layouts that ask for reasoning (``mera-blocks-reasoning``, ``mera-blocks-all`` by name);
 the earlier single-style set, one file per prompt in ``dataset/prompts/instructions/``, is still
 there by the name ``single-style``.
 """
@@ -38,7 +39,7 @@ from ruclevr.cli import UsageError
 PROMPTS_DIR = Path(__file__).parent / "prompts"
 SINGLE_STYLE_DIR = PROMPTS_DIR / "instructions"  # the set shipped before the block scheme
 SINGLE_STYLE_NAME = "single-style"
-PROMPT_SET_NAMES = (prompt_blocks.SET_NAME, SINGLE_STYLE_NAME)
+PROMPT_SET_NAMES = (*prompt_blocks.SET_NAMES, SINGLE_STYLE_NAME)
 DEFAULT_PROMPTS_DIR = SINGLE_STYLE_DIR  # its name while it was the default; the default is now mera-blocks
 CARD_PROMPT_PATH = PROMPTS_DIR / "card.j2"
 TEMPLATE_SUFFIX = ".j2"
@@ -163,8 +164,9 @@ class PromptSet:
         (:data:`PROMPT_SET_NAMES`, where no such file exists); the shipped ``mera-blocks`` set by default."""
         templates: list[InstructionTemplate] = []
         for given in [Path(p) for p in paths] if paths else [Path(prompt_blocks.SET_NAME)]:
-            if str(given) == prompt_blocks.SET_NAME and not given.exists():
-                templates.extend(InstructionTemplate(source, name) for name, source in prompt_blocks.block_templates())
+            if str(given) in prompt_blocks.SET_NAMES and not given.exists():
+                templates.extend(InstructionTemplate(source, name)
+                                 for name, source in prompt_blocks.block_templates(set_name=str(given)))
             else:
                 templates.extend(InstructionTemplate.from_file(path) for path in cls._template_files(given))
         return cls(templates)

@@ -3,13 +3,19 @@
 MERA Multi writes every task's prompts from the same 13 blocks, in this order: attention hook, task
 description, input description, action, context, question, options, call to solve, reasoning
 request, reasoning format, answer format, time limit, final call. A *layout* names which blocks it
-uses and in which register (formal, informal, impersonal, technical); half of the shipped layouts
-ask the model to reason after «РАССУЖДЕНИЕ:» and answer after «ОТВЕТ:» (scored by
-:mod:`dataset.answer_split`), and one is MERA's bare zero prompt, ``Изображение: <image>`` then
+uses and in which register (formal, informal, impersonal, technical); five of the fifteen shipped layouts
+ask the model to reason after «РАССУЖДЕНИЕ:» and answer after «ОТВЕТ:», and one is MERA's bare zero prompt, ``Изображение: <image>`` then
 ``Вопрос:`` and the question. A block is text, or text per question type (the answer format and the
 options); the latter becomes a Jinja ``if`` on ``question_type``, so each layout is an ordinary
 instruction template (:class:`dataset.prompt.InstructionTemplate`) and the export records its
 composed source.
+
+Three sets are named from the layouts (``--prompt NAME``): ``mera-blocks`` (the default) holds only
+the layouts that ask for the answer alone, the replies MERA's published task scores right (it
+compares the whole reply with the gold word); ``mera-blocks-reasoning`` holds the layouts that ask
+for «РАССУЖДЕНИЕ: … ОТВЕТ: …», a reply MERA's task scores 0 even when the answer is right (only
+the paper's «ОТВЕТ»-split EM, printed beside the headline by ``dataset evaluate``, reads it); and
+``mera-blocks-all`` holds both, as the default did before.
 
 This module only turns the data into template sources; it imports nothing of the prompt machinery.
 """
@@ -28,7 +34,10 @@ BLOCK_ORDER = (
     "call_to_solve", "reasoning_request", "reasoning_format", "answer_format", "time_limit", "final_call",
 )
 REASONING_BLOCKS = ("reasoning_request", "reasoning_format")
-SET_NAME = "mera-blocks"  # the name `--prompt` knows this set by
+SET_NAME = "mera-blocks"  # the default set: the layouts that ask for the answer alone
+REASONING_SET_NAME = "mera-blocks-reasoning"  # the layouts that ask for «РАССУЖДЕНИЕ: … ОТВЕТ: …»
+ALL_SET_NAME = "mera-blocks-all"  # every layout
+SET_NAMES = (SET_NAME, REASONING_SET_NAME, ALL_SET_NAME)
 TEMPLATE_MARKUP = ("{{", "}}", "{%", "%}", "{#", "#}")
 
 
@@ -89,10 +98,18 @@ def layout_source(layout: Layout, blocks: Mapping[str, Mapping[str, Any]]) -> st
     return "".join(block_source(blocks[block][variant], n == last) for n, (block, variant) in enumerate(layout.blocks))
 
 
-def block_templates(path: Path = BLOCKS_PATH) -> list[tuple[str, str]]:
-    """``(name, Jinja source)`` of every layout of ``path``, in order."""
+def block_templates(path: Path = BLOCKS_PATH, set_name: str = ALL_SET_NAME) -> list[tuple[str, str]]:
+    """``(name, Jinja source)`` of the layouts of ``path`` in the set ``set_name`` (:data:`SET_NAMES`), in order."""
     blocks, layouts = read_blocks(path)
-    return [(f"{SET_NAME}/{layout.name}", layout_source(layout, blocks)) for layout in layouts]
+    return [(f"{SET_NAME}/{layout.name}", layout_source(layout, blocks)) for layout in layouts
+            if in_set(layout, set_name)]
+
+
+def in_set(layout: Layout, set_name: str) -> bool:
+    """Whether ``layout`` belongs to the named set."""
+    if set_name not in SET_NAMES:
+        raise ValueError(f"unknown prompt set {set_name}; the sets are {', '.join(SET_NAMES)}")
+    return set_name == ALL_SET_NAME or layout.asks_for_reasoning == (set_name == REASONING_SET_NAME)
 
 
 def reasoning_layouts(path: Path = BLOCKS_PATH) -> list[str]:

@@ -61,13 +61,23 @@ def sample_date(path: Path) -> datetime:
 
 
 def newest_samples(given: Path) -> Path:
-    """The samples file ``--samples`` names: itself, or the newest ruclevr samples file under the folder."""
+    """The samples file ``--samples`` names: itself, or the newest ruclevr samples file under the folder, where
+    all of them are of one task in one folder (reruns); samples of several folders or tasks are refused."""
     if not given.is_dir():
         return regular_file(given, "--samples")
     found = [path for path in given.rglob(f"{SAMPLES_PREFIX}*.json*") if is_regular(path)]
     if not found:
         raise UsageError(f"--samples {given} holds no {SAMPLES_PREFIX}*.jsonl (run lm-eval with --log_samples)")
+    runs = sorted({(str(path.parent.relative_to(given)), sample_task(path)) for path in found})
+    if len(runs) > 1:  # several models' folders, or several tasks: which one is meant is not ours to guess
+        shown = ", ".join(f"{task} in {folder}" for folder, task in runs[:3]) + (" ..." if len(runs) > 3 else "")
+        raise UsageError(f"--samples {given} holds samples of {len(runs)} runs ({shown}); name one samples file")
     return max(found, key=lambda path: (sample_date(path), path.name))
+
+
+def sample_task(path: Path) -> str:
+    """The lm-eval task a samples file is of: its name between ``samples_`` and the timestamp."""
+    return re.sub(r"\.jsonl?$", "", path.name).removeprefix("samples_").rsplit("_", 1)[0]
 
 
 def log_files(samples: Path) -> list[Path]:

@@ -33,6 +33,7 @@ from ruclevr.cli import UsageError, progress_disabled
 from ruclevr.io import atomic_open, atomic_write_json, remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items, input_document, input_error
 from ruclevr.names import beside
+from ruclevr.paths import path_from_output
 from ruclevr.shards import Shard, consecutive_shards, scene_block_positions, sharded_path
 
 MISSING = "missing"
@@ -324,7 +325,7 @@ def run_info(job: FilterJob, scorer: Scorer, input_info: Mapping[str, Any], tota
         "version": ruclevr.__version__,
         "settings": {"backend": scorer.name, "threshold": job.threshold, "batch_size": job.batch_size},
         "scorer": {"key": scorer.key, **scorer.settings()},
-        "input": {"path": str(job.input), "info": dict(input_info)},
+        "input": {"path": path_from_output(job.input, job.output), "info": dict(input_info)},
         "counts": {"total": total, "kept": kept, "rejected": total - kept},
     }
 

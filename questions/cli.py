@@ -44,7 +44,7 @@ from ruclevr.jsonstream import (
     is_regular_or_missing,
 )
 from ruclevr.names import beside
-from ruclevr.paths import check_not_an_input, check_output_location, check_own_output
+from ruclevr.paths import check_not_an_input, check_output_location, check_own_output, path_from_output
 from ruclevr.records import same_record
 from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
 from ruclevr.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path
@@ -293,7 +293,7 @@ def run_record(args: Any, settings: Settings, sources: FamilySources, families: 
         "families": sources.record(),
         "families_digest": families_digest(sources),
         "family_count": len(families),
-        "scenes_file": str(args.scenes),
+        "scenes_file": path_from_output(args.scenes, args.out),
         "scenes_digest": _file_sha256(args.scenes),
         "scenes_info": scenes_info,
     }

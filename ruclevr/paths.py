@@ -58,6 +58,13 @@ def relative_paths(value: Any, base: str | os.PathLike[str]) -> Any:
     return value
 
 
+def path_from_output(input_path: str | os.PathLike[str], output: str | os.PathLike[str]) -> str:
+    """``input_path`` as the record inside ``output`` names it: relative to the folder ``output`` is in,
+    so that the same build in another folder (or with an absolute ``--out``) writes the same bytes."""
+    folder = os.path.dirname(os.path.abspath(output))
+    return Path(os.path.relpath(os.path.abspath(input_path), folder)).as_posix()
+
+
 def check_output_location(path: str | os.PathLike[str], kind: str, flag: str = "--out") -> Path:
     """Refuse, before any work, an output location that cannot be written: ``kind`` is "file" or
     "dir" (what the command will write there). An existing entry of the other kind, a regular file

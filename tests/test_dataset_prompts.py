@@ -37,17 +37,16 @@ def rendered(prompts: PromptSet) -> list[dict[str, str]]:
     return per_type_texts
 
 
-def test_shipped_set_is_meras_block_scheme_with_reasoning_and_a_zero_prompt() -> None:
-    prompts = PromptSet.from_paths()
-    assert PromptSet.from_paths(["mera-blocks"]).sha256 == prompts.sha256
-    assert len(prompts.templates) >= 10
+def test_block_scheme_has_reasoning_layouts_and_a_zero_prompt() -> None:
+    prompts = PromptSet.from_paths(["mera-blocks-all"])
+    assert len(prompts.templates) == 15
     assert set(question_types()) == set(TYPES)
     assert list(used_blocks()) == list(BLOCK_ORDER)  # all 13 blocks appear in some layout
     per_type_texts = rendered(prompts)
     zero = [texts for texts in per_type_texts if texts["binary"] == ZERO_PROMPT]
     assert len(zero) == 1 and set(zero[0].values()) == {ZERO_PROMPT}
     reasoning = set(reasoning_layouts())
-    assert len(reasoning) * 2 == len(prompts.templates)
+    assert len(reasoning) == 5
     for template, texts in zip(prompts.templates, per_type_texts, strict=True):
         asks = all("РАССУЖДЕНИЕ:" in text and "ОТВЕТ:" in text for text in texts.values())
         assert asks == (template.name in reasoning), template.name
@@ -59,6 +58,19 @@ def test_shipped_set_is_meras_block_scheme_with_reasoning_and_a_zero_prompt() ->
         assert len({texts[question_type] for texts in per_type_texts}) == len(prompts.templates)
     registers = {template.name.split("_", 1)[1].split("_")[0] for template in prompts.templates}
     assert {"formal", "informal", "impersonal", "technical"} <= registers
+
+
+def test_default_set_asks_only_for_replies_meras_task_scores() -> None:
+    default = PromptSet.from_paths()
+    assert PromptSet.from_paths(["mera-blocks"]).sha256 == default.sha256
+    everything = [template.name for template in PromptSet.from_paths(["mera-blocks-all"]).templates]
+    asked_to_reason = [template.name for template in PromptSet.from_paths(["mera-blocks-reasoning"]).templates]
+    assert sorted(asked_to_reason) == sorted(reasoning_layouts()) and len(asked_to_reason) == 5
+    assert [template.name for template in default.templates] == [n for n in everything if n not in asked_to_reason]
+    assert len(default.templates) == 10  # MERA asks for at least ten prompts per task
+    for texts in rendered(default):
+        assert not any("РАССУЖДЕНИЕ" in text or "ОТВЕТ" in text for text in texts.values())
+    assert ZERO_PROMPT in {texts["binary"] for texts in rendered(default)}
 
 
 def test_single_style_set_stays_available_by_name() -> None:
@@ -77,10 +89,10 @@ def test_export_spreads_every_question_type_evenly_over_the_prompts(stage_output
     prompt_names = [template.name for template in PromptSet.from_paths().templates]
     by_id = {record["id"]: record for record in document["provenance"]}
     items = document["data"]["test"] + document["data"]["shots"]
-    assert len({item["instruction"] for item in items}) >= 10
+    assert len({item["instruction"] for item in items}) == 9 * len(TYPES) + 1  # the zero prompt is one text
     test_layouts = {by_id[i["meta"]["id"]]["prompt"] for i in document["data"]["test"]}
-    assert test_layouts == set(prompt_names) and len(test_layouts) >= 10
-    assert len(test_layouts & set(reasoning_layouts())) == 5
+    assert test_layouts == set(prompt_names) and len(test_layouts) == 10
+    assert not test_layouts & set(reasoning_layouts())
     for scope in (document["data"]["test"], items):
         for question_type in TYPES:
             counts = Counter(by_id[i["meta"]["id"]]["prompt"] for i in scope if i["meta"]["question_type"] == question_type)
@@ -174,12 +186,18 @@ def test_stats_prints_the_instruction_count_per_question_type(stage_outputs, tmp
     assert "distinct instructions per question type (test): " + ", ".join(f"{t} {counts[t]}" for t in TYPES) in printed
 
 
-def test_card_says_how_many_prompts_ask_for_reasoning(stage_outputs, tmp_path) -> None:
+def test_card_says_how_many_prompts_ask_for_reasoning_and_what_meras_task_does_with_them(stage_outputs, tmp_path) -> None:
     from dataset.cli import main
 
-    out = tmp_path / "mera"
-    assert run_export(stage_outputs, out, "--shots", "3") == 0
-    assert main(["hf", "--data", str(out), "--out", str(tmp_path / "hf")]) == 0
-    card = (tmp_path / "hf" / "README.md").read_text(encoding="utf-8")
-    assert "5 of them ask the model to reason after «РАССУЖДЕНИЕ:» and answer after «ОТВЕТ:»" in card
-    assert "`mera-blocks/01_zero`" in card and "text after its last «ОТВЕТ»" in card
+    cards = {}
+    for name, prompt in (("default", []), ("all", ["--prompt", "mera-blocks-all"])):
+        out = tmp_path / name / "mera"
+        assert run_export(stage_outputs, out, "--shots", "3", *prompt) == 0
+        assert main(["hf", "--data", str(out), "--out", str(tmp_path / name / "hf")]) == 0
+        cards[name] = (tmp_path / name / "hf" / "README.md").read_text(encoding="utf-8")
+    assert "5 of them ask the model to reason after «РАССУЖДЕНИЕ:» and answer after «ОТВЕТ:»" in cards["all"]
+    assert "scores such a reply 0" in cards["all"]
+    assert "None asks for reasoning before the answer" in cards["default"]
+    for card in cards.values():
+        assert "`mera-blocks/01_zero`" in card and "text after its last «ОТВЕТ»" in card
+        assert "MERA_MULTIMODAL at 0f32158" in card and "compute_exact" in card

@@ -21,9 +21,13 @@ def files(folder: Path) -> dict[str, bytes]:
     return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
 
 
-def dataset(*argv: object) -> subprocess.CompletedProcess[str]:
+def dataset(*argv: object, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    environment = dict(os.environ)
+    if cwd is not None:  # run elsewhere, with this checkout still importable
+        environment["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]),
+                                                     *filter(None, [environment.get("PYTHONPATH")])])
     return subprocess.run([sys.executable, "-m", "dataset", *map(str, argv)], capture_output=True, text=True,
-                          check=False, env=dict(os.environ))
+                          check=False, env=environment, cwd=cwd)
 
 
 def test_commitment_is_deterministic_and_differs_per_stage_and_seed() -> None:
@@ -70,13 +74,21 @@ def test_secret_seed_build_is_reproducible_and_publishes_only_commitments(tmp_pa
     seed_file.write_text(f"{SEED}\n")
     root = tmp_path / "DATA"
     tiny = ["--n", 3, "--width", 48, "--height", 32, "--samples", 2, "--shots", 1]
-    first = dataset("build", "--out", root, "--seed-file", seed_file, *tiny)
+    first = dataset("build", "--out", root, "--seed-file", seed_file, *tiny)  # an absolute --out
     assert first.returncode == 0, first.stderr[-3000:]
     shutil.move(root, tmp_path / "first")
-    second = dataset("build", "--out", root, "--seed-file", seed_file, *tiny)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    second = dataset("build", "--out", "A", "--seed-file", seed_file, *tiny, cwd=elsewhere)  # a relative one
     assert second.returncode == 0, second.stderr[-3000:]
-    # The same seed file and command give the same bytes, every file of the build.
+    shutil.move(elsewhere / "A", root)
+    # The same seed file gives the same bytes in every file of the build, wherever it was built: the
+    # published copies (mera/, hf/) and the records name files relative to the build folder.
+    assert files(root / "mera") == files(tmp_path / "first" / "mera")
+    assert files(root / "hf") == files(tmp_path / "first" / "hf")
     assert files(root) == files(tmp_path / "first")
+    for published in (root / "mera", root / "hf"):
+        assert not any(str(tmp_path).encode() in data or b"elsewhere" in data for data in files(published).values())
     # No file anywhere in the build (published copies included) holds the seed, in decimal or hex,
     # and nothing the build printed does.
     assert list(files_containing_seed(sorted(p for p in root.rglob("*") if p.is_file()), SEED)) == []

@@ -62,7 +62,7 @@ def test_submission_zip_has_meras_layout_and_scores_as_the_samples(exported, tmp
     from_samples = scores(exported, samples, tmp_path / "a.json")
     from_zip = scores(exported, out, tmp_path / "b.json")
     assert from_zip == from_samples
-    assert [row["exact_match"] for row in from_zip["items"]] == [int(n % 4 != 2) for n in range(len(test))]
+    assert [row["exact_match"] for row in from_zip["items"]] == [int(n % 4 == 0) for n in range(len(test))]
     first = out.read_bytes()
     assert main(["submission", "--samples", str(samples), "--out", str(out)]) == 0  # the file itself, same bytes
     assert out.read_bytes() == first
@@ -80,6 +80,18 @@ def test_bad_samples_are_one_line_usage_errors(exported, tmp_path, capsys) -> No
     assert main(["submission", "--samples", str(bad.parent), "--out", str(tmp_path / "s.zip")]) == 2
     error = capsys.readouterr().err
     assert "doc.meta.id" in error and error.count("\n") == 1 and not (tmp_path / "s.zip").exists()
+    ambiguous = tmp_path / "two_models"
+    for model in ("model_a", "model_b"):
+        (ambiguous / model).mkdir(parents=True)
+        (ambiguous / model / f"samples_ruclevr_synthetic_{STAMP_NEW}.jsonl").write_text("", encoding="utf-8")
+    assert main(["submission", "--samples", str(ambiguous), "--out", str(tmp_path / "s.zip")]) == 2
+    error = capsys.readouterr().err
+    assert "holds samples of 2 runs (ruclevr_synthetic in model_a, ruclevr_synthetic in model_b)" in error
+    assert error.count("\n") == 1 and not (tmp_path / "s.zip").exists()
+    (ambiguous / "model_b" / f"samples_ruclevr_synthetic_{STAMP_NEW}.jsonl").rename(
+        ambiguous / "model_a" / f"samples_ruclevr_synthetic_long_{STAMP_NEW}.jsonl")
+    assert main(["submission", "--samples", str(ambiguous), "--out", str(tmp_path / "s.zip")]) == 2
+    assert "ruclevr_synthetic_long in model_a" in capsys.readouterr().err
     other = tmp_path / "other.zip"
     with zipfile.ZipFile(other, "w") as archive:
         archive.writestr("readme.txt", "hello")

@@ -52,7 +52,7 @@ from ruclevr.jsonstream import (
     encode_extended,
     input_error,
 )
-from ruclevr.paths import check_not_an_input, check_output_location, check_own_output, regular_file
+from ruclevr.paths import check_not_an_input, check_output_location, check_own_output, path_from_output, regular_file
 from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
 from ruclevr.shards import (
     SHARD_SPEC_HELP,
@@ -446,7 +446,7 @@ def run_settings(
         "version": ruclevr.__version__,
         "backend": args.backend,
         "translator": translator,
-        "source": str(args.questions),
+        "source": path_from_output(args.questions, args.out),
         "source_sha256": source_sha256,
         "yo": args.yo,
         "seed": getattr(args, "seed_record", args.seed),

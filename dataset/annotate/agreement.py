@@ -5,9 +5,17 @@ scores use (:func:`dataset.evaluate.normalise_answer`: lower case, ASCII punctua
 then runs of white space become one space, the ends are trimmed, and the dataset's ё policy
 (:func:`translate.spelling.apply_yo_policy`) is applied.
 
-Tie rule: an item whose most frequent normalised answers are tied has *no* majority answer. It
-counts as not matching gold in the human baseline and is disputed. The rule never looks at the
-gold answer, so the baseline is a lower bound rather than a lucky pick.
+Two rules turn an item's answers into one:
+
+- **MERA's rule** (the human baseline): MERA's human-baseline guide has 5 people answer every item
+  and takes the majority vote, an answer at least 3 of them give (:data:`MERA_MIN_VOTES`). An item
+  without such an answer, or without answers, counts as wrong: the baseline is over every scored item.
+- **Plurality** (beside it, and what decides the disputed items): the most frequent answer over
+  the answered items. Tie rule: an item whose most frequent normalised answers are tied has *no*
+  majority answer; it counts as not matching gold and is disputed. A 2-1-1-1 crowd has a
+  plurality answer and no answer under MERA's rule.
+
+Neither rule looks at the gold answer, so each baseline is a lower bound rather than a lucky pick.
 """
 
 from __future__ import annotations
@@ -66,12 +74,40 @@ def majority(answers: Iterable[str]) -> Majority:
     return Majority(leaders[0], top, total, ())
 
 
+MERA_MIN_VOTES = 3  # MERA's guide: the majority vote of 5 annotators, an answer given by at least 3 of them
+MERA_RULE = (f"MERA's majority vote: an answer at least {MERA_MIN_VOTES} people give (of 5); an item without one, "
+             "or unanswered, counts as wrong")
+
+
+def mera_majority(answers: Iterable[str], min_votes: int = MERA_MIN_VOTES) -> Majority:
+    """The answer at least ``min_votes`` of already normalised ``answers`` give (MERA's rule), else none."""
+    found = majority(answers)
+    if found.answer is not None and found.votes >= min_votes:
+        return found
+    return Majority(None, found.votes, found.total, found.tied)
+
+
+def mera_human_baseline(items: Sequence[Mapping[str, Any]], answers_by_item: Mapping[int, Iterable[str]],
+                        min_votes: int = MERA_MIN_VOTES) -> dict[str, Any]:
+    """Exact match of MERA's majority vote against gold over *every* item of ``items``, overall and per
+    question type: an item nobody answered, or without ``min_votes`` equal answers, counts as wrong."""
+    predictions = {}
+    for item in items:
+        winner = mera_majority(answers_by_item.get(item["meta"]["id"], ()), min_votes)
+        if winner.answer is not None:
+            predictions[item["meta"]["id"]] = winner.answer
+    scores = score_predictions(items, predictions)
+    scores["no_majority"] = scores.pop("missing")
+    scores["rule"] = MERA_RULE
+    return scores
+
+
 def majorities(answers_by_item: Mapping[int, Sequence[str]]) -> dict[int, Majority]:
     return {item_id: majority(answers) for item_id, answers in answers_by_item.items()}
 
 
 def human_baseline(items: Sequence[Mapping[str, Any]], winners: Mapping[int, Majority]) -> dict[str, Any]:
-    """Exact match of the majority answer against gold, overall and per question type.
+    """Exact match of the plurality (or aggregated) answer against gold, overall and per question type.
 
     Only items somebody answered are scored; an item with a tie counts as wrong.
     """

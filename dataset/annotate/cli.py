@@ -59,8 +59,10 @@ def add_annotate_parser(commands: argparse._SubParsersAction) -> None:
 
     imported = actions.add_parser(
         "import", help="people's answers → human baseline, agreement, annotators, disputed items",
-        description="Read Label Studio JSON exports, crowd TSVs and the page's JSON files; write REPORT/human.json, "
-                    "REPORT/disputed.html and REPORT/human_baseline.md (the card section).")
+        description="Read Label Studio JSON exports, crowd TSVs and the page's JSON files; write REPORT/human.json "
+                    "(the human baseline by MERA's rule, at least 3 of 5 answers agreeing, every item counted; the "
+                    "plurality or --aggregate answer beside it), REPORT/disputed.html, REPORT/human_baseline.md (the "
+                    "card section) and REPORT/answers_crowd_kit.csv (every answer as crowd-kit's task, worker, label).")
     add_common_options(imported)
     imported.add_argument("--data", type=Path, required=True, help="the dataset the tasks were exported from")
     imported.add_argument("--answers", type=Path, nargs="+", required=True, metavar="FILE",
@@ -154,11 +156,15 @@ def import_command(document, args: argparse.Namespace) -> int:
         else contextlib.nullcontext()
     with held:
         report = import_answers(document, answers, args.out, settings, args.write_filtered)
+    mera = report["human_baseline_mera"]
     baseline = report["human_baseline"]["overall"]
     alpha = report["agreement"]["krippendorff_alpha"]["overall"]
     others = ", ".join(f"{name} {row['exact_match']:.4f}" for name, row in report["baselines"].items())
-    print(f"{args.out / 'human.json'}: human exact match {baseline['exact_match']:.4f} ({args.aggregate}) on "
-          f"{baseline['total']} items [{others}]; honeypots {report['honeypots']['share_of_answers']:.1%} of the answers; "
+    print(f"{args.out / 'human.json'}: human baseline (MERA's rule, >= 3 of 5 agree, unanswered wrong) "
+          f"{mera['overall']['exact_match']:.4f} on {mera['overall']['total']} items ({mera['no_majority']} without "
+          f"a majority); beside it, human exact match {baseline['exact_match']:.4f} ({args.aggregate}) on "
+          f"{baseline['total']} answered items [{others}]; "
+          f"honeypots {report['honeypots']['share_of_answers']:.1%} of the answers; "
           f"Krippendorff's alpha {'undefined' if alpha is None else f'{alpha:.4f}'}; "
           f"{report['items']['disputed']} disputed; flagged annotators: {', '.join(report['flagged_annotators']) or 'none'}"
           + (f"; {args.write_filtered}: {report['items']['removed_by_filter']} items removed"

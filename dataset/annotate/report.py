@@ -20,6 +20,8 @@ nobody answered).
 from __future__ import annotations
 
 import copy
+import csv
+import io
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -35,6 +37,7 @@ from dataset.annotate.agreement import (
     human_baseline,
     krippendorff_alpha,
     majority,
+    mera_human_baseline,
     normalise,
 )
 from dataset.annotate.tasks import TEMPLATES, sandbox
@@ -45,7 +48,7 @@ from dataset.markdown import markdown_text
 from ruclevr import __version__
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_write_json, atomic_write_text
-from translate.spelling import DEFAULT_YO_POLICY, YO_POLICIES
+from translate.answers import recorded_yo_policy
 
 TIE_RULE = "a tie for the most frequent answer gives no majority: the item counts as wrong and is disputed"
 
@@ -62,11 +65,7 @@ class ImportSettings:
 
 def dataset_yo_policy(document: MeraDocument) -> str:
     """The ё policy the dataset was written with (recorded by the translate stage), else MERA's default."""
-    for source in (document.info.get("sources") or {}).values():
-        policy = (source.get("info") or {}).get("yo") if isinstance(source, Mapping) else None
-        if policy in YO_POLICIES:
-            return policy
-    return DEFAULT_YO_POLICY
+    return recorded_yo_policy(document.info.get("sources"))
 
 
 def check_ids(answers: Sequence[Answer], known: Mapping[int, Any]) -> None:
@@ -214,6 +213,8 @@ def analyse(document: MeraDocument, answers: Sequence[Answer], settings: ImportS
                      "min_control_accuracy": settings.min_control_accuracy, "exclude_flagged": settings.exclude_flagged,
                      "jglue": settings.jglue, "aggregate": settings.aggregate, "yo_policy": policy, "tie_rule": TIE_RULE,
                      "normalisation": "lower case, ASCII punctuation removed, spaces collapsed and trimmed, ё policy"},
+        "human_baseline_mera": mera_human_baseline(scored, {item_id: list(by_annotator.values())
+                                                            for item_id, by_annotator in table.items()}),
         "human_baseline": human_baseline(scored, winners),
         "baselines": method_baselines(scored, table, honeypots, known_answers, policy, winners, settings.aggregate),
         "honeypots": honeypot_share([a for a in answers if a.annotator not in excluded], honeypots),
@@ -238,7 +239,7 @@ def analyse(document: MeraDocument, answers: Sequence[Answer], settings: ImportS
 
 def review_summary(report: Mapping[str, Any]) -> dict[str, Any]:
     """What the card says about the human review (kept in the filtered export's info)."""
-    return {key: report[key] for key in ("settings", "human_baseline", "baselines", "honeypots", "agreement", "overlap",
+    return {key: report[key] for key in ("settings", "human_baseline_mera", "human_baseline", "baselines", "honeypots", "agreement", "overlap",
                                           "items", "removal_reasons", "flagged_annotators")} | {
         "annotators": len(report["annotators"])}
 
@@ -280,9 +281,27 @@ def filtered_document(document: MeraDocument, report: Mapping[str, Any], split: 
     return {"info": info, "data": data, "provenance": provenance}
 
 
+CROWD_KIT_COLUMNS = ("task", "worker", "label")  # crowd-kit's long form of crowd answers (one row per answer)
+
+
+def crowd_kit_rows(answers: Sequence[Answer], policy: str) -> list[list[str]]:
+    """Every answer (controls included) as crowd-kit reads crowd labels: ``task`` (meta.id), ``worker``,
+    ``label`` (the answer normalised as the baselines compare it), with the header row first."""
+    rows = sorted([str(a.item_id), a.annotator, normalise(a.text, policy)] for a in answers)
+    return [list(CROWD_KIT_COLUMNS), *rows]
+
+
+def write_crowd_kit_answers(answers: Sequence[Answer], policy: str, out: Path) -> None:
+    """``out`` as CSV: load it with ``pandas.read_csv`` and pass it to any crowd-kit aggregator's ``fit_predict``."""
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(crowd_kit_rows(answers, policy))
+    atomic_write_text(out, buffer.getvalue())
+
+
 def import_answers(document: MeraDocument, answers: Sequence[Answer], out: Path, settings: ImportSettings,
                    filtered: Path | None = None) -> dict[str, Any]:
     report = analyse(document, answers, settings)
+    write_crowd_kit_answers(answers, report["settings"]["yo_policy"], out / "answers_crowd_kit.csv")
     write_disputed_page(report, document, out / "disputed.html")
     atomic_write_text(out / "human_baseline.md", render_card_section(review_summary(report)))
     if filtered is not None:

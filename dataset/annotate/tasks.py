@@ -37,6 +37,8 @@ from dataset.export import place_image, remove_unused_samples
 from ruclevr import __version__, streams
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_open, atomic_write_json, atomic_write_text, remove_stale_temporaries
+from translate.answers import recorded_yo_policy
+from translate.spelling import DEFAULT_YO_POLICY
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 PAGE_FORMAT = "ruclevr-annotate/1"  # the "format" of the JSON the page saves
@@ -208,11 +210,12 @@ def label_studio_tasks(tasks: Sequence[Task]) -> list[dict[str, Any]]:
             for task in tasks]
 
 
-def answer_words() -> str:
-    """The gold answer words people must use (all but numbers), as the dataset card lists them."""
+def answer_words(yo_policy: str = DEFAULT_YO_POLICY) -> str:
+    """The gold answer words people must use (all but numbers), as the dataset card lists them (spelt by the
+    dataset's ё policy, as its gold is)."""
     from translate.answers import answer_vocabulary
 
-    vocabulary = answer_vocabulary()
+    vocabulary = answer_vocabulary(yo_policy)
     return "; ".join(", ".join(vocabulary[kind]["gold"]) for kind in vocabulary if kind != "count")
 
 
@@ -222,9 +225,9 @@ def sandbox(autoescape: bool = True) -> SandboxedEnvironment:
                                 keep_trailing_newline=True)
 
 
-def label_studio_config() -> str:
+def label_studio_config(yo_policy: str = DEFAULT_YO_POLICY) -> str:
     template = sandbox().from_string((TEMPLATES / "label_studio_config.xml.j2").read_text(encoding="utf-8"))
-    return template.render(words=answer_words())
+    return template.render(words=answer_words(yo_policy))
 
 
 def crowd_rows(tasks: Sequence[Task], prefix: str) -> Iterator[list[str]]:
@@ -267,11 +270,11 @@ def page_key(tasks: Sequence[Task], settings: ExportSettings) -> str:
 
 
 def write_page(target: Path, root: Path, tasks: Sequence[Task], assignments: Sequence[tuple[str, Sequence[int]]],
-               key: str) -> None:
+               key: str, yo_policy: str = DEFAULT_YO_POLICY) -> None:
     """Render the page in a Jinja sandbox with autoescaping, streaming (one image in memory at a time)."""
     template = sandbox().from_string((TEMPLATES / "annotate.html.j2").read_text(encoding="utf-8"))
     context = {
-        "words": answer_words(),
+        "words": answer_words(yo_policy),
         "version": __version__,
         "format": PAGE_FORMAT,
         "key": key,
@@ -298,17 +301,18 @@ def export_tasks(document: MeraDocument, out: Path, settings: ExportSettings) ->
         place_image(source, files.root / relative)
     remove_unused_samples(files.images, {Path(task.image).name for task in tasks})  # left by an earlier export
     atomic_write_json(files.label_studio_tasks, label_studio_tasks(tasks))
-    atomic_write_text(files.label_studio_config, label_studio_config())
+    yo_policy = recorded_yo_policy(document.info.get("sources"))
+    atomic_write_text(files.label_studio_config, label_studio_config(yo_policy))
     atomic_write_text(files.crowd, tsv_text(crowd_rows(tasks, settings.image_url_prefix)))
     atomic_write_text(files.assignments, tsv_text(assignment_rows(assignments)))
     key = page_key(tasks, settings)
     named = [(annotator_name(index), ids) for index, ids in enumerate(assignments)]
-    write_page(files.page, files.root, tasks, named, key)
+    write_page(files.page, files.root, tasks, named, key, yo_policy)
     if settings.page_per_annotator:
         for name, ids in named:
             wanted = set(ids)
             write_page(files.annotator_page(name), files.root, [t for t in tasks if t.item_id in wanted], [(name, ids)],
-                       key)
+                       key, yo_policy)
     pages = {files.annotator_page(name).name for name, _ in named} if settings.page_per_annotator else set()
     for stale in files.pages.glob("*.html"):  # left by an earlier export
         if stale.name not in pages:

@@ -1,4 +1,4 @@
-"""Helpers of the ruclevr task for lm-evaluation-harness (see ruclevr.yaml beside this file).
+"""Helpers of the ruclevr_synthetic tasks for lm-evaluation-harness (see ruclevr_synthetic.yaml beside this file).
 
 Only ``datasets`` and Pillow are needed; nothing from the ruclevr package is imported, so the task
 runs in lm-eval's own environment.
@@ -11,11 +11,13 @@ import re
 import string
 from typing import Any
 
-# MERA Multi's exact match: the better of the whole reply and the text after its last «ОТВЕТ» marker
-# (the same rule as dataset/answer_split.py, written out here because lm-eval's environment lacks ruclevr).
+# The three rules of dataset/em_rules.py, written out again because lm-eval's environment lacks ruclevr
+# (tests/test_dataset_answer_split.py checks they agree): MERA's task EM on the whole reply (the headline),
+# the paper's «ОТВЕТ» split, and transformers' compute_exact as MERA's newer task files call it.
 ANSWER_MARKER = re.compile(r"(?<![а-яё])ответ(?![а-яё])", re.IGNORECASE)
 SEPARATORS = " \t\r\n:-–—"
 DELETE_PUNCTUATION = str.maketrans("", "", string.punctuation)
+ENGLISH_ARTICLE = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 
 
 def load_build(data: str | None = None, **_metadata: Any) -> Any:
@@ -50,10 +52,18 @@ def answer_after_marker(reply: str) -> str | None:
     return reply[markers[-1].end():].lstrip(SEPARATORS).rstrip() if markers else None
 
 
+def squad_normalise(text: str) -> str:
+    """SQuAD's normalisation: lower-case, drop ASCII punctuation, drop a/an/the, collapse whitespace."""
+    text = "".join(character for character in text.lower() if character not in string.punctuation)
+    return " ".join(ENGLISH_ARTICLE.sub(" ", text).split())
+
+
 def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, int]:
-    """Exact match of the first reply: the whole of it, or its answer after «ОТВЕТ», equals the item's outputs."""
+    """The first reply under the three rules; ``exact_match`` (MERA's task: the whole reply) is the headline."""
     reply = results[0]
     gold = normalise(doc["outputs"])
     after = answer_after_marker(reply)
-    candidates = [reply] if after is None else [reply, after]
-    return {"exact_match": int(any(normalise(candidate) == gold for candidate in candidates))}
+    whole = int(normalise(reply) == gold)
+    return {"exact_match": whole,
+            "answer_split": int(bool(whole) or (after is not None and normalise(after) == gold)),
+            "compute_exact": int(squad_normalise(doc["outputs"]) == squad_normalise(reply))}

@@ -1,0 +1,91 @@
+"""The card's answer words are the data's words (the same function as the gold, under the build's ё policy),
+and the card has what MERA's and JGLUE's cards have."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from helpers import run_export
+from sample_outputs import write_sample_stage_outputs
+
+from assets.vocabulary import ATTRIBUTES, load_vocabulary
+from dataset.annotate.tasks import answer_words
+from dataset.cli import main
+from dataset.document import read_export
+from questions.family import question_type_of
+from translate.answers import answer_to_russian, answer_vocabulary, recorded_yo_policy
+
+WORD_TYPES = ("binary", "colors", "materials", "shapes", "size")
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("card_words")
+    stage = write_sample_stage_outputs(root / "in", n_scenes=60)
+    assert run_export(stage, root / "mera", "--shots", "3") == 0
+    assert main(["hf", "--data", str(root / "mera"), "--out", str(root / "hf")]) == 0
+    return root
+
+
+def card_gold_words(card: str) -> dict[str, set[str]]:
+    """The «gold answers» column of the card's answer-vocabulary table, per question type."""
+    table = card.split("### Answer vocabulary per question type", 1)[1].split("###", 1)[0]
+    rows = {}
+    for line in table.splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if len(cells) == 3 and cells[0] in WORD_TYPES:
+            rows[cells[0]] = set(re.split(r",\s*", cells[1]))
+    return rows
+
+
+def test_card_answer_table_equals_the_gold_answers_of_the_build(build) -> None:
+    card = (build / "hf" / "README.md").read_text(encoding="utf-8")
+    document = read_export(build / "mera")
+    golds: dict[str, set[str]] = {}
+    for split in ("shots", "test"):
+        for item in document["data"][split]:
+            golds.setdefault(item["meta"]["question_type"], set()).add(item["outputs"])
+    table = card_gold_words(card)
+    assert set(table) == set(WORD_TYPES)
+    for question_type in WORD_TYPES:
+        assert table[question_type] == golds[question_type], question_type
+    assert "желтый" in table["colors"] and not any("ё" in word for words in table.values() for word in words)
+
+
+@pytest.mark.parametrize("policy", ["e", "yo"])
+def test_every_list_of_answer_words_comes_from_the_gold_function_under_the_policy(policy: str) -> None:
+    vocabulary = load_vocabulary()
+    table = answer_vocabulary(policy)
+    for attribute in ATTRIBUTES:
+        expected = {answer_to_russian(name, policy) for name in vocabulary.names(attribute)}
+        assert set(table[question_type_of(attribute)]["gold"]) == expected
+    assert set(table["binary"]["gold"]) == {answer_to_russian("yes", policy), answer_to_russian("no", policy)}
+    words = answer_words(policy)
+    assert ("жёлтый" in words) == (policy == "yo") and ("желтый" in words) == (policy == "e")
+    assert not any("ё" in entry for row in table.values() for entry in row["others"]) or policy == "yo"
+
+
+def test_the_recorded_policy_is_read_from_the_translate_record() -> None:
+    assert recorded_yo_policy({"translate": {"info": {"yo": "yo"}}}) == "yo"
+    assert recorded_yo_policy({"translate": {"info": {}}}) == "e" == recorded_yo_policy(None)
+
+
+def test_card_is_as_complete_as_meras(build) -> None:
+    card = (build / "hf" / "README.md").read_text(encoding="utf-8")
+    header = card.split("---", 2)[1]
+    for field, value in (("annotations_creators", "machine-generated"), ("language_creators", "machine-generated"),
+                         ("multilinguality", "monolingual"), ("source_datasets", "original"),
+                         ("task_ids", "visual-question-answering")):
+        assert f"{field}:\n- {value}" in header, field
+    first = read_export(build / "mera")["data"]["test"][0]
+    snippet = card.split("## Loading", 1)[1].split("## ", 1)[0]
+    assert f'"path": "{first["inputs"]["image"]}"' in snippet
+    assert f'item["inputs"]["question"]   # "{first["inputs"]["question"]}"' in snippet
+    assert f'item["outputs"]              # "{first["outputs"]}"' in snippet
+    assert "## Human validation\n\nNot measured" in card
+    limitations = card.split("## Limitations", 1)[1].split("\n## ", 1)[0]
+    assert "MERA's rules" in limitations and "Legibility" in limitations and "Degenerate" in limitations
+    assert "## Version and contact" in card
+    assert "@misc{ruclevr_generated_" in card and "title        = {{ruCLEVR} generated with ruclevr" in card
