@@ -32,6 +32,7 @@ from typing import Any
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from questions.functions import RELATION, ExecutionError, format_answer
+from questions.named_objects import refuse_decided
 from questions.plan import EMPTY, FIXED, FREE, SET, Plan, PlanNode, Slot
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
@@ -355,6 +356,8 @@ class _Walk:
             return None  # the question would name its own answer
         if not answer_is_clear(self.plan, tuple(self.choices), self.out, self.scene):
             return None  # its answer hangs on a pair the image leaves unclear
+        if refuse_decided(self.plan, self.choices, self.out, self.scene):
+            return None  # its words decide the answer, or leave open whether a named object counts
         return Candidate(tuple(self.choices), answer, tuple(self.out))
 
 
