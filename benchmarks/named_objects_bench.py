@@ -39,7 +39,8 @@ def main() -> None:
     named_objects.REFUSED.clear()
     started = time.perf_counter()
     if args.off:
-        with mock.patch("questions.search.refuse_decided", return_value=False):
+        with mock.patch("questions.search.refuse_decided", return_value=False), \
+                mock.patch("questions.search.refused_early", return_value=None):
             questions = generate(scenes, families, Settings(seed=args.seed), progress=False)
     else:
         questions = generate(scenes, families, Settings(seed=args.seed), progress=False)
@@ -68,11 +69,13 @@ def main() -> None:
     print(f"{len(scenes)} scenes, {len(questions)} questions in {seconds:.1f} s (refusal {'off' if args.off else 'on'})")
     for key in ("exist/count questions", "tested set holds a named object", named_objects.DECIDED, named_objects.MAY_COUNT):
         print(f"  {key}: {audit[key]}" + (f"  e.g. {examples[key]!r}" if key in examples else ""))
-    refused = Counter()
+    refused: Counter[str] = Counter()
     for (_family, reason), count in named_objects.REFUSED.items():
         refused[reason] += count
-    print(f"candidates refused: {refused[named_objects.DECIDED]} {named_objects.DECIDED}, "
-          f"{refused[named_objects.MAY_COUNT]} {named_objects.MAY_COUNT}")
+    print("refused (a candidate at the end of the search; a branch cut once its nodes tell):")
+    for reason, count in sorted(refused.items()):
+        print(f"  {reason}: {count}")
+    print("by family:")
     for (family, reason), count in sorted(named_objects.REFUSED.items(), key=lambda item: -item[1])[:12]:
         print(f"  {family}: {count} {reason}")
 

@@ -13,16 +13,21 @@ set asks for. Such a candidate is decided by its words, not the picture («…б
 ли предметы левее этого большого предмета?»: yes, the blue one; «металлических цилиндров больше,
 чем предметов справа от металлического цилиндра»: there is one metal cylinder), and is not asked.
 
-A named object that is in the tested set on the scene without the text saying so may or may not
-be counted by a reader («Есть ли правее этого серого предмета коричневый шар?» after a brown ball
-was named: any, or another?). The candidate is asked only if leaving it out gives the same answer.
+A named object the text ties to the tested set, by its words (every attribute the set asks for
+is named of it: «Есть ли правее этого серого предмета коричневый шар?» after a brown ball was
+named) or by a relation the text states (the set is found by one: «Позади коричневого объекта
+находится другой объект. Есть ли матовые объекты впереди этого другого объекта?»), but not by
+both, may or may not be counted by a reader (any, or another?). Where it is in the set on the
+scene, the candidate is asked only if leaving it out gives the same answer. A named object the
+text does not tie to the set (a yellow thing, and «металлических предметов» across the scene)
+counts where the picture puts it, as any other object.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from questions.functions import ExecutionError, format_answer
 from questions.plan import Plan, run_plan_with
@@ -51,10 +56,11 @@ def text_refusal(plan: Plan, choices: Sequence[Any], outputs: Sequence[Any], sce
         for thing in named:
             if plan.nodes[thing].inputs[0] == tested:
                 continue  # the set is the named object's own description
-            if said.forced_in(thing, tested):
+            standing = said.standing(thing, tested)
+            if standing.forced:
                 return DECIDED
             bit = 1 << outputs[thing]
-            if outputs[tested] & bit:
+            if standing.tied and outputs[tested] & bit:
                 answer = answer or format_answer(outputs[-1])
                 if _answer_without(plan, choices, outputs, scene, tested, bit) != answer:
                     return MAY_COUNT
@@ -67,6 +73,53 @@ def refuse_decided(plan: Plan, choices: Sequence[Any], outputs: Sequence[Any], s
     if reason is not None:
         REFUSED[(plan.family.id, reason)] += 1
     return reason is not None
+
+
+def early_checks(plan: Plan) -> tuple[tuple[tuple[int, int, str], ...], ...]:
+    """Per node, the (named object, tested set, answer function) pairs whose later of the two nodes
+    it is: once the search has chosen that far, :func:`refused_early` can tell. The answer
+    function is the tested set's consumer where that is the answer node, else ""."""
+    known = _EARLY.get(id(plan))
+    if known is not None and known[0] is plan:
+        return known[1]
+    named = [t for t, node in enumerate(plan.nodes) if node.kind == "unique"]
+    last = len(plan.nodes) - 1
+    tested = [(node.inputs[0], node.function if t == last else "") for t, node in enumerate(plan.nodes) if node.function in TESTED]
+    checks: list[list[tuple[int, int, str]]] = [[] for _ in plan.nodes]
+    for thing in named:
+        for node, final in tested:
+            if plan.nodes[thing].inputs[0] != node:
+                checks[max(thing, node)].append((thing, node, final))
+    found = tuple(tuple(c) for c in checks)
+    if len(_EARLY) >= 2000:
+        _EARLY.clear()
+    _EARLY[id(plan)] = (plan, found)
+    return found
+
+
+_EARLY: dict[int, tuple[Plan, tuple[tuple[tuple[int, int, str], ...], ...]]] = {}
+
+
+def refused_early(plan: Plan, choices: Sequence[Any], outputs: Sequence[Any], checks: tuple[tuple[int, int, str], ...]) -> str | None:
+    """Whether a candidate chosen up to the node of ``checks`` is refused whatever comes next: a
+    named object the text puts in a tested set, or one in the set the answer counts (or the only
+    one in the set the answer tests) without the text saying so: why (:data:`DECIDED`,
+    :data:`MAY_COUNT`), counted in :data:`REFUSED` as a search branch cut, or None. Nodes after it
+    are not read."""
+    upto = max(max(thing, node) for thing, node, _ in checks)
+    said = _NamedFacts(plan, choices, [t for t in range(upto + 1) if plan.nodes[t].kind == "unique"])
+    for thing, node, final in checks:
+        reason = None
+        bit = 1 << outputs[thing]
+        standing = said.standing(thing, node)
+        if standing.forced:
+            reason = DECIDED
+        elif standing.tied and (final == "count" and outputs[node] & bit or final in ("exist", "none") and outputs[node] == bit):
+            reason = MAY_COUNT
+        if reason is not None:
+            REFUSED[(plan.family.id, f"{reason} (branch cut)")] += 1
+            return reason
+    return None
 
 
 def _answer_without(plan: Plan, choices: Sequence[Any], outputs: Sequence[Any], scene: SceneIndex, node: int, bit: int) -> str | None:
@@ -103,26 +156,51 @@ class _NamedFacts:
             t = self.plan.nodes[t].inputs[0]
         return attributes, t
 
-    def forced_in(self, thing: int, t: int) -> bool:
-        """Whether the text puts named object ``thing`` in the set of node ``t``."""
+    def standing(self, thing: int, t: int) -> Standing:
+        """What the text says of named object ``thing`` and the set of node ``t``."""
         node = self.plan.nodes[t]
         if node.kind == "filter":
             said = self.attributes[thing]
             named = all(said.get(slot.attribute) == value for slot, value in zip(node.slots, self.choices[t], strict=True) if value)
-            return named and self.forced_in(thing, node.inputs[0])
+            inner = self.standing(thing, node.inputs[0])
+            return Standing(named and inner.fits, inner.placed, inner.linked)
         if node.function == "scene":
-            return True
+            return Standing(True, True, False)
         if node.function == "relate":
-            return (thing, self.choices[t], node.inputs[0]) in self.facts
-        if node.function == "union":
-            return any(self.forced_in(thing, i) for i in node.inputs)
-        if node.function == "intersect":
-            return all(self.forced_in(thing, i) for i in node.inputs)
-        if node.function.startswith("same_") and node.inputs[0] in self.named and node.inputs[0] != thing:
+            return Standing(True, (thing, self.choices[t], node.inputs[0]) in self.facts, True)
+        if node.function.startswith("same_") and node.inputs[0] in self.named:
             attribute = node.function.removeprefix("same_")
             mine, theirs = self.attributes[thing].get(attribute), self.attributes[node.inputs[0]].get(attribute)
-            return mine is not None and mine == theirs
-        return False
+            return Standing(True, node.inputs[0] != thing and mine is not None and mine == theirs, True)
+        sides = [self.standing(thing, i) for i in node.inputs]
+        if node.function == "union":
+            return next((side for side in sides if side.forced), next((side for side in sides if side.tied), _UNTIED))
+        if node.function == "intersect":
+            return Standing(all(s.fits for s in sides), all(s.placed for s in sides), any(s.linked for s in sides))
+        return _UNTIED
+
+
+class Standing(NamedTuple):
+    """A named object and a set, by the text alone: whether the words name of it every attribute the
+    set asks for (``fits``), state it in every relation the set asks for (``placed``), and whether
+    the set is found by a relation or a likeness to a named object at all (``linked``)."""
+
+    fits: bool
+    placed: bool
+    linked: bool
+
+    @property
+    def forced(self) -> bool:
+        """The text puts the object in the set."""
+        return self.fits and self.placed
+
+    @property
+    def tied(self) -> bool:
+        """The text ties the object to the set, by its words or by a relation, without putting it there."""
+        return self.linked and (self.fits or self.placed) and not self.forced
+
+
+_UNTIED = Standing(False, False, False)
 
 
 def _closure(facts: set[tuple[int, str, int]]) -> set[tuple[int, str, int]]:

@@ -32,7 +32,7 @@ from typing import Any
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from questions.functions import RELATION, ExecutionError, format_answer
-from questions.named_objects import refuse_decided
+from questions.named_objects import early_checks, refuse_decided, refused_early
 from questions.plan import EMPTY, FIXED, FREE, SET, Plan, PlanNode, Slot
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
@@ -235,6 +235,7 @@ class _Walk:
         self.canon: list[Any] = [None] * size
         self.choices: list[Any] = [None] * size
         self.sure = sure_refusals(plan)
+        self.named = early_checks(plan)
 
     def run(self) -> Candidate | None:
         return self._visit(0)
@@ -265,7 +266,7 @@ class _Walk:
                 out[t] = mask
                 choices[t] = values
                 canons[t] = ("set", source[1], source[2] | search.described_pairs(node, values))
-                if not checks or self._holds(t):
+                if (not checks or self._holds(t)) and not self._named_refusal(t):
                     found = self._visit(t + 1)
                     if found is not None:
                         return found
@@ -289,7 +290,7 @@ class _Walk:
                 self.choices[t] = value
                 canon = (node.function, value, *(self.canon[i] for i in node.inputs))
                 self.canon[t] = ("set", canon, frozenset()) if node.gives_set else canon
-                if not checks or self._holds(t):
+                if (not checks or self._holds(t)) and not self._named_refusal(t):
                     found = self._visit(t + 1)
                     if found is not None:
                         return found
@@ -313,7 +314,7 @@ class _Walk:
                 return None  # nothing lies between the two: "what is between them?" has no subject
             canon = (node.function, *(self.canon[i] for i in node.inputs))
             self.canon[t] = ("set", canon, frozenset()) if node.gives_set else canon
-        if checks and not self._holds(t):
+        if checks and not self._holds(t) or self._named_refusal(t):
             return None
         return self._visit(t + 1)
 
@@ -334,6 +335,11 @@ class _Walk:
             return False
         first, second = (self.out[source.inputs[0]] for source in counted)
         return bool(first & second)
+
+    def _named_refusal(self, t: int) -> bool:
+        """Whether the candidate so far is refused, whatever comes next, for an object it names
+        (:func:`questions.named_objects.refused_early`)."""
+        return bool(self.named[t]) and refused_early(self.plan, self.choices, self.out, self.named[t]) is not None
 
     def _holds(self, t: int) -> bool:
         """Node ``t``'s constraints: outputs that must differ, its least size, objects kept out of sets."""

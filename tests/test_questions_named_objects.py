@@ -83,6 +83,9 @@ def test_a_named_object_that_may_count_is_refused_only_where_it_changes_the_answ
     # its place is not said: it changes the count.
     assert refusal(count, ROW, {"<C>": "brown", "<R>": "front", "<C2>": "red", "<R2>": "left"}) is None
     assert refusal(count, ROW, {"<C>": "brown", "<R>": "front", "<C2>": "red", "<R2>": "right"}) == MAY_COUNT
+    # … how many rubber things right of the red cube? gray and brown: the text says neither that the
+    # brown sphere is rubber nor that it is right of the cube: it counts as the picture shows, asked.
+    assert refusal(count, ROW, {"<C>": "brown", "<R>": "front", "<C2>": "red", "<R2>": "right", "<M3>": "rubber"}) is None
 
 
 def test_the_search_finds_no_refused_candidate(families):
