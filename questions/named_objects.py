@@ -47,7 +47,7 @@ def text_refusal(plan: Plan, choices: Sequence[Any], outputs: Sequence[Any], sce
     named = [t for t, node in enumerate(plan.nodes) if node.kind == "unique"]
     if not named:
         return None
-    said = _NamedFacts(plan, choices, named)
+    said: _NamedFacts | None = None  # made once a named object is in a tested set
     answer: str | None = None
     for node in plan.nodes:
         if node.function not in TESTED:
@@ -56,11 +56,14 @@ def text_refusal(plan: Plan, choices: Sequence[Any], outputs: Sequence[Any], sce
         for thing in named:
             if plan.nodes[thing].inputs[0] == tested:
                 continue  # the set is the named object's own description
-            standing = said.standing(thing, tested)
+            bit = 1 << outputs[thing]
+            if not outputs[tested] & bit:
+                continue  # what the words put in a set is in it on the scene (relations have margins)
+            said = said or _facts_of(plan, choices, named)
+            standing = said.standing(thing, tested, choices)
             if standing.forced:
                 return DECIDED
-            bit = 1 << outputs[thing]
-            if standing.tied and outputs[tested] & bit:
+            if standing.tied:
                 answer = answer or format_answer(outputs[-1])
                 if _answer_without(plan, choices, outputs, scene, tested, bit) != answer:
                     return MAY_COUNT
@@ -106,12 +109,16 @@ def refused_early(plan: Plan, choices: Sequence[Any], outputs: Sequence[Any], ch
     one in the set the answer tests) without the text saying so: why (:data:`DECIDED`,
     :data:`MAY_COUNT`), counted in :data:`REFUSED` as a search branch cut, or None. Nodes after it
     are not read."""
+    if not any(outputs[node] >> outputs[thing] & 1 for thing, node, _ in checks):
+        return None
     upto = max(max(thing, node) for thing, node, _ in checks)
-    said = _NamedFacts(plan, choices, [t for t in range(upto + 1) if plan.nodes[t].kind == "unique"])
+    said = _facts_of(plan, choices, [t for t in range(upto + 1) if plan.nodes[t].kind == "unique"])
     for thing, node, final in checks:
         reason = None
         bit = 1 << outputs[thing]
-        standing = said.standing(thing, node)
+        if not outputs[node] & bit:
+            continue
+        standing = said.standing(thing, node, choices)
         if standing.forced:
             reason = DECIDED
         elif standing.tied and (final == "count" and outputs[node] & bit or final in ("exist", "none") and outputs[node] == bit):
@@ -129,50 +136,67 @@ def _answer_without(plan: Plan, choices: Sequence[Any], outputs: Sequence[Any], 
         return None
 
 
+#: The facts of the named objects by (plan, the choices of the nodes up to the last of them): the
+#: search asks again for every option of a later node. Emptied when it grows past _CACHED entries.
+_FACTS: dict[tuple[int, tuple[Any, ...]], tuple[Plan, _NamedFacts]] = {}
+_CACHED = 4096
+
+
+def _facts_of(plan: Plan, choices: Sequence[Any], named: list[int]) -> _NamedFacts:
+    key = (id(plan), tuple(choices[: named[-1] + 1]))
+    known = _FACTS.get(key)
+    if known is not None and known[0] is plan:
+        return known[1]
+    if len(_FACTS) >= _CACHED:
+        _FACTS.clear()
+    facts = _NamedFacts(plan, choices, named)
+    _FACTS[key] = (plan, facts)
+    return facts
+
+
 class _NamedFacts:
     """What the text says of the named objects: their attributes, and the relations between them."""
 
     def __init__(self, plan: Plan, choices: Sequence[Any], named: list[int]) -> None:
         self.plan = plan
-        self.choices = choices
         self.named = set(named)
         self.attributes: dict[int, dict[str, str]] = {}
         facts: set[tuple[int, str, int]] = set()
         for thing in named:
-            attributes, source = self._description(plan.nodes[thing].inputs[0])
+            attributes, source = self._description(plan.nodes[thing].inputs[0], choices)
             self.attributes[thing] = attributes
             node = plan.nodes[source]
             if node.function == "relate" and node.inputs[0] in self.named:
                 facts.add((thing, choices[source], node.inputs[0]))
         self.facts = _closure(facts)
 
-    def _description(self, t: int) -> tuple[dict[str, str], int]:
+    def _description(self, t: int, choices: Sequence[Any]) -> tuple[dict[str, str], int]:
         """The attributes the filters from ``t`` back name, and the node they start from."""
         attributes: dict[str, str] = {}
         while self.plan.nodes[t].kind == "filter":
-            for slot, value in zip(self.plan.nodes[t].slots, self.choices[t], strict=True):
+            for slot, value in zip(self.plan.nodes[t].slots, choices[t], strict=True):
                 if value:
                     attributes[slot.attribute] = value
             t = self.plan.nodes[t].inputs[0]
         return attributes, t
 
-    def standing(self, thing: int, t: int) -> Standing:
-        """What the text says of named object ``thing`` and the set of node ``t``."""
+    def standing(self, thing: int, t: int, choices: Sequence[Any]) -> Standing:
+        """What the text says of named object ``thing`` and the set of node ``t`` (chosen as ``choices``)."""
         node = self.plan.nodes[t]
         if node.kind == "filter":
             said = self.attributes[thing]
-            named = all(said.get(slot.attribute) == value for slot, value in zip(node.slots, self.choices[t], strict=True) if value)
-            inner = self.standing(thing, node.inputs[0])
+            named = all(said.get(slot.attribute) == value for slot, value in zip(node.slots, choices[t], strict=True) if value)
+            inner = self.standing(thing, node.inputs[0], choices)
             return Standing(named and inner.fits, inner.placed, inner.linked)
         if node.function == "scene":
             return Standing(True, True, False)
         if node.function == "relate":
-            return Standing(True, (thing, self.choices[t], node.inputs[0]) in self.facts, True)
+            return Standing(True, (thing, choices[t], node.inputs[0]) in self.facts, True)
         if node.function.startswith("same_") and node.inputs[0] in self.named:
             attribute = node.function.removeprefix("same_")
             mine, theirs = self.attributes[thing].get(attribute), self.attributes[node.inputs[0]].get(attribute)
             return Standing(True, node.inputs[0] != thing and mine is not None and mine == theirs, True)
-        sides = [self.standing(thing, i) for i in node.inputs]
+        sides = [self.standing(thing, i, choices) for i in node.inputs]
         if node.function == "union":
             return next((side for side in sides if side.forced), next((side for side in sides if side.tied), _UNTIED))
         if node.function == "intersect":

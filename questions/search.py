@@ -266,7 +266,7 @@ class _Walk:
                 out[t] = mask
                 choices[t] = values
                 canons[t] = ("set", source[1], source[2] | search.described_pairs(node, values))
-                if (not checks or self._holds(t)) and not self._named_refusal(t):
+                if (not checks or self._holds(t)) and not (self.named[t] and self._named_refusal(t)):
                     found = self._visit(t + 1)
                     if found is not None:
                         return found
@@ -290,7 +290,7 @@ class _Walk:
                 self.choices[t] = value
                 canon = (node.function, value, *(self.canon[i] for i in node.inputs))
                 self.canon[t] = ("set", canon, frozenset()) if node.gives_set else canon
-                if (not checks or self._holds(t)) and not self._named_refusal(t):
+                if (not checks or self._holds(t)) and not (self.named[t] and self._named_refusal(t)):
                     found = self._visit(t + 1)
                     if found is not None:
                         return found
@@ -314,7 +314,7 @@ class _Walk:
                 return None  # nothing lies between the two: "what is between them?" has no subject
             canon = (node.function, *(self.canon[i] for i in node.inputs))
             self.canon[t] = ("set", canon, frozenset()) if node.gives_set else canon
-        if checks and not self._holds(t) or self._named_refusal(t):
+        if checks and not self._holds(t) or self.named[t] and self._named_refusal(t):
             return None
         return self._visit(t + 1)
 
@@ -339,7 +339,7 @@ class _Walk:
     def _named_refusal(self, t: int) -> bool:
         """Whether the candidate so far is refused, whatever comes next, for an object it names
         (:func:`questions.named_objects.refused_early`)."""
-        return bool(self.named[t]) and refused_early(self.plan, self.choices, self.out, self.named[t]) is not None
+        return refused_early(self.plan, self.choices, self.out, self.named[t]) is not None
 
     def _holds(self, t: int) -> bool:
         """Node ``t``'s constraints: outputs that must differ, its least size, objects kept out of sets."""
