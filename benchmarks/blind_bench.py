@@ -14,6 +14,11 @@ shared), beside the per-type majority answer a model without the text would give
     python -m questions --in S/scenes.json --out S/questions.json
     python -m translate --in S/questions.json --out S/questions_ru.json
     python benchmarks/blind_bench.py --in S/questions_ru.json --train-scenes 5000
+    python benchmarks/blind_bench.py --in S/questions_ru.json --train-scenes 5000 --by skill   # rows per skill, type within
+
+With ``--by skill`` a row is a family skill (questions/skills.py) and the majority and the text-only
+model are per MERA type within it (a skill mixes yes/no and count questions), so "gain" is still
+against the per-type majority.
 
 Needs scikit-learn (the ``dev`` extra).
 """
@@ -55,8 +60,13 @@ def text_only(train: Sequence[Mapping[str, Any]], test: Sequence[Mapping[str, An
     return [str(answer) for answer in model.predict(vectoriser.transform([q["question_ru"] for q in test]))]
 
 
-def blind_table(questions: Sequence[Mapping[str, Any]], train_scenes: int, seed: int = 0) -> dict[str, dict[str, float]]:
-    """Per type (and "all"): majority, family majority and text-only accuracy on the held-out scenes, and question counts."""
+def blind_table(
+    questions: Sequence[Mapping[str, Any]], train_scenes: int, seed: int = 0, skill_of: Mapping[str, str] | None = None
+) -> dict[str, dict[str, float]]:
+    """Per type (and "all"): majority, family majority and text-only accuracy on the held-out scenes, and question counts.
+    With ``skill_of`` (family -> skill): per skill, each scored per type within it."""
+    if skill_of is not None:
+        return _by_skill(questions, train_scenes, seed, skill_of)
     train = [q for q in questions if int(q["image_index"]) < train_scenes]
     test = [q for q in questions if int(q["image_index"]) >= train_scenes]
     family_majority = {family: majority(answers) for family, answers in _group(train, "family").items()}
@@ -80,6 +90,20 @@ def blind_table(questions: Sequence[Mapping[str, Any]], train_scenes: int, seed:
     if totals["test"]:
         rows["all"] = {name: totals[name] / totals["test"] for name in ("majority", "family", "text")}
         rows["all"].update(train=totals["train"], test=totals["test"])
+    return rows
+
+
+def _by_skill(
+    questions: Sequence[Mapping[str, Any]], train_scenes: int, seed: int, skill_of: Mapping[str, str]
+) -> dict[str, dict[str, float]]:
+    grouped: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for q in questions:
+        grouped[skill_of[q["family"]]].append(q)
+    rows = {}
+    for skill in sorted(grouped):
+        row = blind_table(grouped[skill], train_scenes, seed).get("all")
+        if row is not None:
+            rows[skill] = row
     return rows
 
 
@@ -135,9 +159,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the logistic regression (default 0)")
     parser.add_argument("--families", type=int, default=8, help="also list this many families whose text tells most (default 8; 0: none)")
     parser.add_argument("--json", action="store_true", help="print the table as one JSON object")
+    parser.add_argument("--by", choices=("type", "skill"), default="type", help="a row per MERA type (default) or per family skill")
     args = parser.parse_args()
     questions = json.loads(args.path.read_text(encoding="utf-8"))["questions"]
-    rows = blind_table(questions, args.train_scenes, args.seed)
+    skill_of = None
+    if args.by == "skill":
+        from questions.families import load_families
+
+        skill_of = {family.id: family.skill for family in load_families().values()}
+    rows = blind_table(questions, args.train_scenes, args.seed, skill_of)
     if args.json:
         print(json.dumps(rows, indent=2))
         return

@@ -11,6 +11,7 @@ them; the Russian realiser reports them as failures).
 
     python benchmarks/reading_bench.py --scenes 1000
     python benchmarks/reading_bench.py --scenes 1000 --families my_families/   # the shipped ones and one's own
+    python benchmarks/reading_bench.py --rendered R1/scenes.json --rendered R2/scenes.json   # on renders (occlusion)
 """
 
 from __future__ import annotations
@@ -20,15 +21,25 @@ import json
 import re
 import time
 from collections import Counter
+from pathlib import Path
 
+from dataset.realise_check import english_admits_unsafe
 from filter.morph import MorphChecker
 from questions.families import load_families
 from questions.family_sources import FamilySources, add_family_arguments, sources_from_arguments
 from questions.generate import Settings, generate
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, said_apart, structure_of
-from questions.realise_check import english_admits_unsafe
 from render import SceneOptions, sample_scene_graph
 from translate.native import NativeRealiser, RealisationError
+
+
+def rendered_scenes(paths: list[Path]) -> list[dict]:
+    """The scenes of several renders, renumbered one after another (questions are keyed by image_index)."""
+    scenes = []
+    for path in paths:
+        for scene in json.loads(path.read_text(encoding="utf-8"))["scenes"]:
+            scenes.append({**scene, "image_index": len(scenes)})
+    return scenes
 
 
 def main() -> None:
@@ -36,12 +47,17 @@ def main() -> None:
     parser.add_argument("--scenes", type=int, default=1000, help="number of sampled scenes (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of scenes, questions and Russian words (default 0)")
     parser.add_argument("--limit", type=float, default=0.10, help="largest refused share per template (default 0.10)")
+    parser.add_argument("--rendered", type=Path, action="append", default=None, metavar="SCENES_JSON",
+                        help="ask on the scenes of a render's scenes.json instead of sampled graphs (repeatable; the occlusion "
+                        "families need rendered scenes)")
     add_family_arguments(parser)
     args = parser.parse_args()
     sources = sources_from_arguments(args) or FamilySources()
 
     options = SceneOptions(min_objects=3, max_objects=10)
     scenes = [sample_scene_graph(args.seed, index, options) for index in range(args.scenes)]
+    if args.rendered:
+        scenes = rendered_scenes(args.rendered)
     families = load_families(sources)
     english_refusals: Counter[str] = Counter()
     started = time.perf_counter()

@@ -20,6 +20,13 @@ per finished scene through the worker, hidden-object re-sampling included, with 
     python benchmarks/render_bench.py --defaults 10 --clevr 2 --psnr 2 --reference-samples 1024 \
         --rss-scenes 200 --compare-workers 8
 
+With --device cuda|optix the arms render on that GPU (defaults: the device's default samples, 64 on a
+GPU) and --profile N, --fixed N and --sweep 1,2,4 add benchmarks/frame_costs.py's measures (where a
+frame's time goes; the fixed cost beside the per-sample cost; scenes/s per worker count), steady state:
+
+    python benchmarks/render_bench.py --device optix --defaults 6 --clevr 0 --psnr 6 --reference-samples 4096 \
+        --rss-scenes 0 --profile 6 --fixed 4 --sweep 1,2,4,8 --cpu-workers 16 --threads 0
+
 Floor: defaults >= 40x fewer core-seconds per image than CLEVR at >= 38 dB inside the
 objects (aim: 50x at 40 dB); worker RSS after 200 scenes within 100 MB of RSS after 10.
 """
@@ -42,7 +49,7 @@ from dataclasses import replace
 import numpy as np
 
 from render import DeviceChoice, RenderedFrame, RenderJob, RenderSettings, SceneOptions, default_min_pixels, first_scene
-from render.model.settings import drawn_record
+from render.model.settings import default_samples, drawn_record
 from ruclevr.io import atomic_write_bytes
 
 
@@ -65,18 +72,18 @@ def eroded(region: np.ndarray) -> np.ndarray:
     return inner
 
 
-def render_arm(settings: RenderSettings, options: SceneOptions, indices, rebuild_per_image: bool):
+def render_arm(settings: RenderSettings, options: SceneOptions, indices, rebuild_per_image: bool, device: DeviceChoice | None = None):
     """Render ``indices``; return (frames, core-seconds per image)."""
     from render.engines.blender import BlenderSession
 
     frames, costs = [], []
-    session = None if rebuild_per_image else BlenderSession(settings)
+    session = None if rebuild_per_image else BlenderSession(settings, device)
     try:
         for index in indices:
             scene = first_scene(0, index, options)
             started = time.process_time()
             if rebuild_per_image:
-                with BlenderSession(settings) as fresh:
+                with BlenderSession(settings, device) as fresh:
                     frames.append(fresh.render(scene))
             else:
                 frames.append(session.render(scene))
@@ -110,19 +117,20 @@ def cached_render(cache: str, scene, settings: RenderSettings, render) -> Render
     return frame
 
 
-def reference_arm(settings: RenderSettings, options: SceneOptions, indices, cache: str | None) -> list[RenderedFrame]:
+def reference_arm(settings: RenderSettings, options: SceneOptions, indices, cache: str | None,
+                  device: DeviceChoice | None = None) -> list[RenderedFrame]:
     """The reference frames of ``indices``, from ``cache`` where it has them (Blender is started
     only when one is missing); the figures never include their cost."""
     from render.engines.blender import BlenderSession
 
     scenes = [first_scene(0, index, options) for index in indices]
     if cache is None:
-        return render_arm(settings, options, indices, rebuild_per_image=False)[0]
+        return render_arm(settings, options, indices, rebuild_per_image=False, device=device)[0]
     session = None
 
     def render(scene):
         nonlocal session
-        session = session or BlenderSession(settings)
+        session = session or BlenderSession(settings, device)
         started = time.process_time()
         frame = session.render(scene)
         print(f"reference ({settings.samples} samples): {time.process_time() - started:.1f} core-s", file=sys.stderr, flush=True)
@@ -234,6 +242,40 @@ def compare_mask_prepass(n: int, width: int, height: int, rounds: int = 2) -> di
     return figures
 
 
+def frame_costs_module():
+    """benchmarks/frame_costs.py (beside this file), imported however this file was loaded."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("frame_costs", Path(__file__).with_name("frame_costs.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def frame_cost_figures(costs, args, device: DeviceChoice) -> dict:
+    """--profile, --fixed and --sweep: steady-state figures of the worker with the device's defaults."""
+    figures: dict = {}
+    if not (args.profile or args.fixed or args.sweep or args.cpu_workers):
+        return figures
+    flags = argparse.Namespace(width=args.width, height=args.height, samples=default_samples(device.backend), no_denoise=False,
+                               no_legible_only=False, threads=args.threads)
+    with tempfile.TemporaryDirectory() as out:
+        job = costs.make_job(out, flags, device)
+        if args.profile:
+            figures["profile"] = costs.profile_stages(replace(job, out_dir=f"{out}/profile"), args.profile)
+        if args.fixed:
+            figures["fixed"] = costs.fixed_and_per_sample(job.settings, device, args.fixed)
+        if args.sweep:
+            figures["scenes_per_s"] = costs.workers_sweep(job, args.sweep_scenes, [int(n) for n in args.sweep.split(",")])
+        if args.cpu_workers:
+            cpu = DeviceChoice("cpu", ())
+            cpu_job = costs.make_job(out, argparse.Namespace(**{**vars(flags), "samples": default_samples("cpu"), "threads": 1}), cpu)
+            figures["cpu_scenes_per_s"] = costs.workers_sweep(cpu_job, max(args.sweep_scenes, 2 * args.cpu_workers), [args.cpu_workers])
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--defaults", type=int, default=10, help="images rendered with the defaults (default 10)")
@@ -250,22 +292,32 @@ def main() -> None:
     parser.add_argument("--compare-workers", type=int, default=0, help="scenes for the processes-vs-threads comparison (0 skips)")
     parser.add_argument("--prepass", type=int, default=0,
                         help="scenes rendered to files through the worker with and without the mask pre-pass, two rounds (0 skips)")
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda", "optix"), help="where the arms render (default cpu)")
+    parser.add_argument("--profile", type=int, default=0, metavar="N", help="where a frame's time goes, over N scenes (frame_costs.py)")
+    parser.add_argument("--fixed", type=int, default=0, metavar="N", help="fixed cost beside per-sample cost, over N scenes")
+    parser.add_argument("--sweep", default="", metavar="1,2,4", help="scenes/s per number of worker processes")
+    parser.add_argument("--sweep-scenes", type=int, default=12, help="scenes of each sweep arm (default 12)")
+    parser.add_argument("--cpu-workers", type=int, default=0, metavar="N",
+                        help="also scenes/s of N CPU worker processes (1 thread each, CPU defaults) in the same run: the GPU beside the cores")
     parser.add_argument("--json", action="store_true", help="also print the figures as one JSON object")
     args = parser.parse_args()
     if max(args.clevr, args.psnr) > args.defaults:
         parser.error("--clevr and --psnr must not exceed --defaults (they reuse its scenes)")
 
     options = SceneOptions(width=args.width, height=args.height)
-    defaults = RenderSettings(width=args.width, height=args.height, threads=args.threads)
+    costs = frame_costs_module()
+    device = DeviceChoice("cpu", ()) if args.device == "cpu" else costs._gpu(args.device)
+    defaults = RenderSettings(width=args.width, height=args.height, threads=args.threads, device=device.backend,
+                              samples=default_samples(device.backend))
     clevr = RenderSettings.clevr(width=args.width, height=args.height, threads=args.threads)
     reference = replace(clevr, samples=args.reference_samples)
     indices = list(range(args.defaults))
 
-    default_frames, default_costs = render_arm(defaults, options, indices, rebuild_per_image=False)
+    default_frames, default_costs = render_arm(defaults, options, indices, rebuild_per_image=False, device=device)
     print(f"defaults: core-s per image {[round(c, 2) for c in default_costs]}", file=sys.stderr, flush=True)
-    clevr_frames, clevr_costs = render_arm(clevr, options, indices[: args.clevr], rebuild_per_image=True)
+    clevr_frames, clevr_costs = render_arm(clevr, options, indices[: args.clevr], rebuild_per_image=True, device=device)
     print(f"CLEVR: core-s per image {[round(c, 1) for c in clevr_costs]}", file=sys.stderr, flush=True)
-    reference_frames = reference_arm(reference, options, indices[: args.psnr], args.reference_cache)
+    reference_frames = reference_arm(reference, options, indices[: args.psnr], args.reference_cache, device)
 
     def quality(frames) -> dict:
         if not reference_frames or not frames:  # an arm left out (--clevr 0) has no quality either
@@ -302,6 +354,7 @@ def main() -> None:
         figures["images_per_minute"] = compare_workers(args.compare_workers, args.width, args.height)
     if args.prepass:
         figures["mask_prepass"] = compare_mask_prepass(args.prepass, args.width, args.height)
+    figures.update(frame_cost_figures(costs, args, device))
 
     d, c = figures["defaults"], figures["clevr"]
     print(f"size {figures['size']}, bpy {figures['blender_version']}, reference {args.reference_samples} samples on {args.psnr} images")
@@ -322,6 +375,9 @@ def main() -> None:
             f"{p[arm]['mask_renders_per_scene']:.2f} mask renders" for arm in ("prepass", "no prepass"))
             + f"; the pre-pass is {p['speedup']:.2f}x faster (per render: {p['core_seconds_per_full_render']:.2f} core-s full, "
             f"{p['core_seconds_per_mask_render']:.2f} mask only)")
+    for key in ("profile", "fixed", "scenes_per_s", "cpu_scenes_per_s"):
+        if key in figures:
+            print(f"{key}: {json.dumps(figures[key])}")
     if args.json:
         print(json.dumps(figures))
     sys.stdout.flush()

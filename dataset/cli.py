@@ -1,7 +1,8 @@
-"""``python -m dataset COMMAND``: build, export, hf, stats, evaluate, submission, augment, gallery, annotate, seed, leak-check.
+"""``python -m dataset COMMAND``: build, export, hf, stats, evaluate, submission, augment, pairs, gallery, annotate, seed, leak-check.
 
 Every command reads files and writes files atomically; bad input ends with one line on stderr
-and exit status 2.
+and exit status 2. ``families validate`` checks family files as every stage reads them, above the
+stages (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from pathlib import Path
 
 from dataset.annotate.cli import add_annotate_parser, command_annotate
 from dataset.build_cli import add_build_parser, add_export_options, command_build
+from dataset.families import add_families_parser, command_families
 from dataset.leak_check import add_leak_check_parser, command_leak_check
+from dataset.pairs.cli import add_pairs_parser, command_pairs
 from dataset.seeds import add_seed_parser, check_no_seed_in, command_seed
 from dataset.submission import add_submission_parser, command_submission
 from dataset.watermark import MARK_FILE, add_watermark_options, hf_copies, watermark_from_args, write_public_export
@@ -195,10 +198,12 @@ def build_parser() -> ArgumentParser:
     add_evaluate_parser(commands)
     add_submission_parser(commands)
     add_augment_parser(commands)
+    add_pairs_parser(commands)
     add_gallery_parser(commands)
     add_annotate_parser(commands)
     add_seed_parser(commands)
     add_leak_check_parser(commands)
+    add_families_parser(commands)
     return parser
 
 
@@ -344,7 +349,7 @@ def command_gallery(args: argparse.Namespace) -> int:
 
 
 #: What each command's --out names: a folder it fills, or a file it writes.
-OUTPUT_KINDS = {"build": "dir", "export": "dir", "hf": "dir", "stats": "file", "evaluate": "file", "augment": "dir",
+OUTPUT_KINDS = {"build": "dir", "export": "dir", "hf": "dir", "stats": "file", "evaluate": "file", "augment": "dir", "pairs": "dir",
                 "gallery": "file", "annotate": "dir", "seed": "file", "submission": "file"}
 
 COMMANDS = {
@@ -355,10 +360,12 @@ COMMANDS = {
     "evaluate": command_evaluate,
     "submission": command_submission,
     "augment": command_augment,
+    "pairs": command_pairs,
     "gallery": command_gallery,
     "annotate": command_annotate,
     "seed": command_seed,
     "leak-check": command_leak_check,
+    "families": command_families,
 }
 
 

@@ -32,6 +32,7 @@ from typing import IO, Any
 
 from dataset.answer_split import answer_after_marker
 from dataset.document import SPLITS, MeraDocument, StreamedDocument, family_in
+from dataset.groups import format_group_results, group_scores
 from dataset.submission_zip import TASK_FILE, is_submission_zip, open_task_file
 from ruclevr import jsonincremental, jsonlimits
 from ruclevr.cli import UsageError
@@ -336,7 +337,11 @@ def evaluate(document: MeraDocument | StreamedDocument, split: str, predictions:
             ordered = sorted(unknown)
             shown = ", ".join(str(i) for i in ordered[:5])
             raise UsageError(f"predictions name ids that are not in the dataset: {shown}{' ...' if len(ordered) > 5 else ''}")
-    return _scored(document.records(split), predictions)
+    result = _scored(document.records(split), predictions)
+    groups = group_scores((item for item, _ in document.records(split)), predictions, exact_match)
+    if groups is not None:  # minimal pairs (dataset.groups): group exact match beside exact match
+        result["groups"] = groups
+    return result
 
 
 def format_results(result: Mapping[str, Any], split: str) -> str:
@@ -363,4 +368,6 @@ def format_results(result: Mapping[str, Any], split: str) -> str:
             f"missing predictions: {result['predictions']['missing']}; "
             f"ignored (other split): {result['predictions']['ignored_other_split']}"
         )
+    if "groups" in result:
+        lines.append(format_group_results(result["groups"]))
     return "\n".join(lines)

@@ -38,6 +38,7 @@ import numpy as np
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from dataset.document import LEGACY_DOCUMENT_NAME, PROVENANCE_NAME, SPLITS, split_path
 from dataset.export_files import SpooledList, StagedFiles
+from dataset.groups import group_key, whole_groups, with_group
 from dataset.prompt import PromptSet, instruction_format_problem
 from dataset.splits import QuestionColumns, SplitPositions, split_positions
 from dataset.stats import integer_comparison
@@ -146,7 +147,7 @@ def read_questions(path: Path) -> tuple[dict[str, Any], QuestionColumns]:
     columns = QuestionColumns()
     for position, question in enumerate(checked_items(document, label, shape)):
         check_question(question, position, path)
-        columns.add(question["question_type"], question["image_filename"], question["question_ru"])
+        columns.add(question["question_type"], question["image_filename"], question["question_ru"], group_key(question))
     return info, columns
 
 
@@ -312,6 +313,7 @@ def export_dataset(
     split = split_positions(columns, settings.shots, settings.seed)
     if settings.select is not None:
         split = settings.select.apply(questions_path, columns, split, scene_sizes, settings.seed)
+        split = SplitPositions(split.shots, whole_groups(split.test, columns.groups), split.dropped)
     # In pipeline order: render, the other named stages, then the questions file exported here.
     base = out_dir.parent  # the build folder, when exporting into DATA/mera
     sources = {"scenes": source_record(scenes_path, scenes_info, base)}
@@ -372,7 +374,8 @@ class ExportPlan:
         template = self.prompts.templates[template_index]
         instruction = template.render(question_type=str(question["question_type"]), split=split)
         num_objects = int(self.scene_sizes[self.columns.image_numbers[question["image_filename"]]])
-        return make_item(question, item_id, instruction), make_provenance(question, item_id, split, num_objects, template.name)
+        item, provenance = make_item(question, item_id, instruction), make_provenance(question, item_id, split, num_objects, template.name)
+        return with_group(item, provenance, question, self.columns.group_numbers)
 
     def check_instructions(self) -> None:
         """Render every instruction the items will have (each template, question type and split once),

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dataset.evaluate import normalise_answer
+from dataset.groups import NO_GROUP, group_key, ungrouped, whole_groups
 from ruclevr import streams
 from ruclevr.cli import UsageError
 
@@ -32,6 +33,7 @@ class SplitCounts:
     dropped_duplicates: int
     dropped_sharing_shot_image: int
     dropped_sharing_shot_question: int
+    dropped_incomplete_groups: int = 0  # test items left out with their group (dataset.groups)
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,10 @@ class SplitPositions:
     dropped: SplitCounts
 
     def counts(self) -> dict[str, int]:
-        return {"shots": len(self.shots), "test": int(self.test.size), **vars(self.dropped)}
+        counts = {"shots": len(self.shots), "test": int(self.test.size), **vars(self.dropped)}
+        if not counts["dropped_incomplete_groups"]:  # recorded where the input has groups
+            del counts["dropped_incomplete_groups"]
+        return counts
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,7 @@ class Split:
     dropped_duplicates: int
     dropped_sharing_shot_image: int
     dropped_sharing_shot_question: int
+    dropped_incomplete_groups: int = 0
 
 
 def question_key(text: str) -> str:
@@ -67,7 +73,8 @@ def question_key_hash(text: str) -> int:
 
 class QuestionColumns:
     """Per question, in input order: its type and image, each numbered in order of first
-    appearance, and :func:`question_key_hash` of its text."""
+    appearance, :func:`question_key_hash` of its text, and its group's number (:mod:`dataset.groups`;
+    NO_GROUP when it has none)."""
 
     def __init__(self) -> None:
         self.type_names: list[str] = []
@@ -77,18 +84,22 @@ class QuestionColumns:
         self._types = array("H")
         self._images = array("i")
         self._texts = array("Q")
+        self.group_numbers: dict[str, int] = {}
+        self._groups = array("i")
 
     @classmethod
     def from_questions(cls, questions: Sequence[Question]) -> QuestionColumns:
         columns = cls()
         for question in questions:
-            columns.add(str(question["question_type"]), str(question["image_filename"]), str(question["question_ru"]))
+            columns.add(str(question["question_type"]), str(question["image_filename"]), str(question["question_ru"]),
+                        group_key(question))
         return columns
 
-    def add(self, question_type: str, image: str, text: str) -> None:
+    def add(self, question_type: str, image: str, text: str, group: str | None = None) -> None:
         self._types.append(_number(question_type, self._type_numbers, self.type_names))
         self._images.append(_number(image, self.image_numbers, self.image_names))
         self._texts.append(question_key_hash(text))
+        self._groups.append(NO_GROUP if group is None else self.group_numbers.setdefault(group, len(self.group_numbers)))
 
     def __len__(self) -> int:
         return len(self._types)
@@ -104,6 +115,10 @@ class QuestionColumns:
     @property
     def texts(self) -> np.ndarray:
         return np.frombuffer(self._texts, dtype=np.uint64) if self._texts else np.zeros(0, np.uint64)
+
+    @property
+    def groups(self) -> np.ndarray:
+        return np.frombuffer(self._groups, dtype=np.int32) if self._groups else np.zeros(0, np.int32)
 
 
 def _number(name: str, numbers: dict[str, int], names: list[str]) -> int:
@@ -154,21 +169,36 @@ def select_shots(columns: QuestionColumns, candidates: np.ndarray, n_shots: int,
 
 
 def split_positions(columns: QuestionColumns, n_shots: int, seed: int) -> SplitPositions:
-    """Drop duplicates, draw the shots, and keep as test every question disjoint from them."""
+    """Drop duplicates, draw the shots, and keep as test every question disjoint from them (and
+    only whole groups of linked questions, :mod:`dataset.groups`)."""
     unique = first_occurrences(columns)
-    shots = select_shots(columns, unique, n_shots, seed)
+    shots = shots_outside_groups(columns, unique, n_shots, seed)
     images, texts = columns.images, columns.texts
     rest = unique[~np.isin(unique, shots)]
     on_shot_image = np.isin(images[rest], images[shots])
     repeating_shot = ~on_shot_image & np.isin(texts[rest], texts[shots])
-    test = rest[~on_shot_image & ~repeating_shot]
+    disjoint = rest[~on_shot_image & ~repeating_shot]
+    test = whole_groups(disjoint, columns.groups)
     if not test.size:
         raise UsageError(
             f"no test questions are left after drawing --shots {n_shots} from {unique.size} questions "
             f"on {np.unique(images[unique]).size} images; render more scenes or ask for fewer shots"
         )
-    dropped = SplitCounts(len(columns) - int(unique.size), int(on_shot_image.sum()), int(repeating_shot.sum()))
+    dropped = SplitCounts(len(columns) - int(unique.size), int(on_shot_image.sum()), int(repeating_shot.sum()),
+                          int(disjoint.size - test.size))
     return SplitPositions(shots, test, dropped)
+
+
+def shots_outside_groups(columns: QuestionColumns, candidates: np.ndarray, n_shots: int, seed: int) -> list[int]:
+    """:func:`select_shots` from the ungrouped candidates while they are enough, else from all
+    (a shot's group then leaves the test split whole)."""
+    alone = ungrouped(candidates, columns.groups)
+    if alone.size < candidates.size:
+        try:
+            return select_shots(columns, alone, n_shots, seed)
+        except UsageError:
+            pass
+    return select_shots(columns, candidates, n_shots, seed)
 
 
 def split_shots_and_test(questions: Sequence[Question], n_shots: int, seed: int) -> Split:

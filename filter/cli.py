@@ -10,8 +10,6 @@ from pathlib import Path
 from filter.backends import BACKENDS, make_scorer
 from filter.pipeline import BatchFailures, FilterJob, merge_shards, run_filter
 from filter.rucola import DEFAULT_MAX_LENGTH, DEFAULT_MODEL, DEVICES, RucolaOptions
-from render.farm.plan import add_text_farm_arguments, run_text_stage
-from render.farm.shards import SHARD_SPEC_HELP, merge_target, parse_shard
 from ruclevr.cli import (
     ArgumentParser,
     add_common_options,
@@ -23,9 +21,12 @@ from ruclevr.cli import (
     stage_logger,
 )
 from ruclevr.paths import check_not_an_input, check_output_location, check_own_output
+from ruclevr.shards import SHARD_SPEC_HELP, merge_target, parse_shard
+from ruclevr.text_farm import TextStage, add_text_farm_arguments, run_text_stage
 
 log = stage_logger("filter")
 PROG = "python -m filter"
+TEXT_STAGE = TextStage("filter", PROG, lambda out: main(["merge", "--out", str(out)]))
 
 
 def build_parser() -> ArgumentParser:
@@ -85,7 +86,7 @@ def _main(argv: Sequence[str] | None) -> int:
     check_output_location(args.out, "file", "--out")
     check_not_an_input(args.out, {"--in": args.input})
     check_own_output(args.out, "python -m filter", lambda info: info.get("stage") == "filter")
-    on_ray = run_text_stage(args, argv or [], "filter", PROG)
+    on_ray = run_text_stage(args, argv or [], TEXT_STAGE)
     if on_ray is not None:
         return on_ray
     options = RucolaOptions(

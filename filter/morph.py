@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
+from assets.placeholders import LEFTOVER_SLOT
 from filter import morph_agreement, morph_government, morph_words
 from filter.base import Verdict
 from filter.morph_agreement import (
@@ -38,8 +39,7 @@ from filter.morph_agreement import (
 )
 from filter.morph_government import governed_phrases, numeral_problems, preposition_problems
 from filter.morph_words import FORM, LATIN, PLACEHOLDER, UNKNOWN_WORD, Form, Word, noun_phrases
-from questions.placeholders import LEFTOVER_SLOT
-from translate.morphology import analyzer
+from russian.morphology import analyzer
 
 _TOKEN = re.compile(r"\d+|[^\W\d_]+(?:-[^\W\d_]+)*|\S")
 _LATIN = re.compile(r"[A-Za-z]")
@@ -162,14 +162,14 @@ class MorphScorer:
     def __init__(self) -> None:
         import pymorphy3
 
-        import translate.morphology
+        import russian.morphology
 
         self._checker = MorphChecker()
         # The scores depend on these rules, the realiser's grammar and the dictionary: a change to
         # any of them gives a new key, so saved scores are not reused across it.
         rules = hashlib.sha256()
         for module in (__file__, morph_words.__file__, morph_agreement.__file__, morph_government.__file__,
-                       translate.morphology.__file__):
+                       russian.morphology.__file__):
             rules.update(Path(module).read_bytes())
         self._settings = {
             "rules": rules.hexdigest()[:16],

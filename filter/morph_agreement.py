@@ -18,7 +18,7 @@ from filter.morph_words import (
     Word,
     modifiers_agreeing,
 )
-from translate.morphology import default_lexicon
+from russian.morphology import default_lexicon
 
 # Short adjectives and participles: the predicate of a noun (сделан куб, какова форма).
 _SHORT_POS = frozenset({"ADJS", "PRTS"})

@@ -18,7 +18,7 @@ from filter.morph_words import (
     NounPhrase,
     Word,
 )
-from translate.morphology import CASE_NAMES, CASES, numeral_government
+from russian.morphology import CASE_NAMES, CASES, numeral_government
 
 _GENDERS = ("masc", "femn", "neut")
 _NOMINAL_POS = frozenset({"NOUN", "ADJF", "PRTF", "NPRO", "NUMR"})
@@ -51,7 +51,7 @@ class Government:
 def numeral_governments(numeral: Word) -> list[Government]:
     """Every reading of a numeral (digits or a word) as the governor of the next noun phrase.
 
-    The rules are the realiser's own (:func:`translate.morphology.numeral_government`), so the
+    The rules are the realiser's own (:func:`russian.morphology.numeral_government`), so the
     checker and the realiser cannot disagree about «2 куба» or «5 кубов». A word numeral is
     read as its class: 2 for два/три/четыре/оба/полтора, 5 for the rest; quantity words
     (сколько, несколько) take the genitive of either number.

@@ -29,11 +29,11 @@ import ruclevr
 from filter.base import Scorer, Verdict
 from filter.report import Summary
 from filter.score_cache import ScoreCache
-from render.farm.shards import Shard, consecutive_shards, scene_block_positions, sharded_path
 from ruclevr.cli import UsageError, progress_disabled
 from ruclevr.io import atomic_open, atomic_write_json, remove_temporaries_of
 from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items, input_document, input_error
 from ruclevr.names import beside
+from ruclevr.shards import Shard, consecutive_shards, scene_block_positions, sharded_path
 
 MISSING = "missing"
 LOW_SCORE = "low_score"

@@ -23,6 +23,7 @@ from typing import Any
 from assets.vocabulary import load_vocabulary
 from questions.family import Family
 from questions.functions import BOOL, INTEGER
+from questions.hypothetical import EDITS
 
 #: How far above an even share (one over the number of answers) one answer may be within a group.
 VALUE_MARGIN = 0.02
@@ -45,7 +46,11 @@ def named_features(nodes: Iterable[tuple[str, Sequence[int], Sequence[str]]]) ->
     """The groups of a question, from its release-form nodes (function, inputs, value inputs):
     every value it names; every pair of values of one description ("rubber+cube": a chain of
     ``filter_*`` nodes); ``#n``, the number of values (a longer description picks fewer objects);
-    and ``=k``, how many of them repeat an earlier one ("a red thing between the red cube and ...")."""
+    and ``=k``, how many of them repeat an earlier one ("a red thing between the red cube and ...").
+    A what-if program (an edit node, questions/hypothetical.py) also gets ``#k:kinds``, the
+    attributes its k-th description names ("#0:color", "#1:shape+size"): how much is removed and how
+    narrowly the rest is counted tell the count, not the number of values alone."""
+    nodes = list(nodes)
     named: list[str] = []
     pairs: list[str] = []
     description_of: dict[int, list[str]] = {}  # release node -> the values of its description so far
@@ -62,7 +67,26 @@ def named_features(nodes: Iterable[tuple[str, Sequence[int], Sequence[str]]]) ->
                 pairs += [f"{a}+{value}" if a < value else f"{value}+{a}" for a in words]
             description_of[position] = [*words, value]
     distinct = set(named)
-    return (*distinct, *pairs, f"#{len(named)}", f"={len(named) - len(distinct)}")
+    return (*distinct, *pairs, f"#{len(named)}", f"={len(named) - len(distinct)}", *_description_sizes(nodes, description_of))
+
+
+def _description_sizes(
+    nodes: Sequence[tuple[str, Sequence[int], Sequence[str]]], description_of: Mapping[int, list[str]]
+) -> tuple[str, ...]:
+    """``#k:kinds`` per description of a what-if program (none for other programs)."""
+    if not any(function in EDITS for function, _, _ in nodes):
+        return ()
+    extended = {inputs[0] for function, inputs, _ in nodes if function.startswith("filter_") and inputs}
+    kinds = []
+    for position in sorted(description_of):
+        if position in extended:
+            continue
+        chain, named = position, []
+        while nodes[chain][0].startswith("filter_"):
+            named.append(nodes[chain][0].removeprefix("filter_"))
+            chain = nodes[chain][1][0]
+        kinds.append("+".join(sorted(named)))
+    return tuple(f"#{k}:{kind}" for k, kind in enumerate(kinds))
 
 
 def program_features(program: Iterable[Mapping[str, Any]]) -> tuple[str, ...]:

@@ -18,8 +18,6 @@ from questions.generate import CHUNK_SCENES, ResumeMismatch, SceneFailed, SplitW
 from questions.image_geometry import ImageError, image_placement
 from questions.scene_questions import MIX_AXES, Settings, mix_class
 from questions.validator import FAMILY_SUFFIXES, FamilyError, validate_files
-from render.farm.plan import add_text_farm_arguments, run_text_stage
-from render.farm.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path
 from ruclevr import __version__
 from ruclevr.cli import (
     MAX_SEED,
@@ -41,9 +39,12 @@ from ruclevr.names import beside
 from ruclevr.paths import check_not_an_input, check_output_location, check_own_output
 from ruclevr.records import same_record
 from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
+from ruclevr.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path
+from ruclevr.text_farm import TextStage, add_text_farm_arguments, run_text_stage
 
 log = stage_logger("questions")
 PROG = "questions"
+TEXT_STAGE = TextStage("questions", PROG, lambda out: main(["merge", "--out", str(out)]))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -114,7 +115,8 @@ def generation_parser() -> ArgumentParser:
     )
     parser.add_argument(
         "--mix-by", choices=MIX_AXES, default="type",
-        help="what --mix names: MERA question types (default), family groups, or hops (relations in the program: 0, 1, 2, 3).",
+        help="what --mix names: MERA question types (default), family groups, hops (relations in the program: 0, 1, 2, 3), "
+        "skills (MERA's names, e.g. 'hypothetical reasoning') or difficulties (reasoning steps: 1, 2, ...).",
     )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output (and any stopped run's checkpoints).")
     add_text_farm_arguments(parser)
@@ -128,7 +130,7 @@ def generate_command(argv: Sequence[str]) -> int:
     apply_seed_file(args, "questions")
     check_not_an_input(args.out, {"--in": args.scenes})
     check_own_output(args.out, "python -m questions", lambda info: info.get("stage") == "questions" and "translate" not in info)
-    on_ray = run_text_stage(args, argv, "questions", PROG)
+    on_ray = run_text_stage(args, argv, TEXT_STAGE)
     if on_ray is not None:
         return on_ray
     sources = sources_from_arguments(args) or FamilySources()
@@ -365,36 +367,50 @@ def scene_problem(scene: Any) -> str | None:
 
 # -- python -m questions validate ----------------------------------------------------------------------
 
+#: Where the check that needs the other stages (realise, read back with the filter) lives now.
+REALISE_MOVED = ("--realise is the cross-stage check now: python -m dataset families validate PATH... --realise N "
+                 "(the realiser's Russian rules, every family said in every language and read back by the filter)")
+
 
 def validation_parser() -> ArgumentParser:
     parser = ArgumentParser(
         prog=f"python -m {PROG} validate",
-        description="Check family files and report every problem with its file, line and place "
-        "(unknown functions, wrong arity or types, undeclared placeholders, unknown parameter types, ...). "
-        "Exit status 0 when all are valid, 2 otherwise.",
+        description="Check family files as the question engine reads them and report every problem with its file, line "
+        "and place (unknown functions, wrong arity or types, undeclared placeholders, unknown parameter types, English "
+        "templates, ...). Exit status 0 when all are valid, 2 otherwise. Russian templates by the realiser's rules, and "
+        "realising every family, are 'python -m dataset families validate'.",
     )
     add_common_options(parser)
     parser.add_argument("paths", nargs="+", type=Path, metavar="FILE_OR_DIR",
                         help="family files, or folders of them (their *.yaml and *.yml files); ids must be unique across all given")
-    parser.add_argument(
-        "--realise", type=positive_int, default=None, metavar="N",
-        help="also make N questions of each family on scene graphs and say each in every language the family has: "
-        "report per family what was realised, refused by the reading check and rejected by the morph filter, and the "
-        "answers' balance, with the file and line of each template at fault",
-    )
-    parser.add_argument("--scenes", type=Path, default=None, metavar="FILE",
-                        help="with --realise: the scenes.json to ask on (default: scene graphs sampled without rendering, "
-                        "from --seed)")
-    parser.add_argument("--seed", type=non_negative_int, default=0,
-                        help="with --realise: seed of the sampled scenes, the questions and the Russian words (default 0)")
+    parser.add_argument("--realise", nargs="?", const="", default=None, metavar="N",
+                        help="moved: python -m dataset families validate PATH... --realise N")
     return parser
 
 
 def validate_command(argv: Sequence[str]) -> int:
-    args = validation_parser().parse_args(argv)
+    parser = validation_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if args.realise is not None:
+        raise UsageError(REALISE_MOVED)
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     configure_logging(args.verbosity)
+    files = given_family_files(args.paths)
+    families, problems = validate_files(files)
+    for problem in problems:
+        log.error(f"{PROG}: {problem}")
+    if problems:
+        log.error(f"{PROG}: {len(problems)} problem(s) in {len(files)} file(s)")
+        return 2
+    print(f"{PROG}: ok: {len(families)} families in {len(files)} file(s)")
+    return 0
+
+
+def given_family_files(paths: Sequence[Path]) -> list[Path]:
+    """The family files named on a command line: files as given, folders by their ``*.yaml``/``*.yml`` files."""
     files: list[Path] = []
-    for path in args.paths:
+    for path in paths:
         if path.is_dir():
             found = family_files(path)
             if not found:
@@ -402,54 +418,4 @@ def validate_command(argv: Sequence[str]) -> int:
             files.extend(found)
         else:
             files.append(path)
-    if args.realise is None and args.scenes is not None:
-        raise UsageError("--scenes applies only with --realise N")
-    families, problems = validate_files(files)
-    for problem in problems:
-        log.error(f"{PROG}: {problem}")
-    if problems:
-        log.error(f"{PROG}: {len(problems)} problem(s) in {len(files)} file(s)")
-        return 2
-    if args.realise is not None:
-        return realise_families({family.id: family for family in families}, files, args)
-    print(f"{PROG}: ok: {len(families)} families in {len(files)} file(s)")
-    return 0
-
-
-def realise_families(families: Mapping[str, Any], files: Sequence[Path], args: Any) -> int:
-    """validate --realise: each family's questions said in its languages and checked; exit 2 on a problem."""
-    from questions import realise_check
-    from translate.native import NativeRealiser
-
-    scenes = realise_scenes(args.scenes, args.seed, args.realise * realise_check.SCENES_PER_QUESTION)
-    realiser = NativeRealiser(families=families.values(), seed=args.seed)
-    locations = realise_check.family_locations(files)
-    problems: list[str] = []
-    for report in realise_check.check_families(families, locations, scenes, args.realise, args.seed, realiser):
-        print(f"{PROG}: {report.summary()}")
-        for problem in report.problems:
-            log.error(f"{PROG}: {problem}")
-        problems += report.problems
-    if problems:
-        log.error(f"{PROG}: {len(problems)} problem(s) realising {len(families)} families")
-        return 2
-    print(f"{PROG}: ok: {len(families)} families in {len(files)} file(s), each realised and checked on up to "
-          f"{args.realise} questions")
-    return 0
-
-
-def realise_scenes(path: Path | None, seed: int, count: int) -> list[dict[str, Any]]:
-    """The first ``count`` scenes of ``path`` (checked), or ``count`` scene graphs sampled from ``seed``."""
-    if path is None:
-        from render import SceneOptions, sample_scene_graph
-
-        options = SceneOptions(min_objects=3, max_objects=10)
-        return [sample_scene_graph(seed, index, options) for index in range(count)]
-    check_scenes(path)
-    scenes: list[dict[str, Any]] = []
-    for scene in JsonDocument(path, "scenes").items():
-        if len(scenes) == count:
-            break
-        scenes.append(scene)
-    return scenes
-
+    return files

@@ -40,6 +40,8 @@ def run_program(
 
     ``replace`` maps a node to a function of (its output, its inputs' values) whose result is
     used instead: how another reading of a question's text changes one step of the program.
+    Every node after an edit node (``remove``, ``recolor``, ``set_material``) runs on the edited
+    copy of the scene (questions/hypothetical.py).
     """
     if not program:
         raise MalformedProgram("empty program")
@@ -56,7 +58,11 @@ def run_program(
         _check_node(position, function, inputs, values, types)
         args = tuple(outputs[i] for i in inputs)
         try:
-            output = function.handler(scene, args, values[0] if values else None)
+            if function.edit is not None:
+                scene = function.edit(scene, args, values[0] if values else None)
+                output = scene.all
+            else:
+                output = function.handler(scene, args, values[0] if values else None)
             if replace is not None and position in replace:
                 output = replace[position](output, args)
             outputs.append(output)

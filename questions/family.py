@@ -61,6 +61,8 @@ class Family:
     disjoint: tuple[tuple[int, int], ...] = ()  # (object node, set node): the object is not in the set
     empty_share: float = 0.0  # the share of the family's questions that may break ``least`` (drawn per scene)
     same_object_allowed: tuple[tuple[int, int], ...] = ()  # unique nodes that may name one object (others never do)
+    skill: str = ""  # MERA's name of the skill it tests (questions/skills.py)
+    difficulty: int = 1  # its reasoning steps (questions/skills.py)
 
     def distinct_objects(self) -> tuple[tuple[int, int], ...]:
         """``different_outputs`` and every pair of ``unique`` nodes not in ``same_object_allowed``:

@@ -17,7 +17,10 @@ from functools import cache
 from typing import Any
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
+from questions.hypothetical import EditRefused, edited_scene
 from questions.image_geometry import OPPOSITE, between_masks
+from questions.occlusion import SceneOcclusion
+from questions.perspective import seen_side
 from questions.scene_index import SceneIndex
 
 #: Value types flowing between nodes (attribute values are typed by their attribute's name).
@@ -50,6 +53,8 @@ class Function:
     value_type: str | None
     output: str
     handler: Callable[[SceneIndex, tuple[Any, ...], Any], Any]
+    # An edit node's scene after it (questions.hypothetical): every later node of the program reads it.
+    edit: Callable[[SceneIndex, tuple[Any, ...], Any], SceneIndex] | None = None
 
 
 def unique_object(mask: int) -> int:
@@ -130,7 +135,8 @@ def between_split(scene: SceneIndex, first: int, second: int) -> tuple[int, int]
     points = scene.plan_points()
     if points is None:
         raise ExecutionError("between: the scene gives no positions")
-    return between_masks(points, first, second)
+    inside, unclear = between_masks(points, first, second)
+    return inside & scene.all, unclear & scene.all
 
 
 def between_objects(scene: SceneIndex, first: int, second: int) -> int:
@@ -160,6 +166,54 @@ def closest_object(scene: SceneIndex, anchor: int, members: int) -> int:
         if seen[0][1] != ranked[0][1] or seen[1][0] - seen[0][0] <= image.margin:
             raise ExecutionError(f"closest: in the image, objects {seen[0][1]} and {seen[1][1]} look about as near")
     return ranked[0][1]
+
+
+def scene_occlusion_of(scene: SceneIndex, members: int) -> SceneOcclusion:
+    """The scene's occlusion (questions/occlusion.py); ExecutionError without one, or when an object of
+    ``members`` shows too little of itself to be seen at all."""
+    occlusion = scene.occlusion
+    if occlusion is None:
+        raise ExecutionError("the scene records no occlusion (not rendered, or rendered before it was recorded)")
+    if not occlusion.seen_to_exist(members):
+        raise ExecutionError("an object shows too little of itself to be seen at all")
+    return occlusion
+
+
+def occluded_members(scene: SceneIndex, members: int) -> int:
+    """The objects of ``members`` clearly partly hidden by others; ExecutionError if one of them is unclear."""
+    occlusion = scene_occlusion_of(scene, members)
+    if members & occlusion.unclear:
+        raise ExecutionError("occluded: whether an object is partly hidden is unclear")
+    return members & occlusion.hidden
+
+
+def unoccluded_members(scene: SceneIndex, members: int) -> int:
+    """The objects of ``members`` clearly in full view; ExecutionError if one is unclear or none is hidden
+    (then "in full view" says nothing: the question is a plain count)."""
+    hidden = occluded_members(scene, members)
+    if not hidden:
+        raise ExecutionError("unoccluded: no object of the set is hidden")
+    return members & ~hidden
+
+
+def including_occluded(scene: SceneIndex, members: int) -> int:
+    """``members`` themselves, asked only when some are clearly partly hidden and every one is seen to exist."""
+    if not members & scene_occlusion_of(scene, members).hidden:
+        raise ExecutionError("including_occluded: no object of the set is partly hidden")
+    return members
+
+
+def occluders_of(scene: SceneIndex, index: int) -> int:
+    """The objects clearly hiding part of object ``index``; ExecutionError if another one may or may not."""
+    occlusion = scene_occlusion_of(scene, 1 << index)
+    if occlusion.unclear_hiders[index]:
+        raise ExecutionError(f"occluders: whether some object hides part of object {index} is unclear")
+    return scene_occlusion_of(scene, occlusion.hiders[index]).hiders[index]
+
+
+def is_occluded(scene: SceneIndex, index: int) -> bool:
+    """Whether object ``index`` is clearly partly hidden; ExecutionError when it is unclear."""
+    return occluded_members(scene, 1 << index) != 0
 
 
 def _subtract(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> int:
@@ -199,13 +253,60 @@ def _general_functions() -> list[Function]:
         Function("subtract", (INTEGER, INTEGER), None, INTEGER, _subtract),
         Function("all", (OBJECTS, OBJECTS), None, BOOL, _all),
         Function("none", (OBJECTS,), None, BOOL, lambda scene, args, value: args[0] == 0),
+        # Occlusion, as the rendered mask shows it (questions/occlusion.py).
+        Function("occluded", (OBJECTS,), None, OBJECTS, lambda scene, args, value: occluded_members(scene, args[0])),
+        Function("unoccluded", (OBJECTS,), None, OBJECTS, lambda scene, args, value: unoccluded_members(scene, args[0])),
+        Function("including_occluded", (OBJECTS,), None, OBJECTS, lambda scene, args, value: including_occluded(scene, args[0])),
+        Function("occluders", (OBJECT,), None, OBJECTS, lambda scene, args, value: occluders_of(scene, args[0])),
+        Function("is_occluded", (OBJECT,), None, BOOL, lambda scene, args, value: is_occluded(scene, args[0])),
+    ]
+
+
+def _edit_function(name: str, input_type: str, value_type: str | None) -> Function:
+    """A what-if edit node: its output is every object of the edited scene, which later nodes read."""
+
+    def edit(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> SceneIndex:
+        try:
+            return edited_scene(scene, name, args[0], value)
+        except EditRefused as error:
+            raise ExecutionError(f"{name}: {error}") from None
+
+    return Function(name, (input_type,), value_type, OBJECTS, lambda scene, args, value: edit(scene, args, value).all, edit)
+
+
+def _seen_from(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> bool:
+    side = seen_side(scene, args[0], args[1], args[2], value)
+    if side is None:
+        raise ExecutionError(f"seen_from: object {args[2]} is not clearly {value} or the other way")
+    return side
+
+
+def _seen_from_set(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> int:
+    viewer, faced = args
+    found = 0
+    for index in scene.indices(scene.all & ~(1 << viewer) & ~(1 << faced)):
+        side = seen_side(scene, viewer, faced, index, value)
+        if side is None:
+            raise ExecutionError(f"seen_from_set: object {index} is not clearly {value} or the other way")
+        found |= side << index
+    return found
+
+
+def _beyond_clevr_functions() -> list[Function]:
+    """What-if edits and perspective-taking (questions/hypothetical.py, questions/perspective.py)."""
+    return [
+        _edit_function("remove", OBJECTS, None),
+        _edit_function("recolor", OBJECT, "color"),
+        _edit_function("set_material", OBJECT, "material"),
+        Function("seen_from", (OBJECT, OBJECT, OBJECT), RELATION, BOOL, _seen_from),
+        Function("seen_from_set", (OBJECT, OBJECT), RELATION, OBJECTS, _seen_from_set),
     ]
 
 
 @cache
 def function_registry() -> Mapping[str, Function]:
     """Every release-form function by name (built on first use, not at import)."""
-    functions = _general_functions()
+    functions = _general_functions() + _beyond_clevr_functions()
     for attribute in ATTRIBUTES:
         functions.extend(_attribute_functions(attribute))
     return {function.name: function for function in functions}

@@ -45,7 +45,7 @@ REFUSED: Counter[tuple[str, str]] = Counter()
 def text_refusal(plan: Plan, choices: Sequence[Any], outputs: Sequence[Any], scene: SceneIndex) -> str | None:
     """Why the candidate is not asked (:data:`DECIDED`, :data:`MAY_COUNT`), or None."""
     named = [t for t, node in enumerate(plan.nodes) if node.kind == "unique"]
-    if not named:
+    if not named or plan.edits:  # what-if questions: the named objects' words hold in the scene before the edit
         return None
     said: _NamedFacts | None = None  # made once a named object is in a tested set
     answer: str | None = None
@@ -85,7 +85,7 @@ def early_checks(plan: Plan) -> tuple[tuple[tuple[int, int, str], ...], ...]:
     known = _EARLY.get(id(plan))
     if known is not None and known[0] is plan:
         return known[1]
-    named = [t for t, node in enumerate(plan.nodes) if node.kind == "unique"]
+    named = [t for t, node in enumerate(plan.nodes) if node.kind == "unique"] if not plan.edits else []
     last = len(plan.nodes) - 1
     tested = [(node.inputs[0], node.function if t == last else "") for t, node in enumerate(plan.nodes) if node.function in TESTED]
     checks: list[list[tuple[int, int, str]]] = [[] for _ in plan.nodes]

@@ -53,6 +53,7 @@ class PlanNode:
     kinds_id: int = -1  # filter: a small number standing for the slots' kinds alone
     handler: Any = None  # valued, call
     gives_set: bool = False  # valued, call: its output is a set of objects
+    edit: Any = None  # valued, call: an edit node's scene after it (questions.hypothetical); later nodes read it
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ class Plan:
     disjoint_at: tuple[tuple[tuple[int, int], ...], ...] = ()  # per node: (object node, set node) pairs checked there
     checked_at: tuple[bool, ...] = ()  # per node: whether any of the three constraints above is checked there
     relaxed_checked_at: tuple[bool, ...] = ()  # the same without ``least_at`` (a scene where the family may break it)
+    edits: bool = False  # it has an edit node: the nodes after it read the edited scene (questions.hypothetical)
 
     @classmethod
     def of(cls, family: Family) -> Plan:
@@ -88,6 +90,7 @@ class Plan:
         return cls(
             family, nodes, tuple(tuple(c) for c in checks), family.question_type, tuple(least),
             tuple(tuple(d) for d in disjoint), tuple(r or bool(least[t]) for t, r in enumerate(relaxed)), relaxed,
+            any(node.edit is not None for node in nodes),
         )
 
 
@@ -121,9 +124,9 @@ def _plan_node(family: Family, node: Any, consumers: list[str]) -> PlanNode:
         param, literal = (value, "") if value in family.params else (None, value)
         return PlanNode(
             "valued", node.function, node.inputs, value_param=param, value_literal=literal,
-            value_type=function.value_type, handler=function.handler, gives_set=gives_set,
+            value_type=function.value_type, handler=function.handler, gives_set=gives_set, edit=function.edit,
         )
-    return PlanNode("call", node.function, node.inputs, handler=function.handler, gives_set=gives_set)
+    return PlanNode("call", node.function, node.inputs, handler=function.handler, gives_set=gives_set, edit=function.edit)
 
 
 def run_plan(
@@ -141,12 +144,13 @@ def run_plan(
     ExecutionError where a node cannot be answered (the search's well-posedness rules are not
     checked here).
     """
-    start = replace[0] if replace is not None and known else 0
+    start = replace[0] if replace is not None and known and not has_edit(plan) else 0
     outputs = list(known[:start])
     for t in range(start, len(plan.nodes)):
         node, choice = plan.nodes[t], choices[t]
         args = tuple(outputs[i] for i in node.inputs)
         try:
+            scene = _scene_after(node, choice, scene, args)
             output = _node_output(node, choice, scene, args)
         except (SceneError, KeyError) as error:
             raise ExecutionError(f"node {t} ({node.function}): {error}") from None
@@ -165,11 +169,15 @@ def run_plan_with(
     replaced output reaches are computed again."""
     outputs = list(known)
     changed = [False] * len(plan.nodes)
-    for t in range(min(replacements), len(plan.nodes)):
+    new_scene = False  # an edit node read changed inputs: every later node reads another scene
+    for t in range(0 if has_edit(plan) else min(replacements), len(plan.nodes)):
         node = plan.nodes[t]
-        if t not in replacements and not any(changed[i] for i in node.inputs):
-            continue
         args = tuple(outputs[i] for i in node.inputs)
+        if node.edit is not None:
+            new_scene = new_scene or any(changed[i] for i in node.inputs)
+            scene = _scene_after(node, choices[t], scene, args)
+        if t not in replacements and not new_scene and not any(changed[i] for i in node.inputs):
+            continue
         try:
             output = _node_output(node, choices[t], scene, args)
         except (SceneError, KeyError) as error:
@@ -181,7 +189,21 @@ def run_plan_with(
     return outputs
 
 
+def has_edit(plan: Plan) -> bool:
+    """Whether the plan has an edit node (a what-if question: later nodes read the edited scene)."""
+    return plan.edits
+
+
+def _scene_after(node: PlanNode, choice: Any, scene: SceneIndex, args: tuple[Any, ...]) -> SceneIndex:
+    """The scene the nodes after ``node`` read: the edited copy after an edit node, else ``scene``."""
+    if node.edit is None:
+        return scene
+    return node.edit(scene, args, choice if node.kind == "valued" else None)
+
+
 def _node_output(node: PlanNode, choice: Any, scene: SceneIndex, args: tuple[Any, ...]) -> Any:
+    if node.edit is not None:
+        return scene.all  # ``scene`` is already the edited one
     if node.kind == "filter":
         mask = args[0]
         for slot, value in zip(node.slots, choice, strict=True):

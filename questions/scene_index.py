@@ -12,6 +12,7 @@ from typing import Any
 
 from assets.vocabulary import ATTRIBUTES
 from questions.image_geometry import ImageError, ImagePlacement, clear_relations, image_placement
+from questions.occlusion import SceneOcclusion, scene_occlusion
 
 
 class SceneError(ValueError):
@@ -21,15 +22,17 @@ class SceneError(ValueError):
 class SceneIndex:
     """Per attribute value the mask of objects having it; per relation and object the mask of related objects."""
 
-    __slots__ = ("count", "all", "values", "ground", "image", "_masks", "_related", "_unclear")
+    __slots__ = ("count", "all", "values", "ground", "image", "occlusion", "_masks", "_related", "_unclear")
 
     def __init__(
         self, values: dict[str, list[str]], related: dict[str, list[int]], count: int,
         ground: list[tuple[float, float]] | None = None, image: ImagePlacement | None = None,
+        occlusion: SceneOcclusion | None = None,
     ) -> None:
         self.count = count
         self.ground = ground  # each object's (x, y) on the ground plane, when the scene gives 3d_coords
         self.image = image  # where each object stands in the image, when the scene records its camera
+        self.occlusion = occlusion  # who hides whom in the rendered image, when the scene records it
         self.all = (1 << count) - 1
         self.values = values
         self._related, self._unclear = clear_relations(related, image, count) if image is not None else (related, {})
@@ -64,7 +67,7 @@ class SceneIndex:
             image = image_placement(scene)
         except ImageError as error:
             raise SceneError(str(error)) from None
-        return cls(values, related, len(objects), _ground_positions(objects), image)
+        return cls(values, related, len(objects), _ground_positions(objects), image, scene_occlusion(objects))
 
     def mask(self, attribute: str, value: str) -> int:
         """The objects whose ``attribute`` is ``value`` (0 when none is)."""
@@ -89,6 +92,22 @@ class SceneIndex:
 
     def relations(self) -> tuple[str, ...]:
         return tuple(self._related)
+
+    def edited(self, removed: int = 0, changes: Mapping[tuple[str, int], str] | None = None) -> SceneIndex:
+        """A copy of this scene with the objects of ``removed`` taken away and each (attribute, object)
+        of ``changes`` given its new value (questions.hypothetical): objects keep their indices and
+        places, the removed ones are in no set any more."""
+        keep = self.all & ~removed
+        values = {attribute: list(column) for attribute, column in self.values.items()}
+        for (attribute, index), value in (changes or {}).items():
+            values[attribute][index] = value
+        copy = SceneIndex(values, {}, self.count, self.ground, None)
+        copy.image = self.image
+        copy.all = keep
+        copy._masks = {attribute: {value: mask & keep for value, mask in masks.items()} for attribute, masks in copy._masks.items()}
+        copy._related = {relation: [mask & keep for mask in lists] for relation, lists in self._related.items()}
+        copy._unclear = {relation: [mask & keep for mask in lists] for relation, lists in self._unclear.items()}
+        return copy
 
     def indices(self, mask: int) -> list[int]:
         """The object indices in ``mask``, ascending."""

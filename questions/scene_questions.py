@@ -19,6 +19,7 @@ from questions.balance import ValueBalance, named_features, program_features
 from questions.executor import execute_program
 from questions.family import Family
 from questions.functions import BOOL, INTEGER
+from questions.occlusion import uses_occlusion
 from questions.plan import Plan, expand_program, parameter_values, release_nodes
 from questions.random_stream import RandomStream
 from questions.readings import (
@@ -57,18 +58,23 @@ class Settings:
     balance_block: int = 1000  # scenes balanced together; blocks are independent, so shards of whole blocks run in parallel
     unique_across_blocks: bool = False  # also hold split_repeats across blocks, dropping what an earlier block asked
     mix: tuple[tuple[str, float], ...] = ()  # (class, share): the mix of questions to reach; () keeps every family's turn
-    mix_by: str = "type"  # what a class of the mix is: a question "type", a family "group", or "hops" (relate nodes)
+    mix_by: str = "type"  # a class of the mix: a question "type", a family "group", "hops", "skill" or "difficulty"
 
 
-MIX_AXES = ("type", "group", "hops")
+MIX_AXES = ("type", "group", "hops", "skill", "difficulty")
 
 
 def mix_class(family: Family, axis: str) -> str:
-    """The class of ``family`` on a mix axis: its MERA question type, its group, or its number of relation hops."""
+    """The class of ``family`` on a mix axis: its MERA question type, its group, its number of relation
+    hops, its skill or its difficulty (questions/skills.py)."""
     if axis == "type":
         return family.question_type
     if axis == "group":
         return family.group
+    if axis == "skill":
+        return family.skill
+    if axis == "difficulty":
+        return str(family.difficulty)
     return str(sum(1 for node in family.program if node.function == "relate"))
 
 
@@ -178,6 +184,7 @@ class QuestionMaker:
         self.plan_ids = [plan.family.id for plan in self.plans]
         self.soft = [plan for plan in self.plans if plan.family.empty_share > 0]
         self.checks = {plan.family.id: reading_check(plan.family) for plan in self.plans}
+        self.need_occlusion = {plan.family.id for plan in self.plans if uses_occlusion(plan.family.program)}
         self.vocabulary = load_vocabulary()
 
     def questions_for_scene(self, scene: Mapping[str, Any], state: RunState) -> list[dict[str, Any]]:
@@ -191,6 +198,8 @@ class QuestionMaker:
         for plan in order if not self.shares else self._mixed(order, state, made):
             if len(made) >= settings.per_image or search.steps >= settings.budget:
                 break
+            if search.scene.occlusion is None and plan.family.id in self.need_occlusion:
+                continue  # a scene without occlusion records (graph only) asks no occlusion question
             options = self._candidates(plan, search, state, seen_here, str(scene["split"]), plan.family.id in relaxed)
             if not options:
                 state.family_misses[plan.family.id] += 1  # nothing new to ask here: the family moves back

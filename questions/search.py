@@ -32,6 +32,7 @@ from typing import Any
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from questions.functions import RELATION, ExecutionError, format_answer
+from questions.hypothetical import edit_matters, removal_decides
 from questions.named_objects import early_checks, refuse_decided, refused_early
 from questions.plan import EMPTY, FIXED, FREE, SET, Plan, PlanNode, Slot
 from questions.random_stream import RandomStream
@@ -39,6 +40,8 @@ from questions.scene_index import SceneIndex
 from questions.unclear import answer_is_clear, sure_refusals, unclear_passes
 
 _SCENE_SET: tuple[str, tuple[str, ...], frozenset[object]] = ("set", ("scene",), frozenset())
+#: Nodes where the search asks whether a what-if edit matters to the answer (questions.hypothetical).
+_EDIT_JUDGED = frozenset({"count", "greater_than", "less_than", "equal_integer"})
 
 @dataclass(frozen=True)
 class Candidate:
@@ -63,6 +66,7 @@ class SceneSearch:
         self._object_descriptions: dict[tuple[int, int], tuple[list[int], _Worded] | None] = {}
         self._slot_masks: dict[tuple[str, str], list[tuple[str, int]]] = {}
         self._pairs: dict[tuple[int, tuple[str, ...]], frozenset[tuple[str, str]]] = {}
+        self._edited: dict[tuple[Any, ...], SceneSearch] = {}  # per what-if edit: the search on the edited scene
 
     def find(self, plan: Plan, stop_at: int, relaxed: bool = False) -> Candidate | None:
         """One depth-first search in a fresh random order; None when the scene allows no candidate
@@ -78,6 +82,15 @@ class SceneSearch:
         if unknown:
             raise KeyError(f"{plan.family.id} has no parameter {', '.join(sorted(unknown))}")
         return _Walk(self, plan, self.steps + 1_000_000, wanted=params, relaxed=relaxed).run()
+
+    def edited_search(self, node: PlanNode, scene: SceneIndex, args: tuple[Any, ...], value: Any) -> SceneSearch:
+        """The search on ``scene`` after edit ``node`` with its ``args`` and ``value`` (made once per
+        edit); ExecutionError where the edit changes nothing. Steps and the random stream stay this one's."""
+        key = (node.function, args, value)
+        found = self._edited.get(key)
+        if found is None:
+            found = self._edited[key] = SceneSearch(node.edit(scene, args, value), self.stream)
+        return found
 
     def value_options(self, value_type: str) -> tuple[str, ...]:
         """The values a valued node may take here: the scene's relations, or an attribute's names."""
@@ -236,6 +249,11 @@ class _Walk:
         self.choices: list[Any] = [None] * size
         self.sure = sure_refusals(plan)
         self.named = early_checks(plan)
+        self.after: list[SceneSearch] = [search] * size  # per node: the search on the scene the next node reads
+
+    def _search_at(self, t: int) -> SceneSearch:
+        """The search on the scene node ``t`` reads: the edited one after a what-if edit node."""
+        return self.after[t - 1] if t else self.search
 
     def run(self) -> Candidate | None:
         return self._visit(0)
@@ -248,20 +266,24 @@ class _Walk:
         checks = self.checked[t]
         if node.kind == "filter":
             base = self.out[node.inputs[0]]
-            options = search.filter_options(base, node)
+            here = self._search_at(t)
+            self.after[t] = here
+            options = here.filter_options(base, node)
             if self.wanted is not None:
                 want = tuple(self.wanted.get(slot.param, "") if slot.param else slot.literal for slot in node.slots)
                 options = [option for option in options if option[0] == want]
             out, choices, canons, stop_at = self.out, self.choices, self.canon, self.stop_at
             source = canons[node.inputs[0]]  # an earlier node's: fixed while this one tries its options
             relate = self.sure.get(t)
-            doubt = self.scene.unclear(choices[relate], out[self.nodes[relate].inputs[0]]) if relate is not None else 0
+            doubt = 0
+            if relate is not None:
+                doubt = self._search_at(relate).scene.unclear(choices[relate], out[self.nodes[relate].inputs[0]])
             for k in self.stream.lazy_order(len(options)):
                 if search.steps >= stop_at:
                     return None
                 search.steps += 1
                 values, mask = options[k]
-                if doubt and unclear_passes(self.scene, node.slots, values, doubt):
+                if doubt and unclear_passes(here.scene, node.slots, values, doubt):
                     continue  # an unclear object would pass too: the end's check would refuse it
                 out[t] = mask
                 choices[t] = values
@@ -282,7 +304,7 @@ class _Walk:
                 search.steps += 1
                 value = values[k]
                 try:
-                    self.out[t] = node.handler(self.scene, args, value)
+                    self.out[t] = self._run_node(t, node, args, value)
                 except ExecutionError:
                     continue  # not answerable with this value (an ordinal of a set too small, a tie)
                 if node.function.startswith("exclude_") and self.out[t] == args[0]:
@@ -296,6 +318,7 @@ class _Walk:
                         return found
             return None
         search.steps += 1
+        self.after[t] = self._search_at(t)
         if node.kind == "unique":
             mask = self.out[node.inputs[0]]
             if mask.bit_count() != 1:
@@ -307,7 +330,7 @@ class _Walk:
                 return None
             args = tuple(self.out[i] for i in node.inputs)
             try:
-                self.out[t] = node.handler(self.scene, args, None)
+                self.out[t] = self._run_node(t, node, args, None)
             except ExecutionError:
                 return None  # e.g. a most common value shared by a tie, fewer more than more
             if node.function == "between" and not self.out[t]:
@@ -318,6 +341,16 @@ class _Walk:
             return None
         return self._visit(t + 1)
 
+    def _run_node(self, t: int, node: PlanNode, args: tuple[Any, ...], value: Any) -> Any:
+        """Node ``t``'s output on the scene it reads; after an edit node, the nodes after it read the edited scene."""
+        here = self._search_at(t)
+        if node.edit is None:
+            self.after[t] = here
+            return node.handler(here.scene, args, value)
+        edited = here.edited_search(node, here.scene, args, value)
+        self.after[t] = edited
+        return edited.scene.all
+
     def _well_posed_call(self, node: PlanNode) -> bool:
         if node.function in ("exist", "none") and self.canon[node.inputs[0]] == _SCENE_SET:
             return False  # "is there a thing?" is always yes
@@ -327,7 +360,36 @@ class _Walk:
             return False  # "are all the red things cubes?" when no red thing is a cube says no twice over
         if node.function == "add" and self._counted_sets_overlap(node):
             return False  # "how many red things and cubes in total" counts a red cube twice, or once?
+        if node.function in _EDIT_JUDGED and not self._edit_matters(node):
+            return False  # "if the cube were blue, how many green things?": the "if" changes nothing
         return True
+
+    def _edit_matters(self, node: PlanNode) -> bool:
+        """For the answer's count, or a comparison of counts, of descriptions read right after a what-if
+        edit: whether the edit changes one of them and the words decide none (True where there is none)."""
+        if node.function == "count":
+            if node is not self.nodes[-1]:
+                return True  # a count compared with another is judged at the comparison
+            counts = [node]
+        else:
+            counts = [self.nodes[i] for i in node.inputs if self.nodes[i].function == "count"]
+        verdicts = [self._count_after_edit(count) for count in counts]
+        if "decided" in verdicts:
+            return False
+        return "changed" in verdicts or all(verdict == "plain" for verdict in verdicts)
+
+    def _count_after_edit(self, node: PlanNode) -> str:
+        """"plain" (not a description read right after an edit), "decided" (the words say what is left
+        after a removal), "same" (the edit does not change the count) or "changed"."""
+        source = node.inputs[0]
+        described = self.nodes[source]
+        edit = self.nodes[described.inputs[0]] if described.kind == "filter" else None
+        if edit is None or edit.edit is None:
+            return "plain"
+        pairs = self.canon[source][2]
+        if edit.function == "remove" and removal_decides(self.canon[edit.inputs[0]], pairs):
+            return "decided"
+        return "changed" if edit_matters(self.scene, pairs, self.out[source]) else "same"
 
     def _counted_sets_overlap(self, node: PlanNode) -> bool:
         counted = [self.nodes[i] for i in node.inputs]

@@ -18,9 +18,9 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
+from assets.placeholders import ANGLE_TOKEN, PLACEHOLDER, did_you_mean, is_placeholder, placeholders
 from assets.vocabulary import Vocabulary
 from questions.functions import RELATION
-from questions.placeholders import ANGLE_TOKEN, PLACEHOLDER, did_you_mean, is_placeholder, placeholders
 from questions.random_stream import RandomStream
 
 #: An optional part ``[...]`` (group 1), or a placeholder (group 2) with an optional plural ``s`` (group 3).

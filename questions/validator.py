@@ -14,10 +14,12 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import yaml
 
+from assets.placeholders import did_you_mean, is_placeholder
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from questions.constraints import Constraints, check_constraints
 from questions.family import Family, TemplateNode
@@ -29,13 +31,13 @@ from questions.functions import (
     answer_types,
     function_registry,
 )
-from questions.placeholders import did_you_mean, is_placeholder
+from questions.skills import skill_and_difficulty
 from questions.text import english_template_problems, other_language_problems
 from ruclevr import jsonlimits
 
 #: What a folder's family files end with: a .json beside them (an output, say) is not one of them.
 FAMILY_SUFFIXES = (".yaml", ".yml")
-FAMILY_KEYS = ("id", "group", "params", "program", "constraints", "text", "clevr")
+FAMILY_KEYS = ("id", "group", "params", "program", "constraints", "text", "clevr", "skill", "difficulty")
 REQUIRED_KEYS = ("id", "group", "params", "program", "text")
 NODE_KEYS = ("function", "inputs", "value_inputs")
 ID_PATTERN = re.compile(r"[a-z0-9_]+(/[a-z0-9_]+)*")
@@ -75,18 +77,19 @@ class FamilyError(ValueError):
         super().__init__(f"{problems[0]}{more}")
 
 
-def template_checker(language: str) -> Callable[[str, Mapping[str, str]], list[str]]:
+#: The problems of one template (text, the family's parameters); [] when it is fine.
+TemplateCheck = Callable[[str, Mapping[str, str]], list[str]]
+
+
+def template_checker(language: str, checkers: Mapping[str, TemplateCheck] = MappingProxyType({})) -> TemplateCheck:
     """The problems of one template in ``language``, found by the rules its realiser uses:
-    English by :mod:`questions.text`, Russian by the native realiser's compiler (unknown
-    features and words, agreement, verbs that disagree with their subject); other languages'
-    texts only have their placeholders checked."""
+    English by :mod:`questions.text`; a language in ``checkers`` by the checker given, which the
+    command owning that language's realiser passes (``translate`` and ``python -m dataset families
+    validate`` give Russian's, the native realiser's compiler); other languages' texts only have
+    their placeholders checked."""
     if language == "en":
         return english_template_problems
-    if language == "ru":
-        from translate.templates import validate_template  # the realiser's own rules, loaded when a file has Russian
-
-        return validate_template
-    return other_language_problems
+    return checkers.get(language, other_language_problems)
 
 
 def param_types() -> tuple[str, ...]:
@@ -94,13 +97,13 @@ def param_types() -> tuple[str, ...]:
     return (*ATTRIBUTES, RELATION)
 
 
-def validate_files(paths: Iterable[Path]) -> tuple[list[Family], list[Problem]]:
-    """Validate several files; family ids must also be unique across them."""
+def validate_files(paths: Iterable[Path], checkers: Mapping[str, TemplateCheck] = MappingProxyType({})) -> tuple[list[Family], list[Problem]]:
+    """Validate several files (templates by :func:`template_checker`); family ids must also be unique across them."""
     families: list[Family] = []
     problems: list[Problem] = []
     first_seen: dict[str, str] = {}
     for path in paths:
-        found, file_problems = validate_file(path)
+        found, file_problems = validate_file(path, checkers)
         problems.extend(file_problems)
         for family in found:
             if family.id in first_seen:
@@ -111,7 +114,7 @@ def validate_files(paths: Iterable[Path]) -> tuple[list[Family], list[Problem]]:
     return families, problems
 
 
-def validate_file(path: Path) -> tuple[list[Family], list[Problem]]:
+def validate_file(path: Path, checkers: Mapping[str, TemplateCheck] = MappingProxyType({})) -> tuple[list[Family], list[Problem]]:
     """The valid families of one file and the problems of the others (or of the file itself)."""
     path = Path(path)
     try:
@@ -123,7 +126,7 @@ def validate_file(path: Path) -> tuple[list[Family], list[Problem]]:
     data, lines, problem = _parse(path, text)
     if problem is not None:
         return [], [problem]
-    checker = _Checker(str(path), lines)
+    checker = _Checker(str(path), lines, checkers)
     families = checker.check_document(data, path.name)
     return families, checker.problems
 
@@ -189,9 +192,10 @@ def _format_path(path: Path_) -> str:
 class _Checker:
     """Walks one file's data, recording problems with their place."""
 
-    def __init__(self, file: str, lines: dict[Path_, int]) -> None:
+    def __init__(self, file: str, lines: dict[Path_, int], checkers: Mapping[str, TemplateCheck]) -> None:
         self.file = file
         self.lines = lines
+        self.checkers = checkers
         self.problems: list[Problem] = []
         self.label = ""  # "family count/zero_hop" while checking one family
 
@@ -256,6 +260,11 @@ class _Checker:
         constraints = self.check_constraints(path + ("constraints",), raw.get("constraints") or {}, params, program)
         text = self.check_text(path + ("text",), raw["text"], params)
         clevr = self.check_clevr(path + ("clevr",), raw.get("clevr"))
+        answer_type = program[-1].output if program else ""
+        functions = [node.function for node in program]
+        skill, difficulty, wrong = skill_and_difficulty(raw.get("skill"), raw.get("difficulty"), functions, answer_type)
+        for key, message in wrong:
+            self.report(path + (key,), message)
         if before != len(self.problems):
             return None
         return Family(
@@ -275,6 +284,8 @@ class _Checker:
             source=file_name,
             position=position,
             clevr=clevr,
+            skill=skill,
+            difficulty=difficulty,
         )
 
     def check_clevr(self, path: Path_, raw: Any) -> tuple[str, int] | None:
@@ -453,7 +464,7 @@ class _Checker:
             if not isinstance(templates, list) or not templates or not all(isinstance(t, str) and t.strip() for t in templates):
                 self.report(where, "expected a non-empty list of non-empty strings")
                 continue
-            check = template_checker(language)
+            check = template_checker(language, self.checkers)
             for slot, template in enumerate(templates):
                 for message in check(template, params):
                     self.report(where + (slot,), message)

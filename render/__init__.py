@@ -35,6 +35,7 @@ from render.farm.worker import (
     render_index,
     render_scene,
 )
+from render.model.occlusion import with_occlusion
 from render.model.sampler import SampledScene, SceneOptions, SceneSamplingError, candidate_scenes, first_scene
 from render.model.scene_graph import sample_scene_graph, scene_from_graph, scene_graph
 from render.model.settings import MAX_SCENES, RenderSettings, render_limit_problem
@@ -82,6 +83,7 @@ __all__ = [
     "settings_from_record",
     "visibility_problems",
     "with_visibility",
+    "with_occlusion",
     "worker_process_scheduler",
     "write_scene_files",
 ]

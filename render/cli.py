@@ -26,14 +26,23 @@ from render.farm.merge import main as merge_main
 from render.farm.outputs import OutputLayout, check_writable, merge_scenes
 from render.farm.plan import FarmPlan, add_farm_arguments, plan_farm, shard_from_args
 from render.farm.runs import claim_output
-from render.farm.shards import layout_for
+from render.farm.shard_layout import layout_for
 from render.farm.verify import main as verify_main
 from render.farm.worker import DEFAULT_MIN_PIXELS, RenderJob, default_min_pixels, legible_only_record
 from render.model.conditions import load_condition
 from render.model.looks import DRAWABLE_LOOKS
 from render.model.sampler import SceneOptions, SceneSamplingError
 from render.model.scene_graph import sample_scene_graph
-from render.model.settings import DEFAULT_SAMPLES, LOOK, MAX_SCENES, MAX_SIDE, RenderSettings, render_limit_problem
+from render.model.settings import (
+    DEFAULT_SAMPLES,
+    GPU_DEFAULT_SAMPLES,
+    LOOK,
+    MAX_SCENES,
+    MAX_SIDE,
+    RenderSettings,
+    default_samples,
+    render_limit_problem,
+)
 from render.model.visibility import DEFAULT_MIN_VISIBLE_FRACTION
 from ruclevr.cli import (
     ArgumentParser,
@@ -56,6 +65,16 @@ PROG = "python -m render"
 log = stage_logger("render")
 
 
+class SamplesNotGiven(int):
+    """--samples' default: the CPU's (what a reader of the parser's defaults, like ``dataset build``, sees),
+    marked so that the run takes the device's default instead (:func:`render.model.settings.default_samples`)."""
+
+
+def samples_for(args, backend: str) -> int:
+    """--samples as given, else the default of the device the run renders on."""
+    return default_samples(backend) if isinstance(args.samples, SamplesNotGiven) else args.samples
+
+
 def build_parser() -> ArgumentParser:
     parser = ArgumentParser(
         prog=PROG,
@@ -72,7 +91,9 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--start-index", type=non_negative_int, default=0, help="first scene index (to add scenes to a folder, or split work); default 0")
     parser.add_argument("--width", type=positive_int, default=480, help=f"image width in pixels (at most {MAX_SIDE}); default 480")
     parser.add_argument("--height", type=positive_int, default=320, help=f"image height in pixels (at most {MAX_SIDE}); default 320")
-    parser.add_argument("--samples", type=positive_int, default=DEFAULT_SAMPLES, help=f"Cycles samples per pixel (denoised); default {DEFAULT_SAMPLES}")
+    parser.add_argument("--samples", type=positive_int, default=SamplesNotGiven(DEFAULT_SAMPLES),
+                        help=f"Cycles samples per pixel (denoised); default {DEFAULT_SAMPLES} on the CPU, {GPU_DEFAULT_SAMPLES} on a GPU "
+                             "(where samples cost almost nothing; docs/performance.md)")
     parser.add_argument("--look", type=int, choices=DRAWABLE_LOOKS, default=LOOK,
                         help=f"the renderer's look (sky, floor, metal, light cards; render/model/looks.py); default {LOOK}")
     parser.add_argument("--engine", choices=engine_names(), default="cycles", help="render engine; default cycles (Blender)")
@@ -117,17 +138,20 @@ def _main(argv: Sequence[str] | None) -> int:
     check_scenes_possible(args.seed, indices.start, options)
     if args.graphs_only:
         return write_graphs_only(args, options, shard, indices)
+    check_legible_when_undenoised(args)
     farm = plan_farm(args, PROG, log.warning)
     layout = prepare_output(layout_for(Path(args.out), options.filename_prefix, shard, args.start_index, args.n), args.overwrite)
     settings = RenderSettings(
-        engine=args.engine, look=args.look, width=args.width, height=args.height, samples=args.samples, denoise=not args.no_denoise, device=farm.device.backend,
+        engine=args.engine, look=args.look, width=args.width, height=args.height,
+        samples=samples_for(args, farm.device.backend), denoise=not args.no_denoise, device=farm.device.backend,
         threads=farm.threads,
     )
     min_pixels = args.min_pixels if args.min_pixels is not None else default_min_pixels(args.width, args.height)
     job = RenderJob(str(layout.root), args.seed, options, settings, farm.device, _blender_version(), min_pixels,
                     seed_record=args.seed_record,
                     min_visible_fraction=visible_fraction_floor(args),
-                    legible_only=legible_only(args))
+                    legible_only=legible_only(args),
+                    mask_prepass=mask_prepass_pays(farm.device.backend))
     info = run_info(job)
     if shard:
         info["shard"] = shard.to_dict(args.start_index, args.n)  # for merge; the merged scenes.json leaves it out
@@ -151,6 +175,30 @@ def legible_only(args) -> bool:
     if args.legible_only is not None:
         return args.legible_only
     return args.look >= 3 and args.width * args.height >= LEGIBLE_MIN_AREA
+
+
+#: Fewest samples at which the legibility reader reads an undenoised render as it reads a denoised
+#: default one (240x160, 4 scenes each: 9 and 32 undenoised samples misread 4 of 4, 128 misread 1 of 4,
+#: as 9 denoised samples do; docs/render.md).
+UNDENOISED_LEGIBLE_SAMPLES = 128
+
+
+def check_legible_when_undenoised(args) -> None:
+    """Refuse --no-denoise at few samples with the legibility check on: the reader cannot read such
+    renders as recorded, so every candidate would be re-sampled and the run would crawl (0.04 scenes/s)."""
+    # Not given: the device's default, not known yet (the GPUs are probed later); the larger one decides.
+    most_samples = max(DEFAULT_SAMPLES, GPU_DEFAULT_SAMPLES) if isinstance(args.samples, SamplesNotGiven) else args.samples
+    if args.no_denoise and legible_only(args) and most_samples < UNDENOISED_LEGIBLE_SAMPLES:
+        raise UsageError(f"--no-denoise below {UNDENOISED_LEGIBLE_SAMPLES} samples with the legibility check on (the default for "
+                         "look 3 at 240x160 and larger): the reader cannot read such renders, so every scene would be re-sampled; "
+                         f"add --no-legible-only, --samples {UNDENOISED_LEGIBLE_SAMPLES} or more, or drop --no-denoise")
+
+
+def mask_prepass_pays(backend: str) -> bool:
+    """Check each candidate on a mask-only render first on the CPU, where a render's cost is its samples
+    (the pre-pass makes a finished scene 1.2x cheaper); not on a GPU, where a frame's cost is its fixed
+    part and a second render per candidate pays it twice (docs/performance.md, issue 33)."""
+    return backend == "cpu"
 
 
 def visible_fraction_floor(args) -> float:
@@ -250,14 +298,55 @@ def plan(layout: OutputLayout, indices: Iterable[int]) -> Iterator[int]:
 def execute(farm: FarmPlan, job: RenderJob, indices: Iterable[int], at_most: int) -> list[str]:
     """Render ``indices`` (at most ``at_most`` of them) with the chosen executor, showing progress; return the failures."""
     failures = []
+    rate = ResampleRate()
     with tqdm(total=at_most, desc="render", unit="scene", file=sys.stderr, dynamic_ncols=True,
               disable=progress_disabled()) as progress:
         for outcome in farm.execute(job, indices, log=lambda line: tqdm.write(f"{PROG}: {line}", file=sys.stderr),
                                     at_most=at_most):
             if outcome.error:
                 failures.append(outcome.error)
+            if rate.add(outcome.candidates):
+                progress.set_postfix_str(rate.describe(), refresh=False)
             progress.update(1)
+            if rate.over_budget():
+                raise UsageError(rate.stop_line(job))
     return failures
+
+
+#: A run stops once its scenes took more candidates each than this, on average, over at least
+#: RESAMPLE_BUDGET_SCENES scenes: half the attempts a scene gets (RenderJob.max_visibility_attempts). A
+#: setting whose renders fail the checks (a reader that cannot read them) would otherwise crawl through
+#: every index's 20 candidates; the defaults take 1.3-1.9 (docs/performance.md).
+RESAMPLE_BUDGET = 10.0
+RESAMPLE_BUDGET_SCENES = 5
+
+
+class ResampleRate:
+    """Candidates sampled per finished scene (a failed one counts all its attempts), for the progress
+    bar and the re-sampling budget (re-sampling is where a slow run's time goes)."""
+
+    def __init__(self) -> None:
+        self.scenes = self.candidates = 0
+
+    def add(self, candidates: int | None) -> bool:
+        """Count one written scene's candidates; False when the executor did not say."""
+        if candidates is None:
+            return False
+        self.scenes += 1
+        self.candidates += candidates
+        return True
+
+    def describe(self) -> str:
+        return f"{self.candidates / self.scenes:.2f} candidates/scene"
+
+    def over_budget(self) -> bool:
+        return self.scenes >= RESAMPLE_BUDGET_SCENES and self.candidates > RESAMPLE_BUDGET * self.scenes
+
+    def stop_line(self, job: RenderJob) -> str:
+        cause = ("the legibility reader cannot read these renders as recorded; add --no-legible-only or render more samples"
+                 if job.legible_only else "lower --min-pixels or --max-objects, or render larger images")
+        return (f"stopped: the first {self.scenes} scenes took {self.describe()} (budget {RESAMPLE_BUDGET:g}): {cause}; "
+                "the scenes written so far are kept (rerun to resume)")
 
 
 def _blender_version() -> str:

@@ -68,6 +68,7 @@ STREAMS: dict[str, Stream] = {stream.name: stream for stream in (
     Stream("translate.native", (SEED, 0x72755F6E6174), "translate.native: the key of the realiser's word choices"),
     Stream("dataset.shots", (SEED, tag("dataset.shots")), "dataset.splits: which questions become shots"),
     Stream("dataset.like", (SEED, tag("dataset.like")), "dataset.like: which test items a fresh set like an earlier one keeps"),
+    Stream("dataset.pairs", (SEED, "image_index", tag("dataset.pairs")), "dataset.pairs: the change made to one scene for its minimal pairs"),
     Stream("dataset.prompt", (SEED, tag("dataset.prompt"), "type_number"), "dataset.prompt: one question type's template rotation"),
     Stream("annotate.control", (SEED, tag("annotate.control")), "dataset.annotate: the control items"),
     Stream("annotate.task_order", (SEED, tag("annotate.task_order")), "dataset.annotate: the order of the tasks"),

@@ -29,6 +29,7 @@ COMMANDS = [
     *[("dataset", [name]) for name in ("build", "export", "hf", "stats", "evaluate", "augment", "gallery")],
     ("dataset", ["annotate", "export"]), ("dataset", ["annotate", "import"]),
     ("dataset", ["seed", "new"]), ("dataset", ["seed", "verify"]), ("dataset", ["leak-check"]),
+    ("dataset", ["families", "validate"]),
 ]
 # The flag a command reads its input by (the shared names of docs/cli.md's table), and renamed spellings.
 INPUT_FLAGS = {
@@ -46,7 +47,8 @@ INPUT_FLAGS = {
 }
 OUTPUT_FLAG_EXCEPTIONS = {("render", ("merge",)), ("render", ("verify",)), ("questions", ("validate",)),
                           ("dataset", ("evaluate",)), ("dataset", ("stats",)),  # positional OUT, or optional --out
-                          ("dataset", ("seed", "verify")), ("dataset", ("leak-check",))}  # they only read
+                          ("dataset", ("seed", "verify")), ("dataset", ("leak-check",)),  # they only read
+                          ("dataset", ("families", "validate"))}
 
 
 @pytest.mark.parametrize("stage, words", COMMANDS, ids=[" ".join([s, *w]) for s, w in COMMANDS])

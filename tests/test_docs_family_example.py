@@ -62,8 +62,8 @@ def example(tmp_path_factory):
 
 def test_the_page_has_the_three_steps():
     _, _, commands = documented_example()
-    assert [command.split()[3:5] for command, _ in commands] == [
-        ["validate", "my_families"], ["validate", "my_families"], ["build", "--families"]]
+    assert [command.split()[3:6] for command, _ in commands] == [
+        ["families", "validate", "my_families"], ["families", "validate", "my_families"], ["build", "--families", "my_families"]]
     assert "--realise 20" in commands[1][0] and "--translate-args" not in commands[2][0]
 
 
@@ -111,14 +111,14 @@ def test_the_build_has_shipped_and_own_families_and_every_answer_is_right(exampl
 def test_the_documented_mistake_is_caught_as_the_page_says(tmp_path):
     path, family, _ = documented_example()
     guide = (ROOT / "docs" / "questions.md").read_text(encoding="utf-8")
-    shown = re.search(r"`(questions: my_families/sides\.yaml:\d+: [^`]*)`", guide).group(1)
+    shown = re.search(r"`(dataset families: my_families/sides\.yaml:\d+: [^`]*)`", guide).group(1)
     before = "«…, чем\n   правее [он|<S>,род]?»"
     assert before in guide
     wrong = family.replace(", чем правее?", ", чем правее [он|<S>,род]?")
     assert wrong != family
     (tmp_path / path).parent.mkdir(parents=True)
     (tmp_path / path).write_text(wrong, encoding="utf-8")
-    result = run("python -m questions validate my_families --realise 20", tmp_path)
+    result = run("python -m dataset families validate my_families --realise 20", tmp_path)
     assert result.returncode == 2
     [line] = [line for line in result.stderr.splitlines() if line.startswith(shown)]
     assert "«ее» after «правее» should be «нее»" in line

@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("ruclevr", "assets", "render", "questions", "translate", "filter", "dataset")
+PACKAGES = ("ruclevr", "assets", "russian", "render", "questions", "translate", "filter", "dataset")
 
 
 def project_modules() -> dict[str, Path]:

@@ -11,6 +11,7 @@ from questions.executor import run_program
 from questions.families import load_families
 from questions.functions import format_answer
 from questions.generate import Settings, generate
+from questions.occlusion import uses_occlusion
 from questions.plan import Plan, choices_of, expand_program_positions, run_plan
 from questions.readings import unsafe_readings
 from questions.scene_index import SceneIndex
@@ -23,7 +24,9 @@ SCENES = 1000
 @pytest.fixture(scope="module")
 def run(thousand_scenes):
     scenes = thousand_scenes[:SCENES]
-    families = load_families()
+    # Graph-only scenes record no occlusion: those families are asked on renders (tests/test_occlusion.py,
+    # benchmarks/occlusion_bench.py), so here they would only ever be missing.
+    families = {name: family for name, family in load_families().items() if not uses_occlusion(family.program)}
     questions = generate(scenes, families, Settings(seed=0), progress=False)
     return scenes, families, questions
 
@@ -40,8 +43,11 @@ def test_every_scene_gets_its_questions(run):
     scenes, _, questions = run
     per_image = Counter(q["image_index"] for q in questions)
     # 95 %, not 99 %, since issue 25 (counts rarely 0, answers balanced given the named values: 96.6 % here)
-    # and issue 23 (relations read in the image, unclear pairs refused): 95.9 % with both
-    assert sum(1 for index in range(SCENES) if per_image[index] == 10) >= 0.95 * SCENES
+    # and issue 23 (relations read in the image, unclear pairs refused): 95.9 % with both;
+    # 94 % since issue 35: the what-if and perspective families refuse most candidates (an edit that
+    # changes nothing, a side within the angular margin) and spend the scenes' search budget: 94.5 %
+    # with them, 95.5 % without the 4 what-if families, 95.7 % without the 3 perspective ones
+    assert sum(1 for index in range(SCENES) if per_image[index] == 10) >= 0.94 * SCENES
 
 
 def test_every_answer_is_its_program_run_on_its_scene(run):

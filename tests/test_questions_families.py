@@ -23,6 +23,7 @@ import pytest
 
 from questions.executor import execute_program
 from questions.families import load_families
+from questions.hypothetical import EDITS
 from questions.plan import Plan, expand_program, parameter_values
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
@@ -264,7 +265,51 @@ CASES = [
     ("quantifier/not_shape/count", {"<M>": "metal", "<S2>": "cube"}, "1"),  # metal 0, 3, 4; not cubes: 4
     ("quantifier/not_color/count", {"<S>": "sphere", "<C2>": "red"}, "1"),  # spheres 1, 4; not red: 4
     ("quantifier/not_color/count", {"<S>": "sphere", "<C2>": "purple"}, None),  # no purple sphere to leave out
+    # ---- what-if: the program reads the edited scene after the edit node ----
+    ("hypothetical/remove/count", {"<C>": "red", "<S2>": "cube"}, "1"),  # remove 1, 3: cube 0 is left
+    ("hypothetical/remove/count", {"<M>": "rubber", "<Z2>": "small"}, "2"),  # remove 1, 2: small 3, 4 are left
+    ("hypothetical/remove/count", {"<M>": "rubber"}, None),  # "how many things are left": the counted set names a value
+    ("hypothetical/remove/count", {"<C>": "red", "<C2>": "red", "<S2>": "cube"}, None),  # no red cube is left by the words
+    ("hypothetical/remove/count", {"<S>": "cylinder", "<M2>": "metal"}, None),  # removing 2 leaves 0, 3, 4 metal as before
+    ("hypothetical/remove/count", {}, None),  # removing everything
+    ("hypothetical/remove/more", {"<C>": "red", "<M2>": "metal", "<M3>": "rubber"}, "yes"),  # left 0, 2, 4: metal 0, 4; rubber 2
+    ("hypothetical/remove/more", {"<Z>": "large", "<M2>": "metal", "<S3>": "sphere"}, "no"),  # left 1, 3, 4: metal 3, 4; spheres 1, 4
+    ("hypothetical/remove/more", {"<S>": "cylinder", "<S2>": "cube", "<S3>": "sphere"}, None),  # removing 2 changes neither count
+    ("hypothetical/remove/more", {"<C>": "red", "<C2>": "red", "<S3>": "sphere"}, None),  # no red thing is left by the words
+    ("hypothetical/recolor/count", {"<C>": "yellow", "<C2>": "red", "<C3>": "red"}, "3"),  # 4 red: 1, 3, 4
+    ("hypothetical/recolor/count", {"<S>": "cylinder", "<C2>": "red", "<Z3>": "large", "<C3>": "red"}, "1"),  # 2 (0 a cube)
+    ("hypothetical/recolor/count", {"<C>": "yellow", "<C2>": "red", "<C3>": "red", "<S3>": "sphere"}, None),
+    # red 1, 3, 4 and spheres 1, 4: "red" says nothing of the spheres once 4 is red
+    ("hypothetical/recolor/count", {"<C>": "blue", "<C2>": "red", "<S3>": "sphere"}, None),  # the spheres stay 2: the "if" changes nothing
+    ("hypothetical/recolor/count", {"<C>": "gray", "<C2>": "gray", "<C3>": "gray"}, None),  # 0 is gray already
+    ("hypothetical/material/count", {"<C>": "blue", "<M2>": "metal", "<M3>": "metal"}, "4"),  # 2 metal: 0, 2, 3, 4
+    ("hypothetical/material/count", {"<C>": "blue", "<M2>": "metal", "<M3>": "rubber"}, "1"),  # 1
+    ("hypothetical/material/count", {"<C>": "gray", "<M2>": "metal", "<M3>": "metal"}, None),  # 0 is metal already
+    # ---- perspective: standing at one object facing another, on the floor (no camera here) ----
+    ("perspective/side/left", {"<C>": "gray", "<C2>": "yellow", "<C3>": "red", "<S3>": "cube"}, "no"),
+    # at 0 (-2, 2) facing 4 (2, 4): 3 at (1, 1) is 45 degrees to the right
+    ("perspective/side/right", {"<C>": "gray", "<C2>": "yellow", "<C3>": "red", "<S3>": "cube"}, "yes"),
+    ("perspective/side/left", {"<C>": "yellow", "<C2>": "gray", "<C3>": "red", "<S3>": "cube"}, "yes"),
+    # at 4 facing 0: 3 is 45 degrees to the left
+    ("perspective/side/right", {"<C>": "gray", "<C2>": "yellow", "<C3>": "blue"}, None),  # 2 at (0, 3) is on the line to 4
+    ("perspective/count/left", {"<C>": "gray", "<C2>": "red", "<S2>": "cube"}, "2"),
+    # at 0 facing 3 (1, 1): 2 and 4 are 45 degrees left, 1 is 45 degrees right
+    ("perspective/count/left", {"<C>": "gray", "<C2>": "red", "<S2>": "cube", "<S3>": "sphere"}, "1"),  # 4
+    ("perspective/count/left", {"<C>": "yellow", "<C2>": "gray"}, None),  # at 4 facing 0: 2 is on the line
 
+    # ---- occlusion (the scene's occlusion records: 1 covers 30 % of 2; 3 covers 4 % of 4, unclear) ----
+    ("occlusion/is_hidden", {"<C>": "blue"}, "yes"),  # 2 is clearly partly hidden
+    ("occlusion/is_hidden", {"<C>": "gray"}, "no"),  # nothing near 0
+    ("occlusion/is_hidden", {"<C>": "yellow"}, None),  # 4 is covered by 4 %: unclear
+    ("occlusion/hider/color", {"<S>": "cylinder"}, "red"),  # the red sphere 1 covers part of 2
+    ("occlusion/hider/color", {"<C>": "yellow"}, None),  # whether 3 hides 4 is unclear
+    ("occlusion/hider/shape", {"<C>": "blue"}, "sphere"),
+    ("occlusion/count_hidden", {"<Z>": "large"}, "1"),  # large: 0, 2; hidden: 2
+    ("occlusion/count_hidden", {}, None),  # 4 is unclear
+    ("occlusion/count_including_hidden", {"<M>": "rubber"}, "2"),  # 1, 2; 2 is partly hidden
+    ("occlusion/count_including_hidden", {"<M>": "metal"}, None),  # 0, 3, 4: none clearly hidden
+    ("occlusion/count_unhidden", {"<Z>": "large"}, "1"),  # 0, 2; 2 hidden
+    ("occlusion/count_unhidden", {"<S>": "sphere"}, None),  # 1, 4: 4 unclear
 ]
 
 
@@ -297,7 +342,10 @@ def test_hand_case(families, family_id, params, expected):
     assert execute_program(program, SCENE) == expected
     assert parameter_values(plan, candidate.choices) == {name: params.get(name, "") for name in families[family_id].params}
     filters = [node for node in program if node["function"].startswith("filter_")]
-    excluded = {value for node in families[family_id].program if node.function.startswith("exclude_") for value in node.value_inputs}
+    excluded = {  # values that are not filters: excluded ones, and a what-if edit's new colour or material
+        value for node in families[family_id].program
+        if node.function.startswith("exclude_") or node.function in EDITS for value in node.value_inputs
+    }
     assert len(filters) == sum(
         1 for name, value in params.items() if value and families[family_id].params[name] != "relation" and name not in excluded
     )

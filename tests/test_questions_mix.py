@@ -47,6 +47,7 @@ def test_a_mix_of_question_types_is_reached_within_2_points_on_1000_scenes(scene
 @pytest.mark.parametrize("axis, mix", [
     ("hops", (("0", 0.4), ("1", 0.3), ("2", 0.2), ("3", 0.1))),
     ("group", (("query_attribute", 0.4), ("count", 0.3), ("exist", 0.2), ("superlative", 0.1))),
+    ("skill", (("hypothetical reasoning", 0.2), ("spatial perspective", 0.2), ("spatial object relationship", 0.6))),
 ])
 def test_a_mix_of_hops_or_groups(scenes, families, axis, mix):
     questions = generate(scenes[:300], families, Settings(seed=0, mix=mix, mix_by=axis), progress=False)

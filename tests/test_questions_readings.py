@@ -24,8 +24,8 @@ from questions.readings import UNSAFE_FIELD, structure_of, unsafe_readings
 from questions.scene_index import SceneIndex
 from questions.scene_questions import readable_english
 from questions.text import english_readings
+from russian.morphology import analyzer
 from translate.answers import answer_to_russian
-from translate.morphology import analyzer
 from translate.native import NativeRealiser
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import itertools
 
+from assets.placeholders import placeholders
 from assets.vocabulary import load_vocabulary
-from questions.placeholders import placeholders
 from questions.random_stream import RandomStream
 from questions.text import english_template_problems, normalise_text, realise_english, tidy_english
 

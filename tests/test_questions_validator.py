@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 from helpers import run_stage_process
 
+from dataset.families import language_checkers
 from questions.cli import main
 from questions.families import FAMILIES_DIR, load_families
-from questions.validator import FamilyError, validate_file, validate_files
+from questions.validator import FamilyError, TemplateCheck, validate_file, validate_files
 
 GOOD = """\
 families:
@@ -37,8 +40,8 @@ def line_of(text: str, marker: str) -> int:
     return next(number for number, line in enumerate(text.splitlines(), 1) if marker in line)
 
 
-def problems_of(path: Path) -> list[str]:
-    return [str(problem) for problem in validate_file(path)[1]]
+def problems_of(path: Path, checkers: Mapping[str, TemplateCheck] = MappingProxyType({})) -> list[str]:
+    return [str(problem) for problem in validate_file(path, checkers)[1]]
 
 
 def test_good_file_with_other_language_syntax_is_valid(tmp_path):
@@ -58,14 +61,16 @@ def test_russian_templates_are_checked_by_the_realisers_rules_with_file_and_line
         '\n        - "Сколько [<C> <S>|род,мн] на изображении?"',
     )
     path = write(tmp_path, text)
-    problems = problems_of(path)
+    problems = problems_of(path, language_checkers())  # the realiser's rules, as python -m dataset families validate gives them
     assert len(problems) == 3, problems
     feature, word, verb = problems
     assert feature.startswith(f"{path}:{line_of(text, 'звательный')}:") and "unknown feature 'звательный'" in feature
     assert word.startswith(f"{path}:{line_of(text, 'блямбы')}:") and "'блямбы'" in word
     assert verb.startswith(f"{path}:{line_of(text, 'находятся')}:") and "'находятся' is plural but its subject" in verb
-    completed = run_stage_process("questions", "validate", path)
+    completed = run_stage_process("dataset", "families", "validate", path)
     assert completed.returncode == 2 and completed.stderr.count(str(path)) == 3 and "Traceback" not in completed.stderr
+    assert validate_file(path)[1] == []  # the question engine alone checks their placeholders only
+    assert run_stage_process("questions", "validate", path).returncode == 0
 
 
 def test_invalid_yaml_names_file_and_line(tmp_path):
@@ -152,13 +157,26 @@ def test_load_families_raises_with_all_problems(tmp_path):
     assert str(raised.value) == f"{problems[0]} (and {len(problems) - 1} more; run `python -m questions validate` to see all)"
 
 
+def test_skill_and_difficulty_given_or_from_the_program(tmp_path):
+    (family,) = validate_file(write(tmp_path, GOOD))[0]
+    assert (family.skill, family.difficulty) == ("static counting", 1)
+    given = GOOD.replace("    group: count\n", "    group: count\n    skill: hypothetical reasoning\n    difficulty: 3\n")
+    (family,) = validate_file(write(tmp_path, given))[0]
+    assert (family.skill, family.difficulty) == ("hypothetical reasoning", 3)
+    wrong = GOOD.replace("    group: count\n", "    group: count\n    skill: guessing\n    difficulty: 11\n")
+    problems = problems_of(write(tmp_path, wrong))
+    assert any("skill must be one of" in problem and "'guessing'" in problem for problem in problems)
+    assert any("difficulty must be a whole number from 1 to 10; got 11" in problem for problem in problems)
+
+
 def test_shipped_families(capsys):
     families = load_families()
     assert len(families) >= 110
     assert {family.question_type for family in families.values()} == {"binary", "colors", "count", "materials", "shapes", "size"}
     groups = {family.group for family in families.values()}
     assert groups == {"query_attribute", "compare_attribute", "exist", "count", "compare_integer",
-                      "superlative", "between", "ordinal", "arithmetic", "quantifier"}
+                      "superlative", "between", "ordinal", "arithmetic", "quantifier", "occlusion", "hypothetical",
+                      "perspective"}
     assert main(["validate", str(FAMILIES_DIR)]) == 0
     assert f"ok: {len(families)} families" in capsys.readouterr().out
 

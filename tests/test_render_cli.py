@@ -138,6 +138,8 @@ def _gpu_found() -> bool:
         (["--n", "2", "--width", "0"], "--width: must be a positive integer, got 0"),
         (["--n", "2", "--device", "vulkan"], "--device: invalid choice: 'vulkan'"),
         (["--n", "2", "--min-objects", "40", "--max-objects", "40"], "could not place 40 objects"),
+        (["--n", "2", "--no-denoise"], "--no-denoise below 128 samples with the legibility check on"),
+        (["--n", "2", "--no-denoise", "--width", "64", "--height", "48", "--legible-only"], "add --no-legible-only, --samples 128 or more"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, args, message):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from render.farm.shards import Shard, ShardLayout, parse_shard
+from render.farm.shard_layout import ShardLayout
 from ruclevr.cli import UsageError
+from ruclevr.shards import Shard, parse_shard
 
 
 @pytest.mark.parametrize("n", [1, 2, 5, 7, 10, 97, 1000])

@@ -27,6 +27,7 @@ PUBLISHED_LAYOUTS = [
     ("translate.native", 5, {}, [5, 0x72755F6E6174]),
     ("dataset.shots", 5, {}, [5, zlib.crc32(b"dataset.shots")]),
     ("dataset.like", 5, {}, [5, zlib.crc32(b"dataset.like")]),
+    ("dataset.pairs", 5, {"image_index": 12}, [5, 12, zlib.crc32(b"dataset.pairs")]),
     ("dataset.prompt", 5, {"type_number": 2}, [5, zlib.crc32(b"dataset.prompt"), 2]),
     ("annotate.control", 5, {}, [5, zlib.crc32(b"annotate.control")]),
     ("annotate.task_order", 5, {}, [5, zlib.crc32(b"annotate.task_order")]),

@@ -24,7 +24,7 @@ from native_fixtures import fixture_realiser
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from filter.morph import MorphChecker
 from filter.report import reason_category
-from translate.morphology import CASES, NUMBERS, adjective_form, analyzer, default_lexicon, noun_phrase
+from russian.morphology import CASES, NUMBERS, adjective_form, analyzer, default_lexicon, noun_phrase
 from translate.native import NativeRealiser, RealisationError
 
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from assets.vocabulary import VOCABULARY_PATH, load_vocabulary
-from translate.morphology import (
+from russian.morphology import (
     MorphologyError,
     adjective_form,
     build_lexicon,

@@ -244,11 +244,11 @@ def test_a_phrase_after_skolko_or_a_numeral_is_in_the_case_and_number_it_governs
         assert any(problem in p for p in problems), problems
 
 
-def test_questions_validate_names_file_and_line_of_a_phrase_skolko_does_not_govern(tmp_path, capsys):
-    from questions.cli import main
+def test_families_validate_names_file_and_line_of_a_phrase_skolko_does_not_govern(tmp_path, capsys):
+    from dataset.cli import main
 
     text = FAMILY.replace("[<Z> <C> <M> <S>|род,много]", "[<Z> <C> <M> <S>] находится здесь")
     path = write(tmp_path, "group.yaml", text)
-    assert main(["validate", str(path)]) == 2
+    assert main(["families", "validate", str(path)]) == 2
     err = capsys.readouterr().err
     assert f"{path}:13: family test/count families[0].text.ru[1]: column 9, [<Z> <C> <M> <S>]: rule quantity-government: after «сколько»" in err, err

@@ -25,15 +25,6 @@ from tqdm import tqdm
 
 import ruclevr
 from questions.family_sources import add_family_arguments
-from render.farm.plan import add_text_farm_arguments, run_text_stage
-from render.farm.shards import (
-    SHARD_SPEC_HELP,
-    consecutive_shards,
-    merge_target,
-    parse_shard,
-    scene_block_positions,
-    sharded_path,
-)
 from ruclevr import records
 from ruclevr.cli import (
     ArgumentParser,
@@ -64,6 +55,15 @@ from ruclevr.jsonstream import (
 )
 from ruclevr.paths import check_not_an_input, check_output_location, check_own_output
 from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
+from ruclevr.shards import (
+    SHARD_SPEC_HELP,
+    consecutive_shards,
+    merge_target,
+    parse_shard,
+    scene_block_positions,
+    sharded_path,
+)
+from ruclevr.text_farm import TextStage, add_text_farm_arguments, run_text_stage
 from translate.answers import answer_to_russian
 from translate.backends import (
     CACHE_FILENAME,
@@ -80,6 +80,7 @@ from translate.spelling import DEFAULT_YO_POLICY, YO_POLICIES, apply_yo_policy
 
 log = stage_logger("translate")
 PROG = "translate"
+TEXT_STAGE = TextStage("translate", PROG, lambda out: main(["merge", "--out", str(out)]))
 DEFAULT_BATCH_SIZE = 32
 FAILURES_SHOWN = 20
 EXIT_FAILURES = 1
@@ -193,7 +194,7 @@ def translate_questions(argv: Sequence[str] | None) -> int:
     check_not_an_input(args.out, {"--in": args.questions})
     check_own_output(args.out, "python -m translate", lambda info: "translate" in info)
     check_backend_options(args)
-    on_ray = run_text_stage(args, argv or [], "translate", PROG)
+    on_ray = run_text_stage(args, argv or [], TEXT_STAGE)
     if on_ray is not None:
         return on_ray
     sha256 = input_sha256(args.questions)

@@ -4,7 +4,7 @@ A family file carries ``text: {en: [...], ru: [...]}``; the Russian texts use th
 :mod:`translate.templates` (``[<Z> <C> <M> <S>|род,мн]``). For each question the realiser picks
 one Russian template and one Russian synonym per parameter (seeded from ``seed`` and the
 question's identity), builds each noun phrase with agreement through
-:mod:`translate.morphology`, capitalises and ends with a question mark.
+:mod:`russian.morphology`, capitalises and ends with a question mark.
 
 Templates are compiled once per family, and every problem is reported with file, family and
 template index. Each compiled noun phrase caches its text by the few values it reads, so
@@ -28,7 +28,7 @@ from questions.families import FAMILIES_DIR, Sources, as_sources
 from questions.family import Family
 from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, Structure, admitted
 from ruclevr import streams
-from translate.morphology import Noun, adjective_form, build_lexicon, count_number, noun_phrase, pronoun_form
+from russian.morphology import Noun, adjective_form, build_lexicon, count_number, noun_phrase, pronoun_form
 from translate.russian_families import (
     OTHER_WORDS,
     RussianFamily,
@@ -157,7 +157,7 @@ class NativeRealiser:
     def realise_with_template(self, question: Mapping[str, object], template_index: int) -> str | None:
         """The question said with Russian template ``template_index`` and the words :meth:`realise_one`
         draws, or None where that template admits one of the question's unsafe readings (where
-        :meth:`realise_one` would refuse it): ``questions validate --realise`` tries every template."""
+        :meth:`realise_one` would refuse it): ``dataset families validate --realise`` tries every template."""
         family = self.family_of(question)
         words = self._drawn_words(family, question.get("params"), self._random_number(question) // len(family.templates))
         return self._checked(family, template_index, words, question.get(UNSAFE_FIELD))  # type: ignore[arg-type]  # a list of readings or None

@@ -19,8 +19,15 @@ from questions.family import Family
 from questions.readings import Structure, structure_of
 from questions.validator import FamilyError
 from ruclevr.cli import UsageError
-from translate.morphology import Lexicon
-from translate.templates import Agreement, CompiledTemplate, NounPhrase, compile_template, parameter_kinds
+from russian.morphology import Lexicon
+from translate.templates import (
+    Agreement,
+    CompiledTemplate,
+    NounPhrase,
+    compile_template,
+    parameter_kinds,
+    validate_template,
+)
 
 
 class TemplateError(UsageError, ValueError):
@@ -154,12 +161,12 @@ def slot_word_tables(family: RussianFamily, words: Mapping[str, Mapping[object, 
 def load_families(directory: Sources, lexicon: Lexicon) -> tuple[dict[str, RussianFamily], dict[tuple[str, int], str]]:
     """Every family of ``directory`` (a folder, or :class:`questions.family_sources.FamilySources`) by id, and CLEVR's (template_filename, question_family_index) -> id.
 
-    The files are read and validated by the question engine's loader, which checks Russian
-    templates by the rules this module compiles them with; any problem raises TemplateError
-    listing each one with its file and line.
+    The files are read and validated by the question engine's loader, given the Russian checker
+    (the rules this module compiles templates with); any problem raises TemplateError listing
+    each one with its file and line.
     """
     try:
-        engine_families = load_engine_families(directory)
+        engine_families = load_engine_families(directory, {"ru": validate_template})
     except FamilyError as error:
         raise TemplateError([str(problem) for problem in error.problems]) from None
     return compile_families(engine_families.values(), lexicon)

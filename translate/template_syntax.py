@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from questions.placeholders import PLACEHOLDER, is_placeholder
+from assets.placeholders import PLACEHOLDER, is_placeholder
 
 CASE_FEATURES = MappingProxyType({
     "им": "nomn", "род": "gent", "дат": "datv", "вин": "accs", "твор": "ablt", "пр": "loct", "предл": "loct",

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from assets.placeholders import did_you_mean, is_placeholder
 from assets.vocabulary import load_vocabulary
-from questions.placeholders import did_you_mean, is_placeholder
-from translate.morphology import Lexicon, MorphologyError, build_lexicon, verb_number, word_role
+from russian.morphology import Lexicon, MorphologyError, build_lexicon, verb_number, word_role
 from translate.russian_rules import QUANTITY_GOVERNMENT, VERB_AGREEMENT, rule_message, wording_problems
 from translate.template_syntax import (
     CLAUSE_END,

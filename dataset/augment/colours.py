@@ -16,7 +16,7 @@ Scene = Mapping[str, Any]
 #: Random permutations drawn for one scene before giving up on changing any of its colours.
 MAX_PERMUTATION_DRAWS = 100
 #: Per-object keys only a render can tell; recomputed from the new mask.
-RENDER_ONLY_OBJECT_KEYS = ("visible_pixels", "bbox_2d")
+RENDER_ONLY_OBJECT_KEYS = ("visible_pixels", "bbox_2d", "occlusion")
 
 
 def parse_color_map(text: str, vocabulary: Vocabulary | None = None) -> dict[str, str]:

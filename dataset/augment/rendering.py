@@ -28,6 +28,7 @@ from render import (
     object_visibility,
     plan_local,
     resolve_device,
+    with_occlusion,
     with_visibility,
     write_scene_files,
 )
@@ -57,6 +58,7 @@ def render_scene(rerenderer: Rerenderer, recoloured: dict[str, Any], source_file
     """Re-render one recoloured scene, check its mask against the source's, write image, mask and scene."""
     frame = rerenderer.render(recoloured)
     with_visibility(recoloured["objects"], object_visibility(frame.mask, len(recoloured["objects"])))
+    with_occlusion(recoloured, frame.mask)
     recoloured["render"] = {**recoloured["render"], "blender_version": blender_version}
     before = source_mask(masks_dir, source_filename)
     recoloured["augmentation"]["mask_matches_source"] = None if before is None else bool(np.array_equal(before, frame.mask))

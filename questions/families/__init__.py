@@ -7,11 +7,13 @@ Adding a family is adding (or extending) a file here, or in a folder of one's ow
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 from questions.family import Family
 from questions.family_sources import SHIPPED_DIR, FamilySources
-from questions.validator import FAMILY_SUFFIXES, FamilyError, Problem, validate_files
+from questions.validator import FAMILY_SUFFIXES, FamilyError, Problem, TemplateCheck, validate_files
 
 FAMILIES_DIR = SHIPPED_DIR
 
@@ -38,9 +40,10 @@ def family_files(sources: Sources = None) -> list[Path]:
     return [path for folder in as_sources(sources).all_folders() for path in folder_files(folder)]
 
 
-def load_families(sources: Sources = None) -> dict[str, Family]:
+def load_families(sources: Sources = None, checkers: Mapping[str, TemplateCheck] = MappingProxyType({})) -> dict[str, Family]:
     """Every family of ``sources`` (default: the shipped ones; a folder: that folder's alone),
-    validated, by id in file order; ids are unique across all of them.
+    validated, by id in file order; ids are unique across all of them. ``checkers``: the template
+    checker of each language beyond English that the caller realises (``translate`` gives Russian's).
 
     Raises :class:`questions.validator.FamilyError` listing every problem if any file is malformed.
     """
@@ -48,7 +51,7 @@ def load_families(sources: Sources = None) -> dict[str, Family]:
     for folder in chosen.all_folders():
         if not folder_files(folder):
             raise FamilyError([Problem(str(folder), None, "", "no family files (*.yaml, *.yml)")])
-    families, problems = validate_files(family_files(chosen))
+    families, problems = validate_files(family_files(chosen), checkers)
     if problems:
         raise FamilyError(problems)
     return {family.id: family for family in families}

@@ -3,8 +3,10 @@
 A :class:`BlenderSession` builds what every scene shares once (render settings, world,
 ground, camera, three lights, one mesh per shape, one material per (material, colour) pair,
 the compositor that writes the object-index pass) and then, per scene, replaces only the
-objects, moves camera and lights, renders, and returns the image PNG bytes and the instance
-mask as arrays. Writing files is the caller's job (``render/farm/worker.py``).
+objects, moves camera and lights, renders, and returns the image and the instance mask as
+arrays. Cycles keeps its session between frames (``use_persistent_data``): device, kernels and
+the static world are set up once per worker, and a test checks that a scene renders to the same
+bytes whether it comes first or after others. Writing files is the caller's job (``render/farm/worker.py``).
 
 The mask comes from the same render as the image: Cycles' object-index pass (each object's
 ``pass_index`` = its mask id, 0 = ground/background), written by a compositor File Output
@@ -132,12 +134,23 @@ class BlenderSession:
 
     def render(self, scene: SampledScene) -> RenderedFrame:
         self.build(scene)
-        image_path = os.path.join(self._workdir.name, "image.png")
-        self._remove_scratch_files(image_path)
+        self._remove_scratch_files(self._image_path())
+        self.draw(self._scene)
+        return RenderedFrame(image=self._read_rendered_image(), mask=self._read_rendered_mask())
+
+    def draw(self, scene) -> None:
+        """Render ``scene`` (Cycles: sync, BVH, samples, denoiser; the compositor writes the mask)."""
         with blender_stdout_silenced():
-            bpy.ops.render.render(write_still=False)
-            bpy.data.images["Render Result"].save_render(filepath=image_path)
-        return RenderedFrame(image=_read_png(image_path), mask=self._read_rendered_mask())
+            bpy.ops.render.render(write_still=False, scene=scene.name)
+
+    def _image_path(self) -> str:
+        return os.path.join(self._workdir.name, "image.png")
+
+    def _read_rendered_image(self) -> np.ndarray:
+        """The render result, colour-managed as Blender writes an 8-bit PNG (its view transform and dither)."""
+        with blender_stdout_silenced():
+            bpy.data.images["Render Result"].save_render(filepath=self._image_path())
+        return _read_png(self._image_path())
 
     def render_mask(self, scene: SampledScene) -> np.ndarray:
         """The instance mask of ``scene`` alone, at a few percent of a render's cost.
@@ -152,8 +165,7 @@ class BlenderSession:
         """
         self.build(scene)
         self._remove_scratch_files()
-        with blender_stdout_silenced():
-            bpy.ops.render.render(write_still=False, scene=self._mask_scene.name)
+        self.draw(self._mask_scene)
         return self._read_rendered_mask()
 
     def _mask_path(self) -> str:
@@ -251,6 +263,10 @@ def _configure_cycles(scene, settings: RenderSettings) -> None:
     scene.render.resolution_x, scene.render.resolution_y = s.width, s.height
     scene.render.resolution_percentage = 100
     scene.render.film_transparent = False
+    # Keep Cycles' session (device, kernels, shaders, the static world's geometry) between frames;
+    # only what changed is synced again. The same bytes either way (a test checks); it is what a GPU,
+    # whose frames are mostly fixed cost, needs (docs/performance.md, "Where a frame's time goes").
+    scene.render.use_persistent_data = True
     scene.render.threads_mode = "FIXED" if s.threads else "AUTO"
     if s.threads:
         scene.render.threads = s.threads

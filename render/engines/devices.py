@@ -136,8 +136,3 @@ def visibility_environment(backend: str, gpu_ids: Sequence[int], environ: Mappin
         if gpu_id >= len(inherited):
             raise UsageError(f"--gpu-ids: device {gpu_id} is not among {variable}={environ[variable]}")
     return {variable: ",".join(inherited[k] for k in gpu_ids)}
-
-
-def usable_cores() -> int:
-    """The CPU cores this process may run on."""
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))

@@ -199,7 +199,7 @@ class ProcessWorkers:
                 if message[0] == "ready":
                     events.append(Ready(slot, message[1]))
                 elif message[0] == "done":
-                    events.append(Done(slot, Outcome(message[1], message[2]), message[3]))
+                    events.append(Done(slot, Outcome(message[1], message[2], message[4]), message[3]))
                 else:  # "failed": the session could not be opened; the process exits next
                     worker.last_error = message[1]
         except (EOFError, OSError):
@@ -286,7 +286,7 @@ def serve_scenes(connection: Connection, open_worker: Callable[[Any], SceneWorke
             if task is None:
                 return
             outcome = worker.render(task)
-            connection.send(("done", outcome.index, outcome.error, resident_memory()))
+            connection.send(("done", outcome.index, outcome.error, resident_memory(), outcome.candidates))
     finally:
         worker.close()
 

@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 from render.farm.outputs import OutputLayout, merge_scenes
 from render.farm.runs import claim_output, output_defining
-from render.farm.shards import Shard, shard_files
+from render.farm.shard_layout import shard_files
 from ruclevr.cli import (
     ArgumentParser,
     UsageError,
@@ -32,6 +32,7 @@ from ruclevr.cli import (
 )
 from ruclevr.io import atomic_write_bytes, read_json
 from ruclevr.paths import check_output_location
+from ruclevr.shards import Shard
 
 PROG = "python -m render merge"
 

@@ -18,25 +18,17 @@ from render.engines.devices import (
     describe_choice,
     parse_gpu_ids,
     select_gpus,
-    usable_cores,
     worker_gpus,
 )
 from render.farm import blender_process
 from render.farm.local_workers import run_in_worker_processes
-from render.farm.ray_executor import (
-    cluster_slots,
-    connect,
-    disconnect,
-    probe_gpu_devices_on_ray,
-    run_on_ray,
-    run_text_shards_on_ray,
-)
+from render.farm.ray_executor import cluster_slots, probe_gpu_devices_on_ray, run_on_ray
 from render.farm.scheduler import WorkerPolicy
-from render.farm.shards import SHARD_SPEC_HELP, Shard, parse_shard
 from render.farm.worker import Outcome, RenderJob
-from ruclevr.cli import ArgumentParser, UsageError, non_negative_int, positive_int
+from ruclevr.cli import ArgumentParser, UsageError, non_negative_int
+from ruclevr.cluster import EXECUTORS, connect, disconnect, usable_cores
+from ruclevr.shards import SHARD_SPEC_HELP, Shard, parse_shard
 
-EXECUTORS = ("local", "ray")
 DEFAULT_POLICY = WorkerPolicy()
 
 
@@ -163,47 +155,3 @@ def default_workers(device: DeviceChoice) -> int:
     if device.backend != "cpu":
         return max(1, len(device.devices))
     return usable_cores()
-
-
-
-# -- the text stages (questions, translate, filter): their shards on a Ray cluster --------------------
-
-def add_text_farm_arguments(parser: ArgumentParser) -> None:
-    """``--executor ray`` for a text stage: every shard of the run as a Ray task, then the merge."""
-    parser.add_argument("--executor", choices=EXECUTORS, default="local",
-                        help="local: this process; ray: run the stage as --shards shards, each a Ray task (the nodes share a "
-                             "file system), then merge them into --out (the same bytes as a local run)")
-    parser.add_argument("--address", default=None,
-                        help="with --executor ray: the cluster to join (host:port, or 'auto'); default $RAY_ADDRESS, else a "
-                             "private local cluster with one CPU per core")
-    parser.add_argument("--shards", type=positive_int, default=None,
-                        help="with --executor ray: how many shards (default: one per CPU of the cluster)")
-
-
-def run_text_stage(args, argv: Sequence[str], module: str, prog: str) -> int | None:
-    """With ``--executor ray``, run the whole stage as shards on Ray and return its exit status;
-    None for a local run (the caller goes on)."""
-    if args.executor != "ray":
-        if args.address is not None or args.shards is not None:
-            raise UsageError("--address and --shards need --executor ray")
-        return None
-    if args.shard is not None:
-        raise UsageError("--shard is one shard of a run; --executor ray runs them all: give one or the other")
-    return run_text_shards_on_ray(module, strip_farm_flags(argv), args.shards, args.address,
-                                  log=lambda line: print(f"{prog}: {line}", file=sys.stderr))
-
-
-def strip_farm_flags(argv: Sequence[str]) -> list[str]:
-    """``argv`` without --executor, --address and --shards (and their values)."""
-    kept: list[str] = []
-    skip = False
-    for argument in argv:
-        if skip:
-            skip = False
-            continue
-        name = argument.split("=", 1)[0]
-        if name in ("--executor", "--address", "--shards"):
-            skip = "=" not in argument
-            continue
-        kept.append(argument)
-    return kept

@@ -15,50 +15,19 @@ silently on the CPU) when it sees none. ``ray`` is imported only when this execu
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import os
-import subprocess
-import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from render.engines.devices import DeviceChoice, describe_found, usable_cores
+from render.engines.devices import DeviceChoice, describe_found
 from render.farm.blender_process import probe_gpu_devices_in_child, resident_memory
 from render.farm.local_workers import BlenderWorker
 from render.farm.outputs import SceneFiles, write_encoded_scene
 from render.farm.scheduler import Died, Done, Ready, Scheduler, WorkerPolicy
 from render.farm.worker import Outcome, RenderJob, render_with_retries
-from ruclevr.cli import UsageError
 
 #: Seconds an actor is given to close its Blender session when told to stop, before it is killed.
 STOP_TIMEOUT = 30.0
-
-
-def connect(address: str | None, local_cpus: int) -> bool:
-    """Join the cluster at ``address`` (``auto``: the one ``ray start`` made on this node), or start
-    a private local one with ``local_cpus`` CPUs when ``address`` is None. Returns whether this
-    process started the cluster (and should shut it down)."""
-    try:
-        import ray
-    except ImportError:
-        raise UsageError("--executor ray needs the ray package: pip install 'ruclevr[ray]'") from None
-    if ray.is_initialized():
-        return False
-    quiet: dict[str, Any] = {"include_dashboard": False, "logging_level": "WARNING", "log_to_driver": False}
-    try:
-        if address:
-            ray.init(address=address, **quiet)
-            return False
-        ray.init(address="local", num_cpus=local_cpus, **quiet)
-        return True
-    except (ConnectionError, RuntimeError, ValueError) as error:
-        raise UsageError(f"--address {address or 'local'}: cannot start or join a Ray cluster: {' '.join(str(error).split())}") from None
-
-
-def disconnect() -> None:
-    import ray
-
-    ray.shutdown()
 
 
 def probe_gpu_devices_on_ray() -> dict[str, list[str]]:
@@ -90,7 +59,7 @@ def cluster_slots(device: DeviceChoice, threads: int) -> int:
 
 def run_on_ray(job: RenderJob, indices: Iterable[int], workers: int, policy: WorkerPolicy,
                log: Callable[[str], None] | None = None) -> Iterator[Outcome]:
-    """Render ``indices`` with ``workers`` Ray actors (the cluster must be connected, see :func:`connect`)."""
+    """Render ``indices`` with ``workers`` Ray actors (the cluster must be connected, see :func:`ruclevr.cluster.connect`)."""
     backend = RayActors(job, slot_resources(job.device, job.settings.threads))
     return Scheduler(backend, workers, policy, log).run(indices)
 
@@ -200,44 +169,3 @@ class RenderActor:
 
     def close(self) -> None:
         self._worker.close()
-
-
-# -- text stages: their shards as Ray tasks ------------------------------------------------------------
-
-def run_text_shards_on_ray(module: str, argv: Sequence[str], shards: int | None, address: str | None,
-                           log: Callable[[str], None]) -> int:
-    """Run ``python -m MODULE ARGV --shard I/N`` for every shard as a Ray task, then ``MODULE merge``.
-
-    Each task runs the stage's command in a process of its own on whichever node Ray picks, and
-    reads and writes the paths in ``argv`` there: the nodes need one shared file system (unlike
-    rendering, whose actors return their files' bytes). ``shards``: default one per CPU of the
-    cluster. Returns the exit status: the first failing shard's, or merge's.
-    """
-    import ray
-
-    started_cluster = connect(address or os.environ.get("RAY_ADDRESS"), usable_cores())
-    try:
-        count = shards or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        task = ray.remote(_run_text_shard).options(num_cpus=1, max_retries=0)
-        search_path = os.pathsep.join(entry for entry in sys.path if entry)
-        runs = [task.remote(module, [*argv, "--shard", f"{index}/{count}"], search_path) for index in range(count)]
-        results = ray.get(runs)
-    finally:
-        if started_cluster:
-            disconnect()
-    failed = [(index, status, tail) for index, (status, tail) in enumerate(results) if status != 0]
-    for index, status, tail in failed:
-        log(f"shard {index}/{count} exited with {status}: {tail}")
-    if failed:
-        return failed[0][1]
-    out = argv[list(argv).index("--out") + 1]
-    return importlib.import_module(f"{module}.cli").main(["merge", "--out", out])
-
-
-def _run_text_shard(module: str, argv: Sequence[str], search_path: str) -> tuple[int, str]:
-    """One shard's command in its own process; its exit status and the last line it wrote to stderr."""
-    environment = {**os.environ, "PYTHONPATH": search_path, "TQDM_DISABLE": "1"}
-    done = subprocess.run([sys.executable, "-m", module, *argv], env=environment, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True, check=False)
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
-    return done.returncode, lines[-1] if lines else ""

@@ -35,8 +35,9 @@ from tqdm import tqdm
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from render.farm.outputs import SUBFOLDERS, OutputLayout
-from render.farm.shards import shard_files
+from render.farm.shard_layout import shard_files
 from render.farm.verify_geometry import geometry_problems
+from render.model.occlusion import with_occlusion
 from render.model.settings import drawn_record
 from render.model.visibility import object_visibility
 from ruclevr.cli import (
@@ -280,6 +281,19 @@ def check_mask(layout: OutputLayout, index: int, scene: dict | None, image_size:
                             f"do not match {name} ({seen['visible_pixels']}/{seen['bbox_2d']})")
         elif seen["visible_pixels"] < min_pixels:
             problems.append(f"index {index}: object {k} shows {seen['visible_pixels']} pixels in {name}, fewer than min_pixels {min_pixels}")
+    problems.extend(occlusion_problems(scene, mask, index, name))
+
+
+def occlusion_problems(scene: dict, mask: np.ndarray, index: int, name: str) -> list[str]:
+    """Objects whose ``occlusion`` record is not what the mask and their silhouettes give (records without it pass)."""
+    objects = scene["objects"]
+    if not any("occlusion" in obj for obj in objects):
+        return []
+    recorded = [obj.get("occlusion") for obj in objects]
+    expected = {**scene, "objects": [dict(obj) for obj in objects]}
+    with_occlusion(expected, mask)
+    return [f"index {index}: object {k}'s occlusion record {mine} is not what {name} gives ({obj['occlusion']})"
+            for k, (mine, obj) in enumerate(zip(recorded, expected["objects"], strict=True)) if mine != obj["occlusion"]]
 
 
 def decode(path: Path, name: str, index: int, problems: list[str]) -> Image.Image | None:

@@ -22,6 +22,7 @@ from render.engines.frame import RenderedFrame
 from render.engines.registry import EngineFactory, RenderBackend, engine_factory
 from render.farm.outputs import OutputLayout, SceneFiles, encode_scene_files, write_encoded_scene
 from render.legibility import LegibilityReader, calibration_id, misread_objects
+from render.model.occlusion import with_occlusion
 from render.model.sampler import SceneOptions, SceneSamplingError, candidate_scenes
 from render.model.scene_graph import scene_graph
 from render.model.settings import RenderSettings
@@ -73,6 +74,7 @@ class RenderJob:
 class Outcome(NamedTuple):
     index: int  # type: ignore[assignment]  # the field shadows tuple.index on purpose: callers read outcome.index
     error: str | None  # None when the scene's files were written
+    candidates: int | None = None  # candidates sampled for the written scene (1 = none re-sampled); None = not told
 
 
 class RenderedScene(NamedTuple):
@@ -81,6 +83,7 @@ class RenderedScene(NamedTuple):
     image: np.ndarray
     mask: np.ndarray
     record: dict
+    candidates: int = 1  # candidates sampled for it, itself included
 
 
 class VisibilityError(RuntimeError):
@@ -129,9 +132,11 @@ def _reader(look: int) -> LegibilityReader:
     return LegibilityReader.for_look(look)
 
 
-def rendered_problems(graph: dict, frame: RenderedFrame, job: RenderJob, visibility: list[dict]) -> list[str]:
-    """Why a rendered candidate is rejected: an object hidden or too small, or (legible only) read otherwise than recorded."""
-    problems = shown_problems(graph, visibility, job.min_pixels, job.min_visible_fraction)
+def rendered_problems(graph: dict, frame: RenderedFrame, job: RenderJob, visibility: list[dict],
+                      shown_checked: bool = False) -> list[str]:
+    """Why a rendered candidate is rejected: an object hidden or too small, or (legible only) read otherwise than recorded.
+    ``shown_checked``: the visibility checks passed on this very mask already (the pre-pass drew it)."""
+    problems = [] if shown_checked else shown_problems(graph, visibility, job.min_pixels, job.min_visible_fraction)
     if problems or not job.legible_only:
         return problems
     return misread_objects(graph, frame.image, frame.mask, _reader(job.settings.look))
@@ -145,17 +150,20 @@ def render_scene(session: RenderBackend, job: RenderJob, index: int) -> Rendered
     """
     reasons: list[str] = []
     candidates = candidate_scenes(job.seed, index, job.options)
-    for _ in range(job.max_visibility_attempts):
+    for attempt in range(1, job.max_visibility_attempts + 1):
         scene = next(candidates)
         graph = scene_graph(scene, job.options)
-        floor = job.min_visible_fraction
-        problems = mask_problems(graph, session.render_mask(scene), job.min_pixels, floor) if job.mask_prepass else []
+        prepass_mask = session.render_mask(scene) if job.mask_prepass else None
+        problems = [] if prepass_mask is None else mask_problems(graph, prepass_mask, job.min_pixels, job.min_visible_fraction)
         if not problems:
             frame = session.render(scene)
             visibility = object_visibility(frame.mask, len(scene.objects))
-            problems = rendered_problems(graph, frame, job, visibility)
+            # The pre-pass draws the render's own mask (a test checks); its checks are not repeated then.
+            same_mask = prepass_mask is not None and np.array_equal(frame.mask, prepass_mask)
+            problems = rendered_problems(graph, frame, job, visibility, shown_checked=same_mask)
         if not problems:
-            return RenderedScene(frame.image, frame.mask, rendered_scene_record(graph, job, visibility))
+            with_occlusion(graph, frame.mask)
+            return RenderedScene(frame.image, frame.mask, rendered_scene_record(graph, job, visibility), attempt)
         reasons.append(problems[0])
     raise VisibilityError(
         f"scene {index}: no candidate in {job.max_visibility_attempts} showed every object with at least "
@@ -166,7 +174,10 @@ def render_scene(session: RenderBackend, job: RenderJob, index: int) -> Rendered
 
 def encoded_scene(session: RenderBackend, job: RenderJob, index: int) -> SceneFiles:
     """The files of ``index`` as bytes: what a worker writes, or a Ray actor returns to be written."""
-    rendered = render_scene(session, job, index)
+    return encoded_files(render_scene(session, job, index), job)
+
+
+def encoded_files(rendered: RenderedScene, job: RenderJob) -> SceneFiles:
     return encode_scene_files(rendered.image, rendered.mask, rendered.record, job.settings.png_compression)
 
 
@@ -185,9 +196,12 @@ def render_with_retries(session: RenderBackend, job: RenderJob, index: int,
     error = ""
     for _ in range(1 + UNEXPECTED_FAILURE_RETRIES):
         try:
-            deliver(encoded_scene(session, job, index))
-            return Outcome(index, None)
-        except (VisibilityError, SceneSamplingError) as failure:
+            rendered = render_scene(session, job, index)
+            deliver(encoded_files(rendered, job))
+            return Outcome(index, None, rendered.candidates)
+        except VisibilityError as failure:
+            return Outcome(index, str(failure), job.max_visibility_attempts)
+        except SceneSamplingError as failure:
             return Outcome(index, str(failure))
         except Exception as failure:  # noqa: BLE001 - one scene's crash must not end the run
             error = f"scene {index}: {type(failure).__name__}: {failure}\n{traceback.format_exc(limit=3)}"

@@ -18,13 +18,18 @@ from assets.vocabulary import Vocabulary, load_vocabulary
 from render.model.camera import Camera
 
 
-def silhouette_area(obj: Mapping, camera: Camera, vocabulary: Vocabulary | None = None) -> float:
-    """The object's projected area in pixels with nothing in front of it (a scene-graph object record)."""
+def silhouette_outline(obj: Mapping, camera: Camera, vocabulary: Vocabulary | None = None) -> np.ndarray:
+    """The object's unoccluded outline in the image: the convex hull (K, 2) of its projected mesh, in pixels."""
     vertices = shape_mesh(obj["shape"], vocabulary or load_vocabulary()).vertices * float(obj["scale"])
     yaw = math.radians(float(obj["rotation"]))
     rotation = np.array([[math.cos(yaw), -math.sin(yaw), 0.0], [math.sin(yaw), math.cos(yaw), 0.0], [0.0, 0.0, 1.0]])
     world = vertices @ rotation.T + np.asarray(obj["3d_coords"], dtype=np.float64)
-    hull = convex_hull_2d(camera.project(world)[:, :2])
+    return convex_hull_2d(camera.project(world)[:, :2])
+
+
+def silhouette_area(obj: Mapping, camera: Camera, vocabulary: Vocabulary | None = None) -> float:
+    """The object's projected area in pixels with nothing in front of it (a scene-graph object record)."""
+    hull = silhouette_outline(obj, camera, vocabulary)
     if len(hull) < 3:
         return 0.0
     x, y = hull[:, 0], hull[:, 1]

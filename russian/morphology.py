@@ -1,4 +1,4 @@
-"""Russian morphology for the native realiser: a curated noun lexicon and cached inflection.
+"""Russian morphology for the native realiser and the morph filter: a curated noun lexicon and cached inflection.
 
 pymorphy3 is used only to inflect words whose lemma and gender we already know. Its first
 parse is often wrong for our words (``цилиндр``, ``предмет``, ``объект`` parse as accusative

@@ -1,14 +1,15 @@
 """Shards: one of N parts of a run, for job arrays (SLURM, Kubernetes indexed jobs) and many machines.
 
-Shard ``i`` of ``N`` renders a contiguous block of the run's indices ``start .. start+n-1``: block
+Shard ``i`` of ``N`` takes a contiguous block of the run's indices ``start .. start+n-1``: block
 ``i`` is ``start + floor(i*n/N) .. start + floor((i+1)*n/N) - 1``. The blocks are an exact partition
 (every index in exactly one block, the remainder spread so sizes differ by at most one, blocks of
-size 0 when N > n), and a scene is a function of (seed, index) alone, so the union of the shards is
-the same files as one run over the whole range.
+size 0 when N > n), and every stage's output for an index is a function of (seed, index) alone, so
+the union of the shards is the same files as one run over the whole range.
 
-A shard writes only its own files: the per-index images, masks and scene files of its block, and
-``scenes.shard-I-of-N.json`` / ``render_run.shard-I-of-N.json`` instead of ``scenes.json`` /
-``render_run.json``, so shards can share one output folder. ``python -m render merge`` combines them.
+Every stage shards the same way: ``render`` by scene index (its files per shard are
+:mod:`render.farm.shard_layout`), and the text stages (questions, translate, filter) by blocks of
+whole scenes, each writing ``OUT.shard-I-of-N.json`` (:func:`sharded_path`) beside the whole run's
+``OUT``; the stage's ``merge`` subcommand combines them (:func:`merge_target`, :func:`consecutive_shards`).
 """
 
 from __future__ import annotations
@@ -18,11 +19,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from render.farm.outputs import OutputLayout
 from ruclevr.cli import ArgumentParser, UsageError, add_common_options, configure_logging, output_path
 from ruclevr.jsonstream import JsonDocument, checked_info
 
-SHARD_FILE_PATTERN = re.compile(r"^scenes\.shard-(\d+)-of-(\d+)\.json$")
 SHARD_SPEC_HELP = "I/N (0-based), 'slurm' (SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT) or 'kubernetes/N' (JOB_COMPLETION_INDEX of N)"
 
 
@@ -94,59 +93,6 @@ def _checked(shard: Shard, spec: str) -> Shard:
     if not 0 <= shard.index < shard.count:
         raise UsageError(f"--shard {spec}: shard {shard.index} is not in 0..{shard.count - 1} (shards are 0-based)")
     return shard
-
-
-@dataclass(frozen=True)
-class ShardLayout(OutputLayout):
-    """The output layout seen by one shard: its own block of indices and its own merged files."""
-
-    shard: Shard = Shard(0, 1)
-    start_index: int = 0
-    n: int = 0
-
-    @property
-    def indices(self) -> range:
-        return self.shard.indices(self.start_index, self.n)
-
-    @property
-    def scenes_json(self) -> Path:
-        return self.root / f"scenes.{self.shard.name}.json"
-
-    @property
-    def run_record(self) -> Path:
-        return self.root / f"render_run.{self.shard.name}.json"
-
-    def finished_scene_files(self) -> list[Path]:
-        return [self.scene_path(index) for index in self.indices if self.scene_path(index).exists()]
-
-    def remove_outputs(self) -> int:
-        """For --overwrite: delete this shard's files only; other shards' files stay."""
-        removed = 0
-        paths = [self.scenes_json, self.run_record]
-        for index in self.indices:
-            paths += [self.image_path(index), self.mask_path(index), self.scene_path(index)]
-        for path in paths:
-            if path.exists():
-                path.unlink()
-                removed += 1
-        return removed
-
-
-def shard_files(folder: Path) -> dict[Shard, Path]:
-    """The ``scenes.shard-I-of-N.json`` files in ``folder``, by shard."""
-    found = {}
-    for path in sorted(folder.glob("scenes.shard-*-of-*.json")):
-        match = SHARD_FILE_PATTERN.match(path.name)
-        if match:
-            found[Shard(int(match.group(1)), int(match.group(2)))] = path
-    return found
-
-
-def layout_for(root: Path, prefix: str, shard: Shard | None, start_index: int, n: int) -> OutputLayout:
-    """The whole folder's layout, or the one shard's view of it."""
-    if shard is None:
-        return OutputLayout(root, prefix)
-    return ShardLayout(root, prefix, shard, start_index, n)
 
 
 # -- the text stages' shards: one output file per shard beside the whole run's -------------------------

@@ -1,0 +1,185 @@
+"""What-if and perspective-taking questions checked by hand-written recomputations, not the executor.
+
+What-if: each generated question's answer is recomputed on a copy of the scene's object list edited
+in plain Python (objects deleted, a colour or material overwritten) by counting the objects that fit
+the counted description. Perspective: each answer is recomputed from the floor coordinates with a
+formula of its own (the side is the sign of the target's offset along the facing direction turned
+a quarter left), and that formula's "left" is checked against the renderer's own left direction.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import pytest
+
+from dataset.families import realise_scenes
+from dataset.realise_check import asked_questions
+from questions.executor import execute_program
+from questions.families import load_families
+from questions.perspective import MIN_LEG, SIDE_MARGIN
+from questions.scene_index import SceneIndex
+
+ATTRIBUTE_OF = {"Z": "size", "C": "color", "M": "material", "S": "shape"}
+
+
+@pytest.fixture(scope="module")
+def families():
+    return load_families()
+
+
+@pytest.fixture(scope="module")
+def scenes():
+    return realise_scenes(None, 35, 400)
+
+
+def description(params, suffix):
+    """The (attribute, value) pairs of the description whose placeholders end in ``suffix``."""
+    return {ATTRIBUTE_OF[letter]: params[f"<{letter}{suffix}>"] for letter in "ZCMS" if params.get(f"<{letter}{suffix}>")}
+
+
+def fits(obj, wanted):
+    return all(obj[attribute] == value for attribute, value in wanted.items())
+
+
+def the_one(objects, wanted):
+    found = [i for i, obj in enumerate(objects) if fits(obj, wanted)]
+    assert len(found) == 1, "an edited object must be named with one reading"
+    return found[0]
+
+
+def count_after_edit(family_id, params, objects):
+    """The answer of a what-if question, worked out on an edited copy of the object list."""
+    objects = copy.deepcopy(objects)
+    if family_id.startswith("hypothetical/remove/"):
+        removed = description(params, "")
+        objects = [obj for obj in objects if not fits(obj, removed)]
+        counted = description(params, "2")
+    else:
+        target = the_one(objects, description(params, ""))
+        if family_id == "hypothetical/recolor/count":
+            assert objects[target]["color"] != params["<C2>"]
+            objects[target]["color"] = params["<C2>"]
+        else:
+            assert objects[target]["material"] != params["<M2>"]
+            objects[target]["material"] = params["<M2>"]
+        counted = description(params, "3")
+    return sum(fits(obj, counted) for obj in objects), counted
+
+
+WHAT_IF = ("hypothetical/remove/count", "hypothetical/recolor/count", "hypothetical/material/count")
+
+
+def test_what_if_comparisons_recomputed_on_the_edited_objects(families, scenes):
+    _, questions, _ = asked_questions(families["hypothetical/remove/more"], scenes, 30, 35)
+    assert len(questions) >= 20
+    assert {question["answer"] for question in questions} == {"yes", "no"}
+    scene_of = {scene["image_index"]: scene for scene in scenes}
+    for question in questions:
+        objects, params = scene_of[question["image_index"]]["objects"], question["params"]
+        removed, first, second = (description(params, suffix) for suffix in ("", "2", "3"))
+        left = [obj for obj in objects if not fits(obj, removed)]
+        more, fewer = (sum(fits(obj, wanted) for obj in left) for wanted in (first, second))
+        assert question["answer"] == ("yes" if more > fewer else "no"), question["question"]
+        assert more > 0 and fewer > 0
+        before = [sum(fits(obj, wanted) for obj in objects) for wanted in (first, second)]
+        assert before != [more, fewer], f"the removal must change a count: {question['question']}"
+
+
+@pytest.mark.parametrize("family_id", WHAT_IF)
+def test_what_if_answers_recomputed_on_the_edited_objects(families, scenes, family_id):
+    _, questions, _ = asked_questions(families[family_id], scenes, 30, 35)
+    assert len(questions) >= 20
+    scene_of = {scene["image_index"]: scene for scene in scenes}
+    for question in questions:
+        objects = scene_of[question["image_index"]]["objects"]
+        answer, counted = count_after_edit(family_id, question["params"], objects)
+        assert question["answer"] == str(answer), question["question"]
+        assert answer > 0  # never 0: "how many red cubes are left once the red things are gone" is not asked
+        before = sum(fits(obj, counted) for obj in objects)
+        assert before != answer, f"the edit must change what is counted: {question['question']}"
+
+
+def test_the_edit_is_a_program_node_read_by_later_nodes(families):
+    scene = realise_scenes(None, 35, 1)[0]
+    first = scene["objects"][0]
+    other = next(c for c in ("red", "blue", "green", "yellow") if c != first["color"])
+    program = [
+        {"function": "scene", "inputs": [], "value_inputs": []},
+        {"function": "filter_color", "inputs": [0], "value_inputs": [first["color"]]},
+        {"function": "remove", "inputs": [1], "value_inputs": []},
+        {"function": "filter_color", "inputs": [2], "value_inputs": [first["color"]]},
+        {"function": "count", "inputs": [3], "value_inputs": []},
+    ]
+    assert execute_program(program, scene) == "0"
+    recolour = [
+        {"function": "scene", "inputs": [], "value_inputs": []},
+        {"function": "recolor", "inputs": [0], "value_inputs": [other]},
+    ]
+    with pytest.raises(Exception, match="must be object"):
+        execute_program(recolour + [{"function": "count", "inputs": [1], "value_inputs": []}], scene)
+    index = SceneIndex.from_scene(scene)
+    edited = index.edited(changes={("color", 0): other})
+    assert edited.values["color"][0] == other and index.values["color"][0] == first["color"]
+    assert edited.mask("color", other) >> 0 & 1 and not index.mask("color", other) >> 0 & 1
+
+
+def left_of_facing(viewer, faced, target):
+    """+1 left, -1 right, 0 too near the line, by the target's offset along the facing direction
+    turned a quarter to the left (floor x, y), and the sine of the angle off that line."""
+    fx, fy = faced[0] - viewer[0], faced[1] - viewer[1]
+    lx, ly = -fy, fx
+    tx, ty = target[0] - viewer[0], target[1] - viewer[1]
+    sideways = (tx * lx + ty * ly) / (math.hypot(lx, ly) * math.hypot(tx, ty))
+    return (1 if sideways > 0 else -1), abs(sideways)
+
+
+def floor(scene, index):
+    return scene["objects"][index]["3d_coords"][:2]
+
+
+def unique_object(scene, wanted):
+    return the_one(scene["objects"], wanted)
+
+
+@pytest.mark.parametrize("family_id", ["perspective/side/left", "perspective/side/right"])
+def test_perspective_answers_recomputed_from_floor_coordinates(families, scenes, family_id):
+    _, questions, _ = asked_questions(families[family_id], scenes, 30, 35)
+    assert len(questions) >= 20
+    assert {question["answer"] for question in questions} == {"yes", "no"}
+    scene_of = {scene["image_index"]: scene for scene in scenes}
+    wanted_side = 1 if family_id.endswith("left") else -1
+    for question in questions:
+        scene, params = scene_of[question["image_index"]], question["params"]
+        viewer, faced, target = (unique_object(scene, description(params, suffix)) for suffix in ("", "2", "3"))
+        side, off_line = left_of_facing(floor(scene, viewer), floor(scene, faced), floor(scene, target))
+        assert off_line >= math.sin(math.radians(SIDE_MARGIN)) - 1e-9, question["question"]
+        assert math.dist(floor(scene, viewer), floor(scene, faced)) >= MIN_LEG
+        assert question["answer"] == ("yes" if side == wanted_side else "no"), question["question"]
+
+
+def test_perspective_counts_recomputed_from_floor_coordinates(families, scenes):
+    _, questions, _ = asked_questions(families["perspective/count/left"], scenes, 20, 35)
+    assert len(questions) >= 10
+    scene_of = {scene["image_index"]: scene for scene in scenes}
+    for question in questions:
+        scene, params = scene_of[question["image_index"]], question["params"]
+        viewer, faced = (unique_object(scene, description(params, suffix)) for suffix in ("", "2"))
+        counted = description(params, "3")
+        left = 0
+        for k, obj in enumerate(scene["objects"]):
+            if k in (viewer, faced):
+                continue
+            side, off_line = left_of_facing(floor(scene, viewer), floor(scene, faced), floor(scene, k))
+            assert off_line >= math.sin(math.radians(SIDE_MARGIN)) - 1e-9  # every object clearly on one side
+            left += side == 1 and fits(obj, counted)
+        assert question["answer"] == str(left), question["question"]
+
+
+def test_floor_left_is_the_renderers_left(scenes):
+    # Facing the way the camera looks ("behind"), the quarter turn to the left is the render's "left".
+    for scene in scenes[:20]:
+        behind, left = scene["directions"]["behind"], scene["directions"]["left"]
+        side, off_line = left_of_facing((0.0, 0.0), behind[:2], left[:2])
+        assert side == 1 and off_line == pytest.approx(1.0)
