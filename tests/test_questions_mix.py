@@ -35,9 +35,9 @@ def test_a_mix_of_question_types_is_reached_within_2_points_on_1000_scenes(scene
     questions = generate(scenes, families, Settings(seed=0, mix=TYPE_MIX), progress=False)
     # 97.5 %, not 99 %, since issue 25: counts rarely 0 and answers balanced given the named values
     # leave fewer questions to a mix that asks 20 % colours and 20 % counts (98.0 % on these scenes)
-    # 97.4 % with issue 25's balance and issue 23's image relations; 96.7 % since issue 36 (a count
+    # 97.4 % with issue 25's balance and issue 23's image relations; 96.1 % since issue 36 (a count
     # whose set holds an object the question names, by its words, is not asked: questions/named_objects.py)
-    assert len(questions) >= 0.965 * 10 * len(scenes)
+    assert len(questions) >= 0.955 * 10 * len(scenes)
     shares = reached(questions, families, "type")
     assert set(shares) == {name for name, _ in TYPE_MIX}
     for name, share in TYPE_MIX:
