@@ -8,7 +8,8 @@ stages (docs/architecture.md).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from dataset.annotate.cli import add_annotate_parser, command_annotate
@@ -37,7 +38,14 @@ from ruclevr.cli import (
 )
 from ruclevr.cli import seed as seed_type
 from ruclevr.io import hold_output_folder
-from ruclevr.paths import check_not_an_input, check_output_location, check_own_output
+from ruclevr.paths import (
+    check_apart_from,
+    check_not_an_input,
+    check_not_another_export,
+    check_output_location,
+    check_own_output,
+    check_real_folders,
+)
 from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
 
 PROG = "python -m dataset"  # also dataset.build_cli.PROG
@@ -378,10 +386,51 @@ def _main(argv: Sequence[str] | None) -> int:
     if getattr(args, "out", None) is not None:
         check_output_location(args.out, OUTPUT_KINDS[args.command])
         check_output_of(args)
+        check_output_folders_of(args)
         if OUTPUT_KINDS[args.command] == "dir":
-            with hold_output_folder(args.out):
+            with hold_output_folder(args.out), hold_public_folder(args):
                 return COMMANDS[args.command](args)
     return COMMANDS[args.command](args)
+
+
+#: The folders each command fills and cleans inside its output (never through a symbolic link).
+OUTPUT_SUBFOLDERS = {"export": ("samples",), "hf": ("data", "plots")}
+
+
+def check_output_folders_of(args: argparse.Namespace) -> None:
+    """The folders a command fills are real folders of the output, and ``--public-out`` lies apart from
+    ``--out`` and every input, holds no export of its own, and no private copy (checked before any work)."""
+    subfolders = OUTPUT_SUBFOLDERS.get(args.command, ())
+    if OUTPUT_KINDS[args.command] == "dir":
+        check_real_folders(args.out, subfolders)
+    public = getattr(args, "public_out", None)
+    if public is None:
+        return
+    check_output_location(public, "dir", "--public-out")
+    inputs = {"--out": args.out, **input_paths_of(args)}
+    check_apart_from(public, inputs, "--public-out")
+    check_real_folders(public, subfolders, "--public-out")
+    check_not_another_export(public, "--public-out", MARK_FILE, args.out)
+
+
+def input_paths_of(args: argparse.Namespace) -> dict[str, Path | None]:
+    """The files and folders a command reads, by the flag that names them."""
+    if args.command == "export":
+        images = args.images if args.images is not None else args.scenes.parent / "images"
+        return {"--questions": args.questions, "--scenes": args.scenes, "--images": images,
+                **{f"--provenance {name}": path for name, path in parse_provenance(args.provenance).items()}}
+    return {"--data": getattr(args, "data", None)}
+
+
+@contextlib.contextmanager
+def hold_public_folder(args: argparse.Namespace) -> Iterator[None]:
+    """The folder lock on ``--public-out`` too, when given."""
+    public = getattr(args, "public_out", None)
+    if public is None:
+        yield
+        return
+    with hold_output_folder(public, "--public-out"):
+        yield
 
 
 #: The stage of each command that writes one file, as its ``info.stage`` names it.
@@ -390,6 +439,8 @@ FILE_STAGES = {"stats": "dataset.stats", "evaluate": "dataset.evaluate"}
 
 def check_output_of(args: argparse.Namespace) -> None:
     """A file output is none of the run's inputs and, if it exists, a file the same command wrote."""
+    if args.command == "submission":
+        check_submission_output(args.out, args.samples)
     stage = FILE_STAGES.get(args.command)
     if stage is None:
         return
@@ -397,6 +448,16 @@ def check_output_of(args: argparse.Namespace) -> None:
     check_not_an_input(args.out, {"--predictions": getattr(args, "predictions", None), "--data": data,
                                   **{f"--data's {name}": data / name for name in ("test.json", "shots.json", "provenance.json")}})
     check_own_output(args.out, f"{PROG} {args.command}", lambda info: info.get("stage") == stage)
+
+
+def check_submission_output(out: Path, samples: Path) -> None:
+    """The zip lies apart from lm-eval's logs and, if it exists, is a submission zip (never a dataset's file)."""
+    from dataset.submission_zip import is_submission_zip
+
+    check_apart_from(out, {"--samples": samples})
+    if out.exists() and not is_submission_zip(out):
+        raise UsageError(f"--out {str(out)!r} exists and is not a submission zip; it may be an input or another "
+                         "stage's file: remove it yourself or name another file")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

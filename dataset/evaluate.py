@@ -8,7 +8,8 @@ matches ``"нет"`` but ``" нет"`` does not. As MERA Multi scores it, an ite
 better of the whole prediction and the text after its last «ОТВЕТ» marker
 (:mod:`dataset.answer_split`): «РАССУЖДЕНИЕ: … ОТВЕТ: да» and «ответ - Да.» both match «да».
 
-Predictions come in any of three formats, told apart by their content:
+Predictions come in any of three formats, told apart by how the file opens (a zip; an object whose
+first member is ``data``: MERA's submission; anything else is JSON lines, every line checked):
 
 - JSON lines, one object per item: ``{"id": 12, "prediction": "нет"}`` (``id`` is ``meta.id``);
 - MERA's submission file: ``{"data": {"test": [{"outputs": "нет", "meta": {"id": 12}}, ...]}}``;
@@ -21,6 +22,7 @@ and the zip ``dataset submission`` writes for MERA's site is read through its ``
 from __future__ import annotations
 
 import json
+import re
 import string
 from array import array
 from collections import Counter
@@ -38,6 +40,7 @@ from ruclevr import jsonincremental, jsonlimits
 from ruclevr.cli import UsageError
 from ruclevr.io import read_lines
 from ruclevr.jsonstream import LazyList
+from ruclevr.paths import regular_file
 from translate.answers import russian_answer_words
 
 _DELETE_ASCII_PUNCTUATION = str.maketrans("", "", string.punctuation)
@@ -229,15 +232,14 @@ def read_predictions(path: str | Path, known: Container[int] | None = None) -> d
     (the dataset's ids), an id outside it is refused where it stands, so the result never outgrows
     the dataset."""
     label = f"predictions file {path}"
+    regular_file(path, "predictions file")
     if is_submission_zip(path):  # `dataset submission`'s zip: its ruCLEVR.json is MERA's submission file
         records = _submission_records(lambda: open_task_file(path), f"{path}:{TASK_FILE}", f"{label}:{TASK_FILE}")
+    elif is_submission_file(path):
+        records = _submission_records(lambda: open(path, "rb"), str(path), label)
     else:
-        first = next((line for _, line in read_lines(path, label) if line.strip()), None)
-        if first is not None and _is_submission(first):
-            records = _submission_records(lambda: open(path, "rb"), str(path), label)
-        else:
-            records = ((f"{path} line {number}", _parse_prediction_line(line, f"{path} line {number}"))
-                       for number, line in read_lines(path, label) if line.strip())
+        records = ((f"{path} line {number}", _parse_prediction_line(line, f"{path} line {number}"))
+                   for number, line in read_lines(path, label) if line.strip())
     predictions: dict[int, str] = {}
     for where, (item_id, prediction) in records:
         if item_id in predictions:
@@ -245,6 +247,8 @@ def read_predictions(path: str | Path, known: Container[int] | None = None) -> d
         if known is not None and item_id not in known:
             raise UsageError(f"{where}: predictions name ids that are not in the dataset: {item_id}")
         predictions[item_id] = prediction
+    if not predictions:  # an empty file would score 0 without a word
+        raise UsageError(f"{label} holds no predictions")
     return predictions
 
 
@@ -253,16 +257,17 @@ def dataset_ids(document: MeraDocument | StreamedDocument) -> set[int]:
     return {item["meta"]["id"] for split in SPLITS for item, _ in document.records(split)}
 
 
-def _is_submission(first_line: str) -> bool:
-    """Whether a file whose first line is ``first_line`` is MERA's submission (one JSON object,
-    ``{"data": {split: [...]}}``, on one line or over many) rather than JSON lines."""
-    if not first_line.lstrip().startswith("{"):
-        return False
-    try:
-        record = jsonlimits.loads(first_line)
-    except ValueError:
-        return True  # the first line of an object written over lines
-    return isinstance(record, dict) and isinstance(record.get("data"), dict)
+#: How MERA's submission file opens, whatever its layout: one object whose first member is ``data``.
+_SUBMISSION_OPENING = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"data"\s*:')
+
+
+def is_submission_file(path: str | Path) -> bool:
+    """Whether ``path`` is MERA's submission (``{"data": {split: [...]}}``, on one line or over many) rather
+    than JSON lines: told from how the file opens (its first member is ``data``), never from whether its
+    first line parses, so a broken first line of JSON lines is refused as such, not read as another format."""
+    with open(path, "rb") as handle:
+        head = handle.read(4096)
+    return _SUBMISSION_OPENING.match(head) is not None
 
 
 def _submission_records(open_handle: Callable[[], AbstractContextManager[IO[bytes]]], name: str,

@@ -55,7 +55,7 @@ from ruclevr.jsonstream import (
     input_error,
     write_json,
 )
-from ruclevr.paths import confined_path, relative_paths
+from ruclevr.paths import check_real_folders, confined_path, relative_paths
 from translate.answers import answer_to_russian
 from translate.spelling import YO_POLICIES
 
@@ -306,6 +306,7 @@ def export_dataset(
 ) -> dict[str, Any]:
     """Write MERA's files and ``samples/`` into ``out_dir``; return the export's ``info`` (its counts among them)."""
     images_dir = images_dir if images_dir is not None else scenes_path.parent / "images"
+    check_real_folders(out_dir, [SAMPLES_DIR])
     prompts = settings.prompts()
     questions_info, columns = read_questions(questions_path)
     scenes_info, scene_sizes = read_scene_sizes(scenes_path, columns.image_numbers)

@@ -36,7 +36,7 @@ from filter.pipeline import OutputPaths
 from ruclevr import __version__
 from ruclevr.cli import UsageError, progress_disabled
 from ruclevr.io import atomic_write_bytes, atomic_write_text, read_json, read_json_input, remove_stale_temporaries
-from ruclevr.paths import confined_path
+from ruclevr.paths import check_real_folders, confined_path
 
 TEMPLATE_PATH = Path(__file__).parent / "templates" / "gallery.html.j2"
 THUMB_QUALITY = 85
@@ -276,10 +276,11 @@ def write_gallery(data: Path, out: Path, settings: GallerySettings | None = None
     settings = settings or GallerySettings()
     if out.suffix.lower() not in (".html", ".htm"):
         raise UsageError(f"--out {str(out)!r} must be an .html file")
+    assets = files_dir(out)
+    check_real_folders(out.parent, [f"{assets.name}/thumbs", f"{assets.name}/plots"])
     source = read_source(data, images_dir)
     images = source.images[: settings.max_images] if settings.max_images else source.images
     check_images(images)
-    assets = files_dir(out)
     thumbs = write_thumbnails(images, assets / "thumbs", settings.thumb_size)
     rows = [plot_row(image, question) for image in images for question in image.questions]
     plots = write_plots(rows, assets / "plots", source.rejected_scores)

@@ -42,8 +42,17 @@ def judge_texts(question: str, gold: str, prediction: str, sep: str) -> list[str
 
 
 def prompt_of(item: Mapping[str, Any]) -> str:
-    """The prompt the model saw: MERA's ``instruction.format(**inputs)``."""
-    return str(item["instruction"]).format(**item["inputs"])
+    """The prompt the model saw: MERA's ``instruction.format(**inputs)``, within the prompt sandbox's limits."""
+    from jinja2.exceptions import SecurityError
+
+    from dataset.prompt_sandbox import format_instruction
+
+    try:
+        return format_instruction(str(item["instruction"]), dict(item["inputs"]))
+    except SecurityError as error:
+        raise UsageError(f"item {item.get('meta', {}).get('id')}: its instruction: {error}") from None
+    except (KeyError, IndexError, ValueError) as error:
+        raise UsageError(f"item {item.get('meta', {}).get('id')}: its instruction cannot be filled ({error!r})") from None
 
 
 class Judge:

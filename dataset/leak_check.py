@@ -9,7 +9,8 @@ the index's whatever the corpus's size:
   (key ``question``, ``question_ru`` or ``text``, found up to three levels down, e.g. MERA's
   ``inputs.question``) and/or an image (key ``image``, ``image_path`` or ``file_name``: a path
   relative to the file's folder, never outside it, or ``{"bytes": ...}`` as in a Hugging Face
-  parquet file); a ``.json`` larger than 64 MB is streamed item by item (``[...]`` or ``{"data": [...]}``);
+  parquet file); a ``.json`` larger than 16 MB is streamed item by item (``[...]`` or ``{"data": [...]}``, nested
+  at most 64 deep, strings and ``.jsonl`` lines at most 64 MiB);
 - ``.txt`` files: each line a question text.
 
 Matches:
@@ -45,6 +46,7 @@ import numpy as np
 from PIL import Image
 
 from ruclevr.cli import UsageError, add_common_options, non_negative_int, stage_logger
+from ruclevr.jsonlimits import MAX_ITEM_BYTES, JsonLimitError
 
 log = stage_logger("dataset")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp")
@@ -53,7 +55,7 @@ QUESTION_KEYS = ("question", "question_ru", "text")
 IMAGE_KEYS = ("image", "image_path", "file_name")
 HASH_SIZE = 16  # 16 x 16 DCT coefficients: 256 bits
 DEFAULT_MAX_DISTANCE = 40  # bits of 256; measured: planted copies <= 24, other scenes >= 72 (docs/releases.md)
-STREAM_JSON_BYTES = 64 * 2**20
+STREAM_JSON_BYTES = 16 * 2**20  # a larger .json is read item by item (a parsed file takes many times its size)
 BATCH = 128  # corpus images matched together (one matrix product against the index)
 _PUNCTUATION = re.compile(r"[^\w\s]")
 
@@ -185,11 +187,11 @@ def corpus_files(paths: Sequence[Path]) -> Iterator[Path]:
             yield path
             continue
         if not path.is_dir():
-            raise UsageError(f"--corpus {path} does not exist")
+            raise UsageError(f"--corpus {path} " + ("is not a regular file or a folder" if path.exists() else "does not exist"))
         for folder, dirs, names in os.walk(path):
             dirs.sort()
-            for name in sorted(names):
-                if name.lower().endswith(IMAGE_SUFFIXES + TEXT_SUFFIXES):
+            for name in sorted(names):  # regular files only: a FIFO would wait for a writer forever
+                if name.lower().endswith(IMAGE_SUFFIXES + TEXT_SUFFIXES) and (Path(folder) / name).is_file():
                     yield Path(folder) / name
 
 
@@ -245,18 +247,21 @@ def file_records(path: Path) -> Iterator[Record]:
                     yield Record(f"{path}:{number}", line.rstrip("\n"), None)
     elif suffix == ".jsonl":
         with open(path, "rb") as binary:
-            for number, raw in enumerate(binary, 1):
+            number = 0
+            while raw := binary.readline(MAX_ITEM_BYTES + 1):
+                number += 1
+                if len(raw) > MAX_ITEM_BYTES:
+                    raise JsonLimitError(f"line {number} is longer than the limit of {MAX_ITEM_BYTES} bytes")
                 if raw.strip():
                     yield from json_records(orjson.loads(raw), f"{path}:{number}", folder)
     elif suffix == ".json" and path.stat().st_size <= STREAM_JSON_BYTES:
         yield from json_records(orjson.loads(path.read_bytes()), str(path), folder)
     elif suffix == ".json":
-        import ijson
+        from ruclevr.jsonincremental import top_list_items
 
-        for prefix in ("item", "data.item"):
-            with open(path, "rb") as handle:
-                for position, obj in enumerate(ijson.items(handle, prefix)):
-                    yield from json_records(obj, f"{path}[{position}]", folder)
+        with open(path, "rb") as handle:  # depth and strings held to the limits as read
+            for position, obj in enumerate(top_list_items(handle)):
+                yield from json_records(obj, f"{path}[{position}]", folder)
     elif suffix == ".parquet":
         import pyarrow.parquet as pq
 
@@ -283,7 +288,7 @@ class LeakCheck:
     def hash_of(self, image: bytes | Path) -> np.ndarray | None:
         try:
             hashed = hash_image_bytes(image) if isinstance(image, bytes) else hash_image_file(image)
-        except (OSError, ValueError, SyntaxError):
+        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError, Image.DecompressionBombWarning):
             self.summary.unreadable += 1
             return None
         self.summary.images += 1

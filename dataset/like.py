@@ -81,9 +81,44 @@ class LikeTarget:
             raise UsageError(f"--like {data}: its provenance records no objects per scene; it cannot be matched")
         record = next((path for path in (data / "build.json", data.parent / "build.json") if path.is_file()), None)
         if record is not None:
-            info = read_json(record).get("info", {})
-            return cls(str(data), statistics, info.get("settings", {}), info.get("seed"), types)
-        return cls(str(data), statistics, settings_of_export(document.info), document.info.get("seed"), types)
+            whole = read_json(record)
+            info = whole.get("info", {}) if isinstance(whole, dict) else None
+            if not isinstance(info, dict):
+                raise UsageError(f"--like {data}: {record} holds no info object")
+            return cls(str(data), statistics, checked_settings(info.get("settings", {}), str(record)), info.get("seed"), types)
+        settings = checked_settings(settings_of_export(document.info), f"{data}'s provenance")
+        return cls(str(data), statistics, settings, document.info.get("seed"), types)
+
+
+#: The type of each recorded setting --like reads, by stage (any may be missing or null).
+SETTING_TYPES: dict[str, dict[str, type]] = {
+    "render": {"width": int, "height": int, "samples": int, "args": list},
+    "questions": {"per_image": int, "args": list},
+    "translate": {"backend": str, "args": list},
+    "filter": {"backend": str, "args": list},
+    "export": {"shots": int},
+}
+
+
+def checked_settings(settings: Any, where: str) -> dict[str, Any]:
+    """An earlier set's settings once every value --like uses has its type (``"480"`` is no width): one
+    line naming the setting otherwise, never a traceback later."""
+    if not isinstance(settings, dict):
+        raise UsageError(f"--like: {where} records settings that are not an object")
+    for stage, types in SETTING_TYPES.items():
+        values = settings.get(stage) or {}
+        if not isinstance(values, dict):
+            raise UsageError(f"--like: {where} records {stage} settings that are not an object")
+        for name, kind in types.items():
+            value = values.get(name)
+            wrong = value is not None and (not isinstance(value, kind) or isinstance(value, bool))
+            if kind is int and not wrong and value is not None and not 0 < value <= 10_000_000:
+                wrong = True
+            if kind is list and not wrong and value is not None and not all(isinstance(arg, str) for arg in value):
+                wrong = True
+            if wrong:
+                raise UsageError(f"--like: {where} records {stage}.{name} as {str(value)[:80]!r}, not a valid {kind.__name__}")
+    return settings
 
 
 def settings_of_export(info: Mapping[str, Any]) -> dict[str, Any]:

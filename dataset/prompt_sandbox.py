@@ -92,6 +92,13 @@ def _format_width(text: str) -> int:
     return total
 
 
+def format_instruction(instruction: str, inputs: dict[str, Any]) -> str:
+    """MERA's ``instruction.format(**inputs)`` of an item from anywhere, its size estimated first (a format
+    width like ``{question:>300000000}`` is refused, as in a template): SecurityError past the limits."""
+    _check_str_method(instruction, "format", (), inputs)
+    return instruction.format(**inputs)
+
+
 def _check_str_method(text: str, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """Refuse a call of a growing str method whose result would pass MAX_STRING_CHARS."""
     if name in ("format", "format_map"):

@@ -49,6 +49,10 @@ BUILD_SET_OPTIONS = {
     "filter": {"input": "--out", "out": "--out", "backend": "--filter-backend", "overwrite": "--overwrite"},
 }
 
+#: Options that set a stage's seed another way than ``--seed``: never in a stage's extra arguments, or the
+#: build would record one seed (and ``--like`` check it) while the stage drew from another.
+SEED_OPTIONS = {"seed_file": "--seed-file"}
+
 
 def check_stage_options(settings: Any, options: Mapping[str, Mapping[str, Any]]) -> None:
     """Refuse an option given both as a build flag and in a stage's extra arguments, unless the
@@ -56,6 +60,9 @@ def check_stage_options(settings: Any, options: Mapping[str, Mapping[str, Any]])
     recorded = settings.by_stage()
     for stage, changed in options.items():
         for name, value in changed.items():
+            if name in SEED_OPTIONS:
+                raise UsageError(f"--{stage}-args sets the seed ({SEED_OPTIONS[name]} {value}): a build has one seed, "
+                                 "recorded once; give it as the build's --seed or --seed-file")
             flag = BUILD_SET_OPTIONS.get(stage, {}).get(name)
             if flag is None:
                 continue

@@ -14,6 +14,7 @@ import argparse
 import io
 import json
 import re
+import stat
 import zipfile
 from collections.abc import Iterator
 from datetime import datetime
@@ -21,8 +22,10 @@ from pathlib import Path
 
 from dataset.evaluate import _lm_eval_sample as parse_lm_eval_sample
 from dataset.submission_zip import LOG_PREFIXES, LOGS_FILE, SAMPLES_PREFIX, TASK_FILE
+from ruclevr import jsonlimits
 from ruclevr.cli import UsageError, add_common_options
-from ruclevr.io import atomic_open
+from ruclevr.io import atomic_open, read_lines
+from ruclevr.paths import regular_file
 
 DATE_FORMAT = "%Y-%m-%dT%H-%M-%S.%f"  # lm-eval's timestamp in the samples file's name
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)
@@ -59,11 +62,9 @@ def sample_date(path: Path) -> datetime:
 
 def newest_samples(given: Path) -> Path:
     """The samples file ``--samples`` names: itself, or the newest ruclevr samples file under the folder."""
-    if given.is_file():
-        return given
     if not given.is_dir():
-        raise UsageError(f"--samples {given} does not exist")
-    found = [path for path in given.rglob(f"{SAMPLES_PREFIX}*.json*") if path.is_file()]
+        return regular_file(given, "--samples")
+    found = [path for path in given.rglob(f"{SAMPLES_PREFIX}*.json*") if is_regular(path)]
     if not found:
         raise UsageError(f"--samples {given} holds no {SAMPLES_PREFIX}*.jsonl (run lm-eval with --log_samples)")
     return max(found, key=lambda path: (sample_date(path), path.name))
@@ -72,31 +73,34 @@ def newest_samples(given: Path) -> Path:
 def log_files(samples: Path) -> list[Path]:
     """lm-eval's samples and results files beside the samples file, in name order."""
     return sorted(path for path in samples.parent.iterdir()
-                  if path.is_file() and path.name.lower().startswith(LOG_PREFIXES))
+                  if is_regular(path) and path.name.lower().startswith(LOG_PREFIXES))
+
+
+def is_regular(path: Path) -> bool:
+    """A regular file itself, not a symbolic link to one (a link's target is not lm-eval's log) nor a FIFO."""
+    return stat.S_ISREG(path.lstat().st_mode)
 
 
 def submission_records(samples: Path) -> Iterator[dict]:
     """``{"outputs", "meta": {"id"}}`` per logged sample, read one line at a time."""
     seen: set[int] = set()
-    try:
-        with samples.open(encoding="utf-8") as handle:
-            for line_number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                where = f"{samples} line {line_number}"
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as error:
-                    raise UsageError(f"{where}: not JSON ({error.msg}); expected an lm-eval logged sample") from None
-                if not isinstance(record, dict) or "doc" not in record:
-                    raise UsageError(f"{where}: not an lm-eval logged sample (no 'doc')")
-                item_id, answer = parse_lm_eval_sample(record, where)
-                if item_id in seen:
-                    raise UsageError(f"{where}: id {item_id} appears twice")
-                seen.add(item_id)
-                yield {"outputs": answer, "meta": {"id": item_id}}
-    except UnicodeDecodeError as error:
-        raise UsageError(f"{samples} cannot be read as UTF-8 text: {error}") from None
+    for line_number, line in read_lines(samples, f"--samples {samples}", jsonlimits.MAX_ITEM_BYTES):
+        if not line.strip():
+            continue
+        where = f"{samples} line {line_number}"
+        try:
+            record = jsonlimits.loads(line)  # NaN, lone surrogates, keys given twice, 5,000-digit ids refused
+        except json.JSONDecodeError as error:
+            raise UsageError(f"{where}: not JSON ({error.msg}); expected an lm-eval logged sample") from None
+        except jsonlimits.JsonLimitError as error:
+            raise UsageError(f"{where}: {error}") from None
+        if not isinstance(record, dict) or "doc" not in record:
+            raise UsageError(f"{where}: not an lm-eval logged sample (no 'doc')")
+        item_id, answer = parse_lm_eval_sample(record, where)
+        if item_id in seen:
+            raise UsageError(f"{where}: id {item_id} appears twice")
+        seen.add(item_id)
+        yield {"outputs": answer, "meta": {"id": item_id}}
 
 
 def _entry(name: str) -> zipfile.ZipInfo:
@@ -125,6 +129,8 @@ def write_submission(samples: Path, out: Path) -> int:
             for record in submission_records(samples):
                 entry.write((", " if count else "").encode() + json.dumps(record, ensure_ascii=False).encode("utf-8"))
                 count += 1
+            if not count:  # an empty submission would score 0 without a word
+                raise UsageError(f"--samples {samples} holds no logged samples")
             entry.write(b"]}}\n")
         archive.writestr(_entry(LOGS_FILE), _logs_zip(samples))
     return count

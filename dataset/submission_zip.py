@@ -35,7 +35,31 @@ def open_task_file(path: str | Path) -> Iterator[IO[bytes]]:
         with zipfile.ZipFile(path) as archive:
             if TASK_FILE not in archive.namelist():
                 raise UsageError(f"{path} is a zip without {TASK_FILE}: not a MERA submission of ruCLEVR")
+            check_member(archive.getinfo(TASK_FILE), f"{path}:{TASK_FILE}")
             with archive.open(TASK_FILE) as member:
                 yield member
-    except (zipfile.BadZipFile, OSError) as error:
+    except (zipfile.BadZipFile, OSError, NotImplementedError, RuntimeError) as error:
         raise UsageError(f"{path} cannot be read as a MERA submission zip: {error}") from None
+
+
+#: A zip member read is at most this large once inflated, ...
+MAX_MEMBER_BYTES = 1 << 30
+#: ... and at most this many times its compressed size (beyond a mebibyte): a zip bomb shows here first.
+MAX_RATIO = 1000
+#: The compression methods read: stored and deflated (what MERA's scripts and ``dataset submission`` write).
+METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
+
+
+def check_member(info: zipfile.ZipInfo, where: str) -> None:
+    """Refuse, before reading, a member that is encrypted, compressed by another method, or declares a size
+    past :data:`MAX_MEMBER_BYTES` or :data:`MAX_RATIO` times its compressed size (zipfile never reads past
+    the declared size, and checks the CRC at the end)."""
+    if info.flag_bits & 0x1:
+        raise UsageError(f"{where} is encrypted; submit it unencrypted")
+    if info.compress_type not in METHODS:
+        raise UsageError(f"{where} is compressed by method {info.compress_type}; only stored or deflated members are read")
+    if info.file_size > MAX_MEMBER_BYTES:
+        raise UsageError(f"{where} declares {info.file_size} bytes, more than the limit of {MAX_MEMBER_BYTES}")
+    if info.file_size > (1 << 20) and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+        raise UsageError(f"{where} inflates {info.file_size // max(info.compress_size, 1)} times (a zip bomb?); the "
+                         f"limit is {MAX_RATIO}")

@@ -71,11 +71,14 @@ class WatermarkSettings:
 
 @lru_cache(maxsize=4)
 def overlay_source(path: Path) -> Image.Image:
-    """The watermark PNG as RGBA; a file that is not an image is one line."""
+    """The watermark PNG as RGBA; a file that is not an image (a FIFO, a decompression bomb) is one line."""
+    from ruclevr.paths import regular_file
+
+    regular_file(path, "--watermark-image")
     try:
         with Image.open(path) as image:
             return image.convert("RGBA")
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
         raise UsageError(f"--watermark-image {path}: not a readable image ({error})") from None
 
 
@@ -273,7 +276,8 @@ def write_public_export(export_dir: Path, public_dir: Path, settings: WatermarkS
 
     from dataset.document import PROVENANCE_NAME, SPLITS, split_path
     from ruclevr.io import atomic_open, atomic_write_bytes, atomic_write_json, remove_stale_temporaries
-
+    from ruclevr.paths import check_real_folders
+    check_real_folders(public_dir, ["samples"], "--public-out")
     samples = public_dir / "samples"
     samples.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(samples)

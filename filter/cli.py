@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Sequence
@@ -20,6 +21,7 @@ from ruclevr.cli import (
     run_cli,
     stage_logger,
 )
+from ruclevr.io import hold_stage_output
 from ruclevr.paths import check_not_an_input, check_output_location, check_own_output
 from ruclevr.shards import SHARD_SPEC_HELP, merge_target, parse_shard
 from ruclevr.text_farm import TextStage, add_text_farm_arguments, run_text_stage
@@ -89,6 +91,12 @@ def _main(argv: Sequence[str] | None) -> int:
     on_ray = run_text_stage(args, argv or [], TEXT_STAGE)
     if on_ray is not None:
         return on_ray
+    with hold_stage_output(args.out, "file", shared=args.shard is not None):
+        return filter_into(args)
+
+
+def filter_into(args: argparse.Namespace) -> int:
+    """The filter run, once its output is held."""
     options = RucolaOptions(
         model=args.model,
         revision=args.revision,

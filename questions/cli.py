@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import os
 import shutil
@@ -33,8 +34,15 @@ from ruclevr.cli import (
     stage_logger,
 )
 from ruclevr.cli import seed as seed_type
-from ruclevr.io import remove_temporaries_of
-from ruclevr.jsonstream import DocumentError, DocumentWriter, JsonDocument, checked_items, input_error
+from ruclevr.io import hold_stage_output, remove_temporaries_of
+from ruclevr.jsonstream import (
+    DocumentError,
+    DocumentWriter,
+    JsonDocument,
+    checked_items,
+    input_error,
+    is_regular_or_missing,
+)
 from ruclevr.names import beside
 from ruclevr.paths import check_not_an_input, check_output_location, check_own_output
 from ruclevr.records import same_record
@@ -133,6 +141,12 @@ def generate_command(argv: Sequence[str]) -> int:
     on_ray = run_text_stage(args, argv, TEXT_STAGE)
     if on_ray is not None:
         return on_ray
+    with hold_stage_output(args.out, "file", shared=args.shard is not None):
+        return generate_into(args)
+
+
+def generate_into(args: argparse.Namespace) -> int:
+    """The questions run, once its output is held."""
     sources = sources_from_arguments(args) or FamilySources()
     families = _load_families(sources)
     scene_count, scenes_info = check_scenes(args.scenes)
@@ -306,6 +320,8 @@ def check_scenes(path: Path) -> tuple[int, Any]:
     """Check every scene of a scenes.json file for what programs need, one at a time; return the
     count and the file's info. UsageError naming the first problem (before any question is made)."""
     label = f"--in: {path}"
+    if not is_regular_or_missing(path) and not path.is_dir():  # a FIFO would wait for a writer forever
+        raise UsageError(f"--in: {path} is not a regular file")
     try:
         with open(path, "rb"):
             pass

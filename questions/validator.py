@@ -51,7 +51,7 @@ CLEVR_TEMPLATE_FILES = (
 Path_ = tuple[Any, ...]
 
 # libyaml's safe loader when PyYAML was built with it (ten times faster), else the pure-Python one.
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_YAML_LOADER = jsonlimits.limited_yaml_loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 @dataclass(frozen=True)
@@ -117,6 +117,8 @@ def validate_files(paths: Iterable[Path], checkers: Mapping[str, TemplateCheck] 
 def validate_file(path: Path, checkers: Mapping[str, TemplateCheck] = MappingProxyType({})) -> tuple[list[Family], list[Problem]]:
     """The valid families of one file and the problems of the others (or of the file itself)."""
     path = Path(path)
+    if path.exists() and not path.is_file() and not path.is_dir():  # a FIFO would wait for a writer forever
+        return [], [Problem(str(path), None, "", "not a regular file")]
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

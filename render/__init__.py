@@ -35,19 +35,24 @@ from render.farm.worker import (
     render_index,
     render_scene,
 )
+from render.model.camera import Camera
+from render.model.moves import pose_problem
 from render.model.occlusion import with_occlusion
+from render.model.relations import DEFAULT_RELATION_EPS, pixel_coords, relationships
 from render.model.sampler import SampledScene, SceneOptions, SceneSamplingError, candidate_scenes, first_scene
 from render.model.scene_graph import sample_scene_graph, scene_from_graph, scene_graph
 from render.model.settings import MAX_SCENES, RenderSettings, render_limit_problem
-from render.model.visibility import object_visibility, visibility_problems, with_visibility
+from render.model.visibility import hidden_problems, object_visibility, visibility_problems, with_visibility
 
 __all__ = [
+    "Camera",
+    "DEFAULT_RELATION_EPS",
     "DEVICE_CHOICES",
-    "MAX_SCENES",
     "DeviceChoice",
     "FarmPlan",
-    "OutputLayout",
+    "MAX_SCENES",
     "Outcome",
+    "OutputLayout",
     "RenderBackend",
     "RenderJob",
     "RenderSettings",
@@ -67,11 +72,15 @@ __all__ = [
     "engine_factory",
     "engine_names",
     "first_scene",
+    "hidden_problems",
     "main",
     "object_visibility",
     "open_session",
+    "pixel_coords",
     "plan_local",
+    "pose_problem",
     "register_engine",
+    "relationships",
     "render_index",
     "render_limit_problem",
     "render_scene",
@@ -82,8 +91,8 @@ __all__ = [
     "scene_graph",
     "settings_from_record",
     "visibility_problems",
-    "with_visibility",
     "with_occlusion",
+    "with_visibility",
     "worker_process_scheduler",
     "write_scene_files",
 ]

@@ -57,6 +57,7 @@ from ruclevr.cli import (
     stage_logger,
 )
 from ruclevr.cli import seed as seed_type
+from ruclevr.io import hold_stage_output
 from ruclevr.jsonstream import DocumentWriter
 from ruclevr.paths import check_name_part, check_output_location
 from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
@@ -131,6 +132,12 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbosity)
     check_output_location(args.out, "dir", "--out")
+    with hold_stage_output(args.out, "dir", shared=args.shard is not None):
+        return render_into(args)
+
+
+def render_into(args: argparse.Namespace) -> int:
+    """The render run, once its folder is held."""
     apply_seed_file(args, "render")
     options = scene_options_from_args(args)
     shard = shard_from_args(args)

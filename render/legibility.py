@@ -19,8 +19,8 @@ The classifiers' parameters live in ``render/legibility_calibration.json``: colo
 per look (the look changes how they show), shape and size shared by every look (the silhouette
 does not change), fitted by ``benchmarks/legibility_fit.py`` on renders of seeds the bench never scores
 (``benchmarks/legibility_bench.py``). :func:`legibility_problems` is what ``python -m render
-verify --legibility`` reports: objects the reader cannot read with confidence, and objects whose
-seen attribute disagrees with the recorded one (a consistent recolour of image and graph shows here).
+verify --legibility`` reports, by the rule a legible-only render keeps scenes by: objects too small to
+read, and objects whose seen attribute disagrees with the recorded one (a consistent recolour of image and graph shows here).
 """
 
 from __future__ import annotations
@@ -355,7 +355,9 @@ class LegibilityReader:
 
 
 def legibility_problems(scene: Mapping, image: np.ndarray, mask: np.ndarray, reader: LegibilityReader) -> list[str]:
-    """One line per object the pixels do not show as recorded: too few pixels, an unsure reading, or a disagreement."""
+    """One line per object the pixels do not show as recorded: too few pixels, or a disagreement. The one
+    rule of both ``render verify --legibility`` and a legible-only render (:func:`misread_objects`): an
+    unsure but right reading (p below :data:`CONFIDENT`) is not a problem, so an untouched render verifies."""
     problems = []
     objects = scene["objects"]
     for k, (obj, reading) in enumerate(zip(objects, reader.read(image, mask, len(objects)), strict=True)):
@@ -367,15 +369,13 @@ def legibility_problems(scene: Mapping, image: np.ndarray, mask: np.ndarray, rea
             seen, sure = reading.values[name], reading.confidence[name]
             if seen != obj[name]:
                 problems.append(f"{described}: its {name} reads as {seen} (p={sure:.2f}), not {obj[name]}")
-            elif sure < CONFIDENT:
-                problems.append(f"{described}: its {name} cannot be read with confidence (p={sure:.2f})")
     return problems
 
 
 def misread_objects(scene: Mapping, image: np.ndarray, mask: np.ndarray, reader: LegibilityReader) -> list[str]:
     """One line per object the reader sees otherwise than recorded (or cannot see at all): what a
-    legible-only render refuses. An unsure but right reading is not a misreading."""
-    return [problem for problem in legibility_problems(scene, image, mask, reader) if "cannot be read" not in problem]
+    legible-only render refuses, by the same rule ``render verify --legibility`` checks."""
+    return legibility_problems(scene, image, mask, reader)
 
 
 def read_frame(folder: Path, scene: Mapping) -> tuple[np.ndarray, np.ndarray]:

@@ -123,6 +123,7 @@ def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | N
     """Run ``main`` and turn a UsageError into one stderr line and exit status 2; likewise a file
     the system refuses (OSError: under a regular file, /proc, no permission) and a missing optional
     package. A closed stdout pipe (``| head``) ends quietly."""
+    limit_image_pixels()
     try:
         status = main(argv)
         sys.stdout.flush()  # a closed pipe shows here, not in Python's shutdown
@@ -152,6 +153,28 @@ def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | N
             raise
         print(f"{prog or 'ruclevr'}: error: {error}", file=sys.stderr)
         return USAGE_EXIT
+    except Exception as error:  # noqa: BLE001 - re-raised unless it is an image past the limit
+        if type(error).__name__ not in ("DecompressionBombError", "DecompressionBombWarning"):
+            raise
+        print(f"{prog or 'ruclevr'}: error: an image is larger than the limit of {MAX_IMAGE_PIXELS} pixels "
+              f"(a decompression bomb?): {error}", file=sys.stderr)
+        return USAGE_EXIT
+
+
+#: The most pixels an image any stage reads may have: the largest render (8,192 × 8,192). Pillow's own
+#: limit is larger and only warns below twice it; a PNG of a few KB can declare gigapixels.
+MAX_IMAGE_PIXELS = 8192 * 8192
+
+
+def limit_image_pixels() -> None:
+    """Hold every image Pillow opens in this process to :data:`MAX_IMAGE_PIXELS`: larger is an error
+    (``DecompressionBombWarning`` raised, ``DecompressionBombError`` past twice), never a decode."""
+    import warnings
+
+    from PIL import Image
+
+    Image.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS
+    warnings.filterwarnings("error", category=Image.DecompressionBombWarning)
 
 
 

@@ -92,6 +92,10 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
 def read_json(path: str | os.PathLike[str]) -> Any:
     """A whole JSON file, held to the limits of :mod:`ruclevr.jsonlimits` (ValueError beyond them)."""
+    from ruclevr.jsonstream import is_regular_or_missing
+
+    if not is_regular_or_missing(path) and not os.path.isdir(path):  # a FIFO would wait forever
+        raise OSError(0, "not a regular file", os.fspath(path))
     with open(path, "rb") as handle:
         data = handle.read()
     data.decode("utf-8")  # UnicodeDecodeError for bytes that are not UTF-8, as a text read gives
@@ -181,20 +185,24 @@ def _process_exists(pid: int) -> bool:
 
 
 @contextlib.contextmanager
-def hold_output_folder(folder: str | os.PathLike[str], flag: str = "--out") -> Iterator[None]:
+def hold_output_folder(folder: str | os.PathLike[str], flag: str = "--out", shared: bool = False,
+                       output: str | os.PathLike[str] | None = None) -> Iterator[None]:
     """Hold an exclusive lock on an output folder for the whole run: ``fcntl.flock`` on the
     folder itself (no lock file is left in it). A second run into a held folder stops at once with
     a UsageError, before it writes anything. The folder is created if need be; folders created
-    here and still empty at the end (the run stopped before writing) are removed again."""
+    here and still empty at the end (the run stopped before writing) are removed again. ``shared``:
+    a lock that shards of one run hold together (a whole run's exclusive lock still excludes them);
+    ``output``: the output the message names, when it is not the folder itself."""
     target = Path(folder)
     created = [parent for parent in (target, *target.parents) if not parent.exists()]
     target.mkdir(parents=True, exist_ok=True)
     descriptor = os.open(target, os.O_RDONLY | os.O_DIRECTORY)
     try:
         try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(descriptor, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise UsageError(f"{flag} {str(target)!r} is being written by another run; wait for it to finish "
+            named = str(output if output is not None else target)
+            raise UsageError(f"{flag} {named!r} is being written by another run; wait for it to finish "
                              "or choose another folder") from None
         yield
     finally:
@@ -202,14 +210,42 @@ def hold_output_folder(folder: str | os.PathLike[str], flag: str = "--out") -> I
         for made in created:
             try:
                 made.rmdir()
+            except FileNotFoundError:
+                continue  # removed already (a lock folder beside a file output)
             except OSError:
                 break  # not empty (the run wrote into it), or not ours to remove
+
+
+def hold_stage_output(out: str | os.PathLike[str], kind: str, shared: bool = False) -> contextlib.AbstractContextManager[None]:
+    """The folder lock of a stage's ``--out`` (``kind`` "dir": the folder itself; "file": a hidden folder
+    ``.NAME.lock`` beside the file, removed at the end), as every ``dataset`` command holds it, so that two
+    runs into one output cannot both go on. ``shared``: a shard of a run (``--shard``)."""
+    target = Path(out)
+    if kind == "dir":
+        return hold_output_folder(target, "--out", shared=shared)
+    return _hold_lock_folder(target.with_name(f".{target.name}.lock"), shared, target)
+
+
+@contextlib.contextmanager
+def _hold_lock_folder(folder: Path, shared: bool, output: Path) -> Iterator[None]:
+    """Hold ``folder`` (created if need be) and remove it once released, a killed run's included; a run
+    refused because another holds it leaves it alone."""
+    with hold_output_folder(folder, "--out", shared=shared, output=output):
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):  # still held by a shard of the same run: it stays
+                folder.rmdir()
 
 
 def read_lines(path: str | os.PathLike[str], label: str, max_bytes: int = jsonlimits.MAX_LINE_BYTES) -> Iterator[tuple[int, str]]:
     """(number, text) of each line of a text file the user named, without its line end, one at a
     time: memory stays bounded by ``max_bytes`` whatever the file (``/dev/zero`` included). A
-    longer line or one that is not UTF-8 is a UsageError naming ``label`` and the line."""
+    longer line or one that is not UTF-8 is a UsageError naming ``label`` and the line; so is a FIFO."""
+    from ruclevr.jsonstream import is_regular_or_missing
+
+    if not is_regular_or_missing(path) and not os.path.isdir(path):
+        raise UsageError(f"{label} is not a regular file")
     try:
         handle = open(path, "rb")
     except FileNotFoundError:

@@ -134,3 +134,29 @@ def yaml_beyond_limits(text: str, loader: Any) -> tuple[int, str] | None:
 def _line(event: Any) -> int:
     mark = event.start_mark
     return mark.line + 1 if mark is not None else 0
+
+
+def limited_yaml_loader(base: Any) -> Any:
+    """A subclass of the YAML loader ``base`` that reads scalars as the JSON path does: an integer of more
+    than :data:`MAX_INTEGER_DIGITS` digits, NaN and infinities are refused (a ``ConstructorError``, one line
+    where it stands), and a date stays the string it was written as (``2024-13-45`` is no traceback)."""
+    from yaml.constructor import ConstructorError, SafeConstructor
+
+    def construct_int(loader: Any, node: Any) -> Any:
+        text = loader.construct_scalar(node)
+        if sum(character.isdigit() for character in text) > MAX_INTEGER_DIGITS:
+            raise ConstructorError(None, None, f"an integer of more than {MAX_INTEGER_DIGITS} digits", node.start_mark)
+        return SafeConstructor.construct_yaml_int(loader, node)
+
+    def construct_float(loader: Any, node: Any) -> Any:
+        value = SafeConstructor.construct_yaml_float(loader, node)
+        if not math.isfinite(value):
+            raise ConstructorError(None, None, f"a number that is not finite ({loader.construct_scalar(node)})",
+                                   node.start_mark)
+        return value
+
+    loader: Any = type(f"Limited{base.__name__}", (base,), {})
+    loader.add_constructor("tag:yaml.org,2002:int", construct_int)
+    loader.add_constructor("tag:yaml.org,2002:float", construct_float)
+    loader.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node))
+    return loader

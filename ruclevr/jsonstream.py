@@ -23,6 +23,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -101,6 +102,8 @@ class JsonDocument:
 
     def _members(self, *, stop_at_list: bool, unread: UnreadMember | None = None) -> Iterator[tuple[str, Any]]:
         """(name, value) of each top-level member; the list's value is an iterator of its items."""
+        if not is_regular_or_missing(self.path):  # a FIFO would wait for a writer forever
+            raise DocumentError("is not a regular file")
         with open(self.path, "rb") as probe:
             head = probe.read(64)
         seen: set[str] = set()
@@ -305,8 +308,21 @@ def _reason(error: BaseException) -> str:
     return str(error)
 
 
+def is_regular_or_missing(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a regular file (symbolic links followed) or nothing at all (opening it then says
+    so): a FIFO, a device or a socket is neither."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return True  # opening it will say what is wrong
+
+
 def input_document(path: str | os.PathLike[str], key: str, label: str) -> JsonDocument:
     """A list file the user named, checked to exist and be readable; UsageError starting with ``label``."""
+    if not is_regular_or_missing(path) and not os.path.isdir(path):
+        raise UsageError(f"{label} is not a regular file")
     try:
         with open(path, "rb") as handle:
             handle.read(1)

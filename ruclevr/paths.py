@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
@@ -53,7 +53,7 @@ def relative_paths(value: Any, base: str | os.PathLike[str]) -> Any:
         return {key: relative_paths(item, base) for key, item in value.items()}
     if isinstance(value, list):
         return [relative_paths(item, base) for item in value]
-    if isinstance(value, str) and os.path.isabs(value) and "\n" not in value:
+    if isinstance(value, str) and os.path.isabs(value):  # any absolute path, a newline in it or not
         return Path(os.path.relpath(value, Path(base).resolve())).as_posix()
     return value
 
@@ -127,3 +127,73 @@ def check_own_output(out: str | os.PathLike[str], stage: str, is_own: Callable[[
 
 
 _INFO_OPENING = b'{\n  "info": {'
+
+
+def check_apart_from(out: str | os.PathLike[str], inputs: Mapping[str, str | os.PathLike[str] | None],
+                     flag: str = "--out") -> None:
+    """Refuse an output that is, contains, or lies inside one of ``inputs`` (the flag that names each),
+    symbolic links followed: writing it would replace or clean part of that input. Checked before any work."""
+    resolved = Path(out).resolve()
+    for input_flag, source in inputs.items():
+        if source is None:
+            continue
+        other = Path(source).resolve()
+        if other == resolved or (Path(out).exists() and Path(source).exists() and os.path.samefile(out, source)):
+            relation = "is"
+        elif other in resolved.parents:
+            relation = "lies inside"
+        elif resolved in other.parents:
+            relation = "contains"
+        else:
+            continue
+        raise UsageError(f"{flag} {str(out)!r} {relation} {input_flag} {str(source)!r}; writing it would change "
+                         "that input: choose a folder apart from it")
+
+
+def check_real_folders(base: str | os.PathLike[str], relatives: Sequence[str], flag: str = "--out") -> None:
+    """Refuse when a folder a writer fills or cleans (``base`` / each of ``relatives``, or a folder on the
+    way) is a symbolic link: removing stale files there would delete files in the link's target."""
+    for relative in relatives:
+        path = Path(base)
+        for name in PurePosixPath(relative).parts:
+            path = path / name
+            if path.is_symlink():
+                raise UsageError(f"{flag}: {str(path)!r} is a symbolic link; files are written and removed only in "
+                                 "real folders of the output: remove the link or choose another folder")
+            if path.exists() and not path.is_dir():
+                raise UsageError(f"{flag}: {str(path)!r} is not a folder")
+
+
+def check_not_another_export(folder: str | os.PathLike[str], flag: str, marker: str,
+                             source: str | os.PathLike[str] | None = None) -> None:
+    """Refuse a folder that holds an export (its ``provenance.json`` or ``test.json``) that is not a copy this
+    command wrote (``marker``: the file that says so, written last): it is an export of its own, perhaps of
+    another build. A copy whose ``provenance.json`` is that of ``source`` (a run killed before its marker) is ours."""
+    import filecmp
+
+    target = Path(folder)
+    if not target.is_dir() or (target / marker).is_file():
+        return
+    if source is not None and (target / "provenance.json").is_file() and (Path(source) / "provenance.json").is_file() \
+            and filecmp.cmp(target / "provenance.json", Path(source) / "provenance.json", shallow=False):
+        return
+    for name in ("provenance.json", "test.json", "shots.json"):
+        if (target / name).exists():
+            raise UsageError(f"{flag} {str(target)!r} holds an export ({name}) that is not a copy written by this "
+                             "command; writing it would replace that export: choose another folder")
+
+
+def regular_file(path: str | os.PathLike[str], label: str) -> Path:
+    """``path`` once it is a regular file (symbolic links followed): a FIFO, a device or a folder where a
+    file is expected is refused in one line instead of hanging or reading without end."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise UsageError(f"{label} {str(path)!r} does not exist") from None
+    except OSError as error:
+        raise UsageError(f"{label} {str(path)!r} cannot be read: {error.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise UsageError(f"{label} {str(path)!r} is not a regular file")
+    return Path(path)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import re
 import secrets
 from collections.abc import Iterable, Iterator
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ruclevr.cli import MAX_WIDE_SEED, UsageError, stage_logger
+from ruclevr.paths import regular_file
 
 SALT_DOMAIN = b"ruclevr.seed-salt.v1"
 RECORD_PATTERN = re.compile(r"commit:v1:salt=([0-9a-f]{64}):sha256=([0-9a-f]{64})")
@@ -63,6 +65,8 @@ def commitment_digest(salt: bytes, seed: int) -> str:
 def read_seed_file(path: Path) -> SecretSeed:
     """The seed in ``path``; a bad file is one line naming the file, never its content."""
     where = f"--seed-file {path}"
+    if os.path.exists(path) and not os.path.isdir(path):
+        regular_file(path, "--seed-file")  # a FIFO would wait for a writer forever
     try:
         with open(path, "rb") as handle:
             raw = handle.read(MAX_SEED_FILE_BYTES + 1)
@@ -119,6 +123,8 @@ def files_containing_seed(files: Iterable[Path], seed: int, chunk: int = 1 << 20
     needles = [spelling.encode() for spelling in seed_spellings(seed)]
     overlap = max(len(needle) for needle in needles) - 1
     for path in files:
+        if not os.path.isfile(path):  # a FIFO or a device in the folder: not a file of the data
+            continue
         with open(path, "rb") as handle:
             tail = b""
             while block := handle.read(chunk):

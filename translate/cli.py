@@ -3,8 +3,7 @@
 Questions are read, realised and written one chunk of ``--batch-size`` at a time; each finished
 chunk is appended at once to the run's progress in ``OUT.parts/``, so a killed run loses at most
 one chunk and a rerun of the same command continues where it stopped. The final file is written
-atomically. Questions a backend
-failed on are reported by index and left out of the output, which then says ``complete: false``;
+atomically. Questions a backend failed on are reported by index and left out of the output, which then says ``complete: false``;
 the run exits with status 1 and a rerun retries only them.
 """
 
@@ -42,7 +41,7 @@ from ruclevr.cli import (
     stage_logger,
 )
 from ruclevr.cli import seed as seed_type
-from ruclevr.io import file_sha256, remove_temporaries_of
+from ruclevr.io import file_sha256, hold_stage_output, remove_temporaries_of
 from ruclevr.jsonstream import (
     DocumentError,
     DocumentWriter,
@@ -53,7 +52,7 @@ from ruclevr.jsonstream import (
     encode_extended,
     input_error,
 )
-from ruclevr.paths import check_not_an_input, check_output_location, check_own_output
+from ruclevr.paths import check_not_an_input, check_output_location, check_own_output, regular_file
 from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
 from ruclevr.shards import (
     SHARD_SPEC_HELP,
@@ -197,6 +196,11 @@ def translate_questions(argv: Sequence[str] | None) -> int:
     on_ray = run_text_stage(args, argv or [], TEXT_STAGE)
     if on_ray is not None:
         return on_ray
+    with hold_stage_output(args.out, "file", shared=args.shard is not None):
+        return translate_into(args)
+
+
+def translate_into(args: argparse.Namespace) -> int:
     sha256 = input_sha256(args.questions)
     document = JsonDocument(args.questions, "questions")
     info = questions_info(document)
@@ -349,12 +353,9 @@ def russian_answer(index: int, question: Mapping[str, Any], yo_policy: str) -> s
 
 
 def input_sha256(path: Path) -> str:
-    try:
-        return file_sha256(path)
-    except FileNotFoundError:
-        raise UsageError(f"--in {path}: no such file") from None
-    except OSError as error:
-        raise UsageError(f"--in {path}: cannot read it ({error.strerror})") from None
+    if not path.exists():
+        raise UsageError(f"--in {path}: no such file")
+    return file_sha256(regular_file(path, "--in"))  # a FIFO would wait forever; unreadable: one line by run_cli
 
 
 def checked_questions(document: JsonDocument, path: Path) -> Iterator[tuple[Any, bytes | None]]:

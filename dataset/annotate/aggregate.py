@@ -46,6 +46,11 @@ TOLERANCE = 1e-7
 TIE = 1e-9
 RATE = 1.0  # GLAD's gradient step, per answer a parameter explains
 
+#: At most this many answer classes (ruCLEVR's answers are about 30 words); past it, rare answers are pooled.
+MAX_CLASSES = 48
+#: The pooled class of rare answers: an item it wins gets no aggregated answer (as a tie).
+RARE_ANSWERS = "\0rare answers"
+
 Table = Mapping[int, Mapping[str, str]]
 
 
@@ -66,10 +71,12 @@ class Observations:
     def of(cls, table: Table, known: Mapping[int, str] | None = None) -> Observations:
         known = {item: answer for item, answer in (known or {}).items() if item in table}
         items = sorted(table)
-        classes = sorted({answer for answers in table.values() for answer in answers.values()} | set(known.values()))
+        classes = answer_classes(table, set(known.values()))
         names = {name: n for n, name in enumerate(sorted({a for answers in table.values() for a in answers}))}
         class_of = {name: n for n, name in enumerate(classes)}
-        rows = [(row, names[a], class_of[answer]) for row, item in enumerate(items) for a, answer in sorted(table[item].items())]
+        rare = class_of.get(RARE_ANSWERS)
+        rows = [(row, names[a], class_of.get(answer, rare)) for row, item in enumerate(items)
+                for a, answer in sorted(table[item].items())]
         item, annotator, label = (np.array(column, dtype=np.intp) for column in zip(*rows, strict=True)) if rows else (
             np.zeros(0, dtype=np.intp),) * 3
         row_of = {item: row for row, item in enumerate(items)}
@@ -115,8 +122,21 @@ class Observations:
         for row, item in enumerate(self.items):
             best = posteriors[row].max()
             leaders = np.flatnonzero(posteriors[row] >= best - TIE)
-            result[item] = self.classes[int(leaders[0])] if leaders.size == 1 else None
+            winner = self.classes[int(leaders[0])] if leaders.size == 1 else None
+            result[item] = winner if winner != RARE_ANSWERS else None
         return result
+
+
+def answer_classes(table: Table, known: set[str]) -> list[str]:
+    """The classes the models learn: every answer given, or, past :data:`MAX_CLASSES`, the known (honeypot)
+    answers and the most frequent others, the rest pooled as :data:`RARE_ANSWERS` (each annotator's confusion
+    matrix is classes squared: a thousand free-text answers would make it gigabytes)."""
+    counts = Counter(answer for answers in table.values() for answer in answers.values())
+    if len(counts.keys() | known) <= MAX_CLASSES:
+        return sorted(counts.keys() | known)
+    frequent = [answer for answer, _ in sorted(counts.items(), key=lambda pair: (-pair[1], pair[0])) if answer not in known]
+    kept = set(known) | set(frequent[:max(0, MAX_CLASSES - 1 - len(known))])
+    return sorted(kept) + [RARE_ANSWERS]
 
 
 def majority_answers(table: Table, known: Mapping[int, str] | None = None) -> dict[int, str | None]:
@@ -216,4 +236,6 @@ def aggregate(table: Table, method: str, known: Mapping[int, str] | None = None)
     ``known`` maps honeypot items (in ``table`` too) to their known answers; the models learn the
     annotators from them. The result has every item of ``table``, honeypots included.
     """
+    if not table:  # no answers at all (a header-only file): nothing to learn from
+        return {}
     return AGGREGATORS[method](table, known)

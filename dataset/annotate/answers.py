@@ -66,11 +66,16 @@ def read_answers(paths: Sequence[Path]) -> list[Answer]:
     page_annotators: dict[str, Path] = {}
     for path in paths:
         read_answer_file(path, page_annotators, tally)
+    if not tally.answers:
+        raise UsageError(f"answers file {paths[0] if len(paths) == 1 else ', '.join(map(str, paths))} holds no answers "
+                         "(a header only, or only empty answers)")
     return tally.answers
 
 
 def read_answer_file(path: Path, page_annotators: dict[str, Path], tally: AnswerTally) -> None:
     """Add the answers of one file to ``tally`` (a crowd TSV's a row at a time)."""
+    if path.exists() and not path.is_file():  # a FIFO would wait for a writer forever
+        raise UsageError(f"answers file {path} is not a regular file")
     if path.suffix.lower() in (".tsv", ".txt"):
         read_crowd_tsv(path, tally)
         return
@@ -90,14 +95,22 @@ def read_answer_file(path: Path, page_annotators: dict[str, Path], tally: Answer
         tally.add(answer.annotator, answer.item_id, answer.text, answer.source, str(path))
 
 
+#: The largest item id (a MERA ``meta.id`` is in [0, 2**63 - 1]): 19 digits at most.
+MAX_ID = 2**63 - 1
+
+
 def integer_id(value: Any, where: str) -> int:
-    if isinstance(value, bool):
-        raise UsageError(f"{where}: task id must be an integer, got {value!r}")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-        return int(value)
-    raise UsageError(f"{where}: task id must be an integer, got {value!r}")
+    """A task id as an item id: an integer, or ASCII digits (at most 19: a 5,000-digit string is refused
+    before Python converts it), within [0, 2**63 - 1]."""
+    number = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() and len(value.strip()) <= 19:
+        number = int(value)
+    if number is None or not 0 <= number <= MAX_ID:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
+        raise UsageError(f"{where}: task id must be an integer in [0, 2**63 - 1], got {shown}")
+    return number
 
 
 # -- Label Studio --------------------------------------------------------------------------------

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 
 from ruclevr.cli import UsageError, add_common_options, non_negative_int, output_path, positive_int, probability
 from ruclevr.cli import seed as seed_type
-from ruclevr.paths import check_output_location
+from ruclevr.io import hold_output_folder
+from ruclevr.paths import check_apart_from, check_output_location, check_real_folders
 
 SPLIT_CHOICES = ("test", "shots")
 
@@ -114,6 +116,28 @@ def export_command(document, args: argparse.Namespace) -> int:
     return 0
 
 
+def check_filtered_output(filtered: Path, data: Path, args: argparse.Namespace) -> None:
+    """``--write-filtered`` is checked like ``--out``: writable, apart from the dataset, ``--out`` and the
+    answers, its ``samples/`` a real folder, and no export there but an earlier filtered copy."""
+    from ruclevr.jsonstream import DocumentError, JsonDocument
+
+    check_output_location(filtered, "dir", "--write-filtered")
+    if filtered.resolve() == data.resolve():
+        raise UsageError(f"--write-filtered {str(filtered)!r} is the dataset's own folder; name another folder")
+    answers = {f"--answers {path}": path for path in args.answers}
+    check_apart_from(filtered, {"--data": data, "--out": args.out, **answers}, "--write-filtered")
+    check_real_folders(filtered, ["samples"], "--write-filtered")
+    record = filtered / "provenance.json"
+    if record.is_file():
+        try:
+            info = JsonDocument(record, "provenance").info()
+        except (DocumentError, UnicodeDecodeError, ValueError):
+            info = None
+        if not isinstance(info, dict) or "human_review" not in info:
+            raise UsageError(f"--write-filtered {str(filtered)!r} holds an export that is not a filtered copy; "
+                             "writing it would replace that export: choose another folder")
+
+
 def import_command(document, args: argparse.Namespace) -> int:
     from dataset.annotate.answers import read_answers
     from dataset.annotate.report import ImportSettings, import_answers
@@ -121,15 +145,15 @@ def import_command(document, args: argparse.Namespace) -> int:
     if args.jglue is not None and args.write_filtered is None:
         raise UsageError("--jglue chooses what --write-filtered keeps; pass --write-filtered OUT too")
     if args.write_filtered is not None:
-        check_output_location(args.write_filtered, "dir", "--write-filtered")
-        if args.write_filtered.resolve() == document.folder.resolve():
-            raise UsageError(f"--write-filtered {str(args.write_filtered)!r} is the dataset's own folder; "
-                             "name another folder")
+        check_filtered_output(args.write_filtered, document.folder, args)
     settings = ImportSettings(split=args.split, min_agreement=args.min_agreement,
                               min_control_accuracy=args.min_control_accuracy, exclude_flagged=args.exclude_flagged,
                               jglue=args.jglue, aggregate=args.aggregate)
     answers = read_answers(args.answers)
-    report = import_answers(document, answers, args.out, settings, args.write_filtered)
+    held = hold_output_folder(args.write_filtered, "--write-filtered") if args.write_filtered is not None \
+        else contextlib.nullcontext()
+    with held:
+        report = import_answers(document, answers, args.out, settings, args.write_filtered)
     baseline = report["human_baseline"]["overall"]
     alpha = report["agreement"]["krippendorff_alpha"]["overall"]
     others = ", ".join(f"{name} {row['exact_match']:.4f}" for name, row in report["baselines"].items())

@@ -18,11 +18,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from assets.vocabulary import Vocabulary, load_vocabulary
-from render.model.camera import Camera
-from render.model.moves import pose_problem
-from render.model.relations import DEFAULT_RELATION_EPS, pixel_coords, relationships
-from render.model.sampler import SceneOptions
-from render.model.scene_graph import scene_from_graph
+from render import (
+    DEFAULT_RELATION_EPS,
+    Camera,
+    SceneOptions,
+    pixel_coords,
+    pose_problem,
+    relationships,
+    scene_from_graph,
+)
 
 REMOVE = "remove"
 RECOLOUR = "recolour"

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from dataset.pairs.edits import MATERIAL, RECOLOUR, REMOVE, Edit
+from render import hidden_problems, object_visibility, visibility_problems
 from render.legibility import READ_ATTRIBUTES, LegibilityReader
-from render.model.visibility import hidden_problems, object_visibility, visibility_problems
 
 #: The least mean absolute difference (0-255, over RGB) between source and re-render over the
 #: changed object's source pixels (docs/dataset.md, "Minimal pairs", gives the measured spread).

@@ -30,7 +30,7 @@ from ruclevr.cli import (
     run_cli,
     stage_logger,
 )
-from ruclevr.io import atomic_write_bytes, read_json
+from ruclevr.io import atomic_write_bytes, hold_stage_output, read_json
 from ruclevr.paths import check_output_location
 from ruclevr.shards import Shard
 
@@ -70,13 +70,14 @@ def _main(argv: Sequence[str] | None) -> int:
     for folder in sources or [out]:  # OUT itself may be new when shards are copied into it
         if not folder.is_dir():
             raise UsageError(f"{folder} is not a folder")
-    shards = find_shards([out] + sources)
-    info = check_shards(shards)
-    layout = OutputLayout(out, info["scene_options"]["filename_prefix"])
-    copies = plan_copies(shards, layout)
-    copy_files(copies)
-    claim_output(layout, info)
-    merged = merge_scenes(layout, info)
+    with hold_stage_output(out, "dir"):  # not while shards (or another merge) still write into it
+        shards = find_shards([out] + sources)
+        info = check_shards(shards)
+        layout = OutputLayout(out, info["scene_options"]["filename_prefix"])
+        copies = plan_copies(shards, layout)
+        copy_files(copies)
+        claim_output(layout, info)
+        merged = merge_scenes(layout, info)
     count = shards[0].shard.count
     stage_logger("render").info(f"{PROG}: {count} shard(s), {merged} scenes in {layout.scenes_json} "
                                 f"({len(copies)} files copied); check them with: python -m render verify {out}")
