@@ -152,8 +152,10 @@ def _structure(family: Family) -> Structure:
 
 
 def _coordination(program: tuple[TemplateNode, ...], by_filter: Mapping[int, str]) -> tuple[tuple[tuple[str, str], ...], tuple[int, ...]]:
-    """Pairs of phrases drawn from the whole scene and joined by a union, a sum or an equality (of
-    their counts or of an attribute of their objects), and the sums of two counts of sets."""
+    """Pairs of phrases drawn from the whole scene and joined by a union, a sum, an equality (of
+    their counts or of an attribute of their objects) or «между» (the two ends of ``between``:
+    «между маленьким шаром и цилиндром» may make the cylinder small too), and the sums of two
+    counts of sets."""
     def scene_phrase(index: int) -> str | None:
         while program[index].function == "count" or program[index].function.startswith("query_") or program[index].function == "unique":
             index = program[index].inputs[0]
@@ -165,7 +167,7 @@ def _coordination(program: tuple[TemplateNode, ...], by_filter: Mapping[int, str
     pairs: list[tuple[str, str]] = []
     sums: list[int] = []
     for index, node in enumerate(program):
-        if not (node.function in ("union", "add") or node.function.startswith("equal_")) or len(node.inputs) != 2:
+        if not (node.function in ("union", "add", "between") or node.function.startswith("equal_")) or len(node.inputs) != 2:
             continue
         first, second = (scene_phrase(i) for i in node.inputs)
         if first is not None and second is not None:

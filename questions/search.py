@@ -33,6 +33,7 @@ from typing import Any
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from questions.functions import RELATION, ExecutionError, format_answer
 from questions.hypothetical import edit_matters, removal_decides
+from questions.named_objects import early_checks, refuse_decided, refused_early
 from questions.plan import EMPTY, FIXED, FREE, SET, Plan, PlanNode, Slot
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
@@ -247,6 +248,7 @@ class _Walk:
         self.canon: list[Any] = [None] * size
         self.choices: list[Any] = [None] * size
         self.sure = sure_refusals(plan)
+        self.named = early_checks(plan)
         self.after: list[SceneSearch] = [search] * size  # per node: the search on the scene the next node reads
 
     def _search_at(self, t: int) -> SceneSearch:
@@ -286,7 +288,7 @@ class _Walk:
                 out[t] = mask
                 choices[t] = values
                 canons[t] = ("set", source[1], source[2] | search.described_pairs(node, values))
-                if not checks or self._holds(t):
+                if (not checks or self._holds(t)) and not (self.named[t] and self._named_refusal(t)):
                     found = self._visit(t + 1)
                     if found is not None:
                         return found
@@ -310,7 +312,7 @@ class _Walk:
                 self.choices[t] = value
                 canon = (node.function, value, *(self.canon[i] for i in node.inputs))
                 self.canon[t] = ("set", canon, frozenset()) if node.gives_set else canon
-                if not checks or self._holds(t):
+                if (not checks or self._holds(t)) and not (self.named[t] and self._named_refusal(t)):
                     found = self._visit(t + 1)
                     if found is not None:
                         return found
@@ -335,7 +337,7 @@ class _Walk:
                 return None  # nothing lies between the two: "what is between them?" has no subject
             canon = (node.function, *(self.canon[i] for i in node.inputs))
             self.canon[t] = ("set", canon, frozenset()) if node.gives_set else canon
-        if checks and not self._holds(t):
+        if checks and not self._holds(t) or self.named[t] and self._named_refusal(t):
             return None
         return self._visit(t + 1)
 
@@ -396,6 +398,11 @@ class _Walk:
         first, second = (self.out[source.inputs[0]] for source in counted)
         return bool(first & second)
 
+    def _named_refusal(self, t: int) -> bool:
+        """Whether the candidate so far is refused, whatever comes next, for an object it names
+        (:func:`questions.named_objects.refused_early`)."""
+        return refused_early(self.plan, self.choices, self.out, self.named[t]) is not None
+
     def _holds(self, t: int) -> bool:
         """Node ``t``'s constraints: outputs that must differ, its least size, objects kept out of sets."""
         out = self.out
@@ -417,6 +424,8 @@ class _Walk:
             return None  # the question would name its own answer
         if not answer_is_clear(self.plan, tuple(self.choices), self.out, self.scene):
             return None  # its answer hangs on a pair the image leaves unclear
+        if refuse_decided(self.plan, self.choices, self.out, self.scene):
+            return None  # its words decide the answer, or leave open whether a named object counts
         return Candidate(tuple(self.choices), answer, tuple(self.out))
 
 

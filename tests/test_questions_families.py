@@ -40,7 +40,10 @@ CASES = [
     ("count/one_hop", {"<C>": "gray", "<R>": "right", "<M2>": "metal"}, "2"),  # right of 0: 1-4; metal: 3, 4
     ("count/one_hop", {"<S>": "cylinder", "<R>": "front", "<Z2>": "small"}, "2"),  # in front of 2: 0, 1, 3; small: 1, 3
     ("count/two_hop", {"<C>": "blue", "<R>": "left", "<Z2>": "large", "<R2>": "behind", "<M3>": "rubber"}, "1"),
-    # blue = 2; left of 2: 0, 1; large: 0; behind 0: 2, 4; rubber: 2
+    # blue = 2; left of 2: 0, 1; large: 0; behind 0: 2, 4; rubber: 2 (named, but the text says
+    # neither that it is rubber nor that it is behind 0: it counts as the picture shows)
+    ("count/two_hop", {"<C>": "blue", "<R>": "left", "<Z2>": "large", "<R2>": "behind"}, None),
+    # behind 0: 2, 4; the blue one, named, fits «предметов» by its words: whether it counts is open
     ("count/three_hop", {"<C>": "yellow", "<R>": "front", "<S2>": "cylinder", "<R2>": "left", "<C3>": "red",
                          "<R3>": "right", "<Z4>": "small"}, "2"),
     # yellow = 4; in front: 0-3; cylinder: 2; left of 2: 0, 1; red: 1; right of 1: 2, 3, 4; small: 3, 4

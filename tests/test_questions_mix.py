@@ -36,8 +36,9 @@ def test_a_mix_of_question_types_is_reached_within_2_points_on_1000_scenes(scene
     # 97.5 %, not 99 %, since issue 25: counts rarely 0 and answers balanced given the named values
     # leave fewer questions to a mix that asks 20 % colours and 20 % counts (98.0 % on these scenes)
     # 97.4 % with issue 25's balance and issue 23's image relations; 96.7 % with issue 35's families (the
-    # occlusion ones ask nothing on graph-only scenes, the what-if ones balance per named attribute)
-    assert len(questions) >= 0.96 * 10 * len(scenes)
+    # occlusion ones ask nothing on graph-only scenes, the what-if ones balance per named attribute); 96.1 %
+    # since issue 36 (a count whose set holds an object the question names is not asked: questions/named_objects.py)
+    assert len(questions) >= 0.955 * 10 * len(scenes)
     shares = reached(questions, families, "type")
     assert set(shares) == {name for name, _ in TYPE_MIX}
     for name, share in TYPE_MIX:

@@ -233,7 +233,7 @@ def test_a_sum_said_as_a_total_is_refused_where_an_object_is_in_both_sets(tmp_pa
         ("Верно ли, что [каждый <Z> <C> <M> <S>] является [<S2>|твор]?", "a calque"),
         ("Сколько [<Z> <C> <M> <S>|род,мн] представляют собой [<S2>|вин,мн]?", "a calque"),
         ("Превышает ли количество [<Z> <C> <M> <S>|род,мн] количество [<S2>|род,мн]?", "which count is compared with which"),
-        ("Равно ли общее количество [<Z> <C> <M> <S>|род,мн] количеству [<S2>|род,мн]?", "which count is compared with which"),
+        ("Равно ли общее количество [<Z> <C> <M> <S>|род,мн] количество [<S2>|род,мн]?", "«равно» governs the dative"),
         ("Больше ли всего на изображении [<Z> <C> <M> <S>|род,мн], чем [<S2>|род,мн]?", "reads as «больше всего»"),
     ],
 )
@@ -252,3 +252,19 @@ def test_named_attributes_after_takoy_zhe_are_fine_and_no_shipped_template_has_a
     for wording in ("такой же предмет", "таких же предметов", "является", "являются", "представля", "Превышает ли", "such object"):
         assert wording not in shipped, wording
     assert len(families) == 131
+
+
+def test_between_says_the_bare_noun_first_so_its_adjective_reaches_one_end(families):
+    """«между маленькой сферой и цилиндром»: is the cylinder small too? The bare noun is said first."""
+    scene = scene_of(("small", "blue", "rubber", "sphere", 0, 0), ("large", "red", "metal", "cube", 1, 0),
+                     ("large", "gray", "rubber", "cylinder", 2, 0), ("small", "gray", "rubber", "cube", 3, 3))
+    for obj in scene["objects"]:
+        obj["3d_coords"] = [obj["x"], obj["y"], 0.5]  # between needs positions
+    family = families["between/exist"]
+    assert ("<S>", "<S2>") in structure_of(family).coordinated
+    question = question_on(family, scene, {"<Z>": "small", "<S>": "sphere", "<S2>": "cylinder", "<S3>": "cube"})
+    assert "distribute:<S>:<S2>" in question[UNSAFE_FIELD]  # no small cylinder: the other reading has no answer
+    texts = russian_texts(NativeRealiser(), question)
+    assert texts and all(re.search(r"между цилиндром и (маленьк|небольш)\w+ (сферой|шаром)", text) for text in texts), texts
+    for seed in range(4):
+        assert re.search(r"between the cylinder and the (small|tiny) (sphere|ball)", english(family, question, seed, Counter())[1])

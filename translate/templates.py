@@ -18,6 +18,7 @@ from typing import Any
 from assets.placeholders import did_you_mean, is_placeholder
 from assets.vocabulary import load_vocabulary
 from russian.morphology import Lexicon, MorphologyError, build_lexicon, verb_number, word_role
+from translate.russian_rules import QUANTITY_GOVERNMENT, VERB_AGREEMENT, rule_message, wording_problems
 from translate.template_syntax import (
     CLAUSE_END,
     WORD,
@@ -228,10 +229,8 @@ class _Compiler:
                         subject = f"its subject {' и '.join(group.source for group in subjects)} is plural"
                     else:
                         subject = f"its subject {' or '.join(group.source for group in subjects)} is {'plural' if 'plur' in numbers else 'singular'}"
-                    self.problems.append(
-                        f"column {column + word.start()}: the verb {word.group()!r} is {'plural' if number == 'plur' else 'singular'} "
-                        f"but {subject}"
-                    )
+                    found = f"the verb {word.group()!r} is {'plural' if number == 'plur' else 'singular'} but {subject}"
+                    self.problems.append(f"column {column + word.start()}: {rule_message(VERB_AGREEMENT, found)}")
 
     def check_quantity_government(self, template: Template) -> None:
         """A group right after «сколько» or a numeral written in the text is in the case and number
@@ -247,18 +246,13 @@ class _Compiler:
                 needed = _QUANTITY_GOVERNMENT.get(words[-1]) if words and not CLAUSE_END.search(previous.rstrip()[-1:]) else None
                 if needed is not None and (part.case, part.number or "sing") != needed:
                     features = "род,мн" if needed[1] == "plur" else "род"
-                    self.problems.append(
-                        f"{part.where()}: after «{words[-1]}» the noun phrase is in the genitive "
-                        f"{'plural' if needed[1] == 'plur' else 'singular'}: write [...|{features}]"
-                    )
+                    found = f"after «{words[-1]}» the noun phrase is in the genitive {'plural' if needed[1] == 'plur' else 'singular'} [...|{features}]"
+                    self.problems.append(f"{part.where()}: {rule_message(QUANTITY_GOVERNMENT, found)}")
             previous = part
 
     def check_wording(self, template: Template) -> None:
-        """Wordings native readers read two ways or as a calque (:data:`AMBIGUOUS_WORDINGS`)."""
-        text = template.text.lower()
-        for pattern, advice in AMBIGUOUS_WORDINGS:
-            for found in pattern.finditer(text):
-                self.problems.append(f"column {found.start() + 1}: «{template.text[found.start():found.end()]}»: {advice}")
+        """Wordings native readers read two ways or as a calque (:data:`translate.russian_rules.WORDING_RULES`)."""
+        self.problems.extend(wording_problems(template.text))
 
     def is_subject(self, group: Group) -> bool:
         """A nominative group without a relation and with a fixed number: a possible subject."""
@@ -417,18 +411,6 @@ class _Compiler:
         return Agreement(relation, tuple(words), phrase, group.case or "nomn", group.short, tuple(reads))
 
 
-# Wordings blind native readers found ambiguous or calqued, with what to write instead.
-AMBIGUOUS_WORDINGS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\bтак(?:ой|ая|ое|ие|ого|ой|ому|им|их|ую|ими|ым) же(?! (?:ли )?(?:формы|цвета|размера|материала|форму|цвет|размер|материал))\b"),
-     "«такой же» copies nothing from a bare noun: name the attributes («других больших кубов») or say «самый …»"),
-    (re.compile(r"\bявля(?:ет|ют|ющ|л)\w*|\bпредставля\w* собой"),
-     "a calque: say it directly («Все ли большие предметы — кубы?», «Сколько больших предметов не кубы?»)"),
-    (re.compile(r"\bпревыша\w* ли\b|\bравн[оа]? ли (?:\w+ )?количеств"),
-     "nominative and accusative look alike, so which count is compared with which is open: write «Больше ли A, чем B?» "
-     "or «Верно ли, что A столько же, сколько B?»"),
-    (re.compile(r"\b(?:больше|меньше) ли всего\b"),
-     "reads as «больше всего»: write «Верно ли, что всего на изображении A больше, чем B?»"),
-)
 # Words that govern the noun phrase after them (case, number), and words that may stand between.
 _QUANTITY_GOVERNMENT = {
     **dict.fromkeys(("сколько", "столько", "несколько", "много", "мало", "пять", "шесть", "семь", "восемь", "девять", "десять"),

@@ -1,0 +1,84 @@
+"""Questions decided by their own words: named objects in the sets that exist/count questions test.
+
+Scene graphs come from the renderer's sampler (no rendering). The engine refuses a candidate
+whose text puts a named object in the tested set, or where leaving a named object that is in it
+out changes the answer (:mod:`questions.named_objects`). This benchmark generates the questions
+and audits each written one again: per exist/count question, whether its tested set holds an
+object the question names, by the text (target 0) or where it decides the answer (target 0);
+and the candidates the engine refused for either reason. ``--off`` generates without the
+refusal, for the figures before it.
+
+    python benchmarks/named_objects_bench.py --scenes 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import Counter
+from unittest import mock
+
+from questions import named_objects
+from questions.families import load_families
+from questions.generate import Settings, generate
+from questions.plan import Plan, choices_of, run_plan
+from questions.scene_index import SceneIndex
+from render import SceneOptions, sample_scene_graph
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenes", type=int, default=1000, help="number of sampled scenes (default 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of scenes and questions (default 0)")
+    parser.add_argument("--off", action="store_true", help="generate without the refusal (the figures before it)")
+    args = parser.parse_args()
+
+    options = SceneOptions(min_objects=3, max_objects=10)
+    scenes = [sample_scene_graph(args.seed, index, options) for index in range(args.scenes)]
+    families = load_families()
+    named_objects.REFUSED.clear()
+    started = time.perf_counter()
+    if args.off:
+        with mock.patch("questions.search.refuse_decided", return_value=False), \
+                mock.patch("questions.search.refused_early", return_value=None):
+            questions = generate(scenes, families, Settings(seed=args.seed), progress=False)
+    else:
+        questions = generate(scenes, families, Settings(seed=args.seed), progress=False)
+    seconds = time.perf_counter() - started
+
+    by_scene = {scene["image_index"]: SceneIndex.from_scene(scene) for scene in scenes}
+    plans = {family_id: Plan.of(family) for family_id, family in families.items()}
+    audit: Counter[str] = Counter()
+    examples: dict[str, str] = {}
+    for question in questions:
+        plan = plans[question["family"]]
+        tested = [node.inputs[0] for node in plan.nodes if node.function in named_objects.TESTED]
+        if not tested:
+            continue
+        audit["exist/count questions"] += 1
+        choices = choices_of(plan, question["params"])
+        outputs = run_plan(plan, choices, by_scene[question["image_index"]])
+        named = [outputs[t] for t, node in enumerate(plan.nodes) if node.kind == "unique"]
+        if any(outputs[s] >> thing & 1 for s in tested for thing in named):
+            audit["tested set holds a named object"] += 1
+        reason = named_objects.text_refusal(plan, choices, outputs, by_scene[question["image_index"]])
+        if reason is not None:
+            audit[reason] += 1
+            examples.setdefault(reason, question["question"])
+
+    print(f"{len(scenes)} scenes, {len(questions)} questions in {seconds:.1f} s (refusal {'off' if args.off else 'on'})")
+    for key in ("exist/count questions", "tested set holds a named object", named_objects.DECIDED, named_objects.MAY_COUNT):
+        print(f"  {key}: {audit[key]}" + (f"  e.g. {examples[key]!r}" if key in examples else ""))
+    refused: Counter[str] = Counter()
+    for (_family, reason), count in named_objects.REFUSED.items():
+        refused[reason] += count
+    print("refused (a candidate at the end of the search; a branch cut once its nodes tell):")
+    for reason, count in sorted(refused.items()):
+        print(f"  {reason}: {count}")
+    print("by family:")
+    for (family, reason), count in sorted(named_objects.REFUSED.items(), key=lambda item: -item[1])[:12]:
+        print(f"  {family}: {count} {reason}")
+
+
+if __name__ == "__main__":
+    main()

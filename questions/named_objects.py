@@ -1,0 +1,237 @@
+"""Questions whose own words decide the answer, or leave open whether a named object counts.
+
+The objects a question names (each ``unique`` node's object: «синий куб», «этот большой
+предмет») come with what the text says of them: the attributes their description names, and the
+relations the text places them in («Справа от синего предмета находится большой предмет»: the
+big one is right of the blue one, so the blue one is left of the big one). Relations are read
+both ways (left/right, front/behind) and chained (left of left is left: the scene's relations
+are by position along one axis).
+
+A set that an ``exist``, ``none`` or ``count`` tests *holds a named object by the text* when the
+text names every attribute the set asks for as that object's and places it in every relation the
+set asks for. Such a candidate is decided by its words, not the picture («…большой предмет. Есть
+ли предметы левее этого большого предмета?»: yes, the blue one; «металлических цилиндров больше,
+чем предметов справа от металлического цилиндра»: there is one metal cylinder), and is not asked.
+
+A named object the text ties to the tested set, by its words (every attribute the set asks for
+is named of it: «Есть ли правее этого серого предмета коричневый шар?» after a brown ball was
+named) or by a relation the text states (the set is found by one: «Позади коричневого объекта
+находится другой объект. Есть ли матовые объекты впереди этого другого объекта?»), but not by
+both, may or may not be counted by a reader (any, or another?). Where it is in the set on the
+scene, the candidate is asked only if leaving it out gives the same answer. A named object the
+text does not tie to the set (a yellow thing, and «металлических предметов» across the scene)
+counts where the picture puts it, as any other object.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from questions.functions import ExecutionError, format_answer
+from questions.plan import Plan, run_plan_with
+from questions.scene_index import SceneIndex
+
+#: What the tested set of an answer node is: the node's only input.
+TESTED = ("exist", "none", "count")
+INVERSE = {"left": "right", "right": "left", "front": "behind", "behind": "front"}
+DECIDED, MAY_COUNT = "decided by its text", "a named object may count"
+
+#: Candidates refused, by (family, reason): a tally for benchmarks and reports; it decides nothing.
+REFUSED: Counter[tuple[str, str]] = Counter()
+
+
+def text_refusal(plan: Plan, choices: Sequence[Any], outputs: Sequence[Any], scene: SceneIndex) -> str | None:
+    """Why the candidate is not asked (:data:`DECIDED`, :data:`MAY_COUNT`), or None."""
+    named = [t for t, node in enumerate(plan.nodes) if node.kind == "unique"]
+    if not named or plan.edits:  # what-if questions: the named objects' words hold in the scene before the edit
+        return None
+    said: _NamedFacts | None = None  # made once a named object is in a tested set
+    answer: str | None = None
+    for node in plan.nodes:
+        if node.function not in TESTED:
+            continue
+        tested = node.inputs[0]
+        for thing in named:
+            if plan.nodes[thing].inputs[0] == tested:
+                continue  # the set is the named object's own description
+            bit = 1 << outputs[thing]
+            if not outputs[tested] & bit:
+                continue  # what the words put in a set is in it on the scene (relations have margins)
+            said = said or _facts_of(plan, choices, named)
+            standing = said.standing(thing, tested, choices)
+            if standing.forced:
+                return DECIDED
+            if standing.tied:
+                answer = answer or format_answer(outputs[-1])
+                if _answer_without(plan, choices, outputs, scene, tested, bit) != answer:
+                    return MAY_COUNT
+    return None
+
+
+def refuse_decided(plan: Plan, choices: Sequence[Any], outputs: Sequence[Any], scene: SceneIndex) -> bool:
+    """Whether the candidate is refused (:func:`text_refusal`); counted in :data:`REFUSED`."""
+    reason = text_refusal(plan, choices, outputs, scene)
+    if reason is not None:
+        REFUSED[(plan.family.id, reason)] += 1
+    return reason is not None
+
+
+def early_checks(plan: Plan) -> tuple[tuple[tuple[int, int, str], ...], ...]:
+    """Per node, the (named object, tested set, answer function) pairs whose later of the two nodes
+    it is: once the search has chosen that far, :func:`refused_early` can tell. The answer
+    function is the tested set's consumer where that is the answer node, else ""."""
+    known = _EARLY.get(id(plan))
+    if known is not None and known[0] is plan:
+        return known[1]
+    named = [t for t, node in enumerate(plan.nodes) if node.kind == "unique"] if not plan.edits else []
+    last = len(plan.nodes) - 1
+    tested = [(node.inputs[0], node.function if t == last else "") for t, node in enumerate(plan.nodes) if node.function in TESTED]
+    checks: list[list[tuple[int, int, str]]] = [[] for _ in plan.nodes]
+    for thing in named:
+        for node, final in tested:
+            if plan.nodes[thing].inputs[0] != node:
+                checks[max(thing, node)].append((thing, node, final))
+    found = tuple(tuple(c) for c in checks)
+    if len(_EARLY) >= 2000:
+        _EARLY.clear()
+    _EARLY[id(plan)] = (plan, found)
+    return found
+
+
+_EARLY: dict[int, tuple[Plan, tuple[tuple[tuple[int, int, str], ...], ...]]] = {}
+
+
+def refused_early(plan: Plan, choices: Sequence[Any], outputs: Sequence[Any], checks: tuple[tuple[int, int, str], ...]) -> str | None:
+    """Whether a candidate chosen up to the node of ``checks`` is refused whatever comes next: a
+    named object the text puts in a tested set, or one in the set the answer counts (or the only
+    one in the set the answer tests) without the text saying so: why (:data:`DECIDED`,
+    :data:`MAY_COUNT`), counted in :data:`REFUSED` as a search branch cut, or None. Nodes after it
+    are not read."""
+    if not any(outputs[node] >> outputs[thing] & 1 for thing, node, _ in checks):
+        return None
+    upto = max(max(thing, node) for thing, node, _ in checks)
+    said = _facts_of(plan, choices, [t for t in range(upto + 1) if plan.nodes[t].kind == "unique"])
+    for thing, node, final in checks:
+        reason = None
+        bit = 1 << outputs[thing]
+        if not outputs[node] & bit:
+            continue
+        standing = said.standing(thing, node, choices)
+        if standing.forced:
+            reason = DECIDED
+        elif standing.tied and (final == "count" and outputs[node] & bit or final in ("exist", "none") and outputs[node] == bit):
+            reason = MAY_COUNT
+        if reason is not None:
+            REFUSED[(plan.family.id, f"{reason} (branch cut)")] += 1
+            return reason
+    return None
+
+
+def _answer_without(plan: Plan, choices: Sequence[Any], outputs: Sequence[Any], scene: SceneIndex, node: int, bit: int) -> str | None:
+    try:
+        return format_answer(run_plan_with(plan, tuple(choices), scene, {node: lambda out, _args: out & ~bit}, outputs)[-1])
+    except ExecutionError:
+        return None
+
+
+#: The facts of the named objects by (plan, the choices of the nodes up to the last of them): the
+#: search asks again for every option of a later node. Emptied when it grows past _CACHED entries.
+_FACTS: dict[tuple[int, tuple[Any, ...]], tuple[Plan, _NamedFacts]] = {}
+_CACHED = 4096
+
+
+def _facts_of(plan: Plan, choices: Sequence[Any], named: list[int]) -> _NamedFacts:
+    key = (id(plan), tuple(choices[: named[-1] + 1]))
+    known = _FACTS.get(key)
+    if known is not None and known[0] is plan:
+        return known[1]
+    if len(_FACTS) >= _CACHED:
+        _FACTS.clear()
+    facts = _NamedFacts(plan, choices, named)
+    _FACTS[key] = (plan, facts)
+    return facts
+
+
+class _NamedFacts:
+    """What the text says of the named objects: their attributes, and the relations between them."""
+
+    def __init__(self, plan: Plan, choices: Sequence[Any], named: list[int]) -> None:
+        self.plan = plan
+        self.named = set(named)
+        self.attributes: dict[int, dict[str, str]] = {}
+        facts: set[tuple[int, str, int]] = set()
+        for thing in named:
+            attributes, source = self._description(plan.nodes[thing].inputs[0], choices)
+            self.attributes[thing] = attributes
+            node = plan.nodes[source]
+            if node.function == "relate" and node.inputs[0] in self.named:
+                facts.add((thing, choices[source], node.inputs[0]))
+        self.facts = _closure(facts)
+
+    def _description(self, t: int, choices: Sequence[Any]) -> tuple[dict[str, str], int]:
+        """The attributes the filters from ``t`` back name, and the node they start from."""
+        attributes: dict[str, str] = {}
+        while self.plan.nodes[t].kind == "filter":
+            for slot, value in zip(self.plan.nodes[t].slots, choices[t], strict=True):
+                if value:
+                    attributes[slot.attribute] = value
+            t = self.plan.nodes[t].inputs[0]
+        return attributes, t
+
+    def standing(self, thing: int, t: int, choices: Sequence[Any]) -> Standing:
+        """What the text says of named object ``thing`` and the set of node ``t`` (chosen as ``choices``)."""
+        node = self.plan.nodes[t]
+        if node.kind == "filter":
+            said = self.attributes[thing]
+            named = all(said.get(slot.attribute) == value for slot, value in zip(node.slots, choices[t], strict=True) if value)
+            inner = self.standing(thing, node.inputs[0], choices)
+            return Standing(named and inner.fits, inner.placed, inner.linked)
+        if node.function == "scene":
+            return Standing(True, True, False)
+        if node.function == "relate":
+            return Standing(True, (thing, choices[t], node.inputs[0]) in self.facts, True)
+        if node.function.startswith("same_") and node.inputs[0] in self.named:
+            attribute = node.function.removeprefix("same_")
+            mine, theirs = self.attributes[thing].get(attribute), self.attributes[node.inputs[0]].get(attribute)
+            return Standing(True, node.inputs[0] != thing and mine is not None and mine == theirs, True)
+        sides = [self.standing(thing, i, choices) for i in node.inputs]
+        if node.function == "union":
+            return next((side for side in sides if side.forced), next((side for side in sides if side.tied), _UNTIED))
+        if node.function == "intersect":
+            return Standing(all(s.fits for s in sides), all(s.placed for s in sides), any(s.linked for s in sides))
+        return _UNTIED
+
+
+class Standing(NamedTuple):
+    """A named object and a set, by the text alone: whether the words name of it every attribute the
+    set asks for (``fits``), state it in every relation the set asks for (``placed``), and whether
+    the set is found by a relation or a likeness to a named object at all (``linked``)."""
+
+    fits: bool
+    placed: bool
+    linked: bool
+
+    @property
+    def forced(self) -> bool:
+        """The text puts the object in the set."""
+        return self.fits and self.placed
+
+    @property
+    def tied(self) -> bool:
+        """The text ties the object to the set, by its words or by a relation, without putting it there."""
+        return self.linked and (self.fits or self.placed) and not self.forced
+
+
+_UNTIED = Standing(False, False, False)
+
+
+def _closure(facts: set[tuple[int, str, int]]) -> set[tuple[int, str, int]]:
+    """The relations read both ways and chained (a left of b, b left of c: a left of c)."""
+    known = facts | {(b, INVERSE[r], a) for a, r, b in facts if r in INVERSE}
+    while True:
+        chained = {(a, r, c) for a, r, b in known for b2, r2, c in known if b == b2 and r == r2 and a != c}
+        if chained <= known:
+            return known
+        known |= chained

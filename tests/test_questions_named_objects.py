@@ -1,0 +1,99 @@
+"""Questions whose own words decide the answer are not asked (questions/named_objects.py), nor
+those where whether a named object counts changes the answer. Real families on hand-made scenes."""
+
+from __future__ import annotations
+
+import pytest
+from test_questions_readings import scene_of
+
+from questions.families import load_families
+from questions.named_objects import DECIDED, MAY_COUNT, text_refusal
+from questions.plan import Plan, choices_of, run_plan
+from questions.random_stream import RandomStream
+from questions.scene_index import SceneIndex
+from questions.search import SceneSearch
+
+# Left to right: a small blue sphere, a large red cube, a small gray cylinder; a brown sphere behind.
+ROW = scene_of(
+    ("small", "blue", "rubber", "sphere", 0, 0),
+    ("large", "red", "metal", "cube", 1, 0),
+    ("small", "gray", "rubber", "cylinder", 2, 0),
+    ("small", "brown", "rubber", "sphere", 3, -1),
+)
+
+
+@pytest.fixture(scope="module")
+def families():
+    return load_families()
+
+
+def refusal(family, scene: dict, values: dict) -> str | None:
+    plan = Plan.of(family)
+    choices = choices_of(plan, {name: values.get(name, "") for name in family.params})
+    index = SceneIndex.from_scene(scene)
+    return text_refusal(plan, choices, run_plan(plan, choices, index), index)
+
+
+def test_an_exist_whose_set_holds_the_first_object_by_the_text_is_decided(families):
+    # «Справа от синего предмета находится большой предмет. Есть ли предметы левее этого большого предмета?»
+    values = {"<C>": "blue", "<R>": "right", "<Z2>": "large", "<R2>": "left"}
+    assert refusal(families["exist/two_hop"], ROW, values) == DECIDED
+    # «… Есть ли предметы правее этого большого предмета?»: the text places the blue one left of it.
+    assert refusal(families["exist/two_hop"], ROW, {**values, "<R2>": "right"}) is None
+
+
+def test_a_chain_read_both_ways_and_chained_is_decided(families):
+    # blue; right of it the gray cylinder; left of that a large thing; anything right of the large
+    # thing? the gray cylinder is, by the words (left of the gray one is the large one).
+    values = {"<C>": "blue", "<R>": "right", "<C2>": "gray", "<R2>": "left", "<Z3>": "large", "<R3>": "right"}
+    assert refusal(families["exist/three_hop"], ROW, values) == DECIDED
+    # … and left of the large thing: the blue sphere is, on the scene, but the text does not say so
+    # (left of gray, right of blue … the large one could be either side of blue): it alone makes «да».
+    assert refusal(families["exist/three_hop"], ROW, {**values, "<R3>": "left"}) == MAY_COUNT
+
+
+def test_a_count_compared_with_a_set_whose_anchor_it_counts_is_decided(families):
+    # «Верно ли, что металлических кубов больше, чем предметов справа от металлического куба?»: one metal cube.
+    family = families["compare_integer/zero_one_hop/greater"]
+    values = {"<M>": "metal", "<S>": "cube", "<M2>": "metal", "<S2>": "cube", "<R>": "right"}
+    assert refusal(family, ROW, values) == DECIDED
+    # spheres against things right of the metal cube: nothing named is counted by the words.
+    assert refusal(family, ROW, {**values, "<M>": "", "<S>": "sphere"}) is None
+
+
+def test_a_named_object_that_may_count_is_refused_only_where_it_changes_the_answer(families):
+    family = families["exist/two_hop"]
+    # gray cylinder; left of it the red cube; is there a sphere behind the cube? only the brown one
+    # (not named): asked. Is there a thing left of the cube? only the blue sphere: not named, asked.
+    assert refusal(family, ROW, {"<C>": "gray", "<R>": "left", "<S2>": "cube", "<R2>": "behind", "<S3>": "sphere"}) is None
+    # blue sphere; right of it the gray cylinder; any sphere right of the gray cylinder? the brown one,
+    # and no named one: asked. Any rubber thing left of the red cube right of the blue rubber sphere?
+    # decided: the blue sphere is left of the cube by the words, and rubber; without «rubber» said of
+    # it, it is rubber on the scene only, and the only rubber thing there: whether it counts decides.
+    assert refusal(family, ROW, {"<C>": "blue", "<R>": "right", "<C2>": "gray", "<R2>": "right", "<S3>": "sphere"}) is None
+    values = {"<C>": "blue", "<M>": "rubber", "<R>": "right", "<C2>": "red", "<R2>": "left", "<M3>": "rubber"}
+    assert refusal(family, ROW, values) == DECIDED
+    assert refusal(family, ROW, {**values, "<M>": ""}) == MAY_COUNT
+    count = families["count/two_hop"]
+    # red cube; right of it the brown sphere; how many rubber things left of the brown sphere? the blue
+    # sphere and the gray cylinder, and the text says nothing of them: asked.
+    assert refusal(count, ROW, {"<C>": "red", "<R>": "right", "<C2>": "brown", "<R2>": "left", "<M3>": "rubber"}) is None
+    # brown sphere; in front of it the red cube; how many things left of the red cube? the blue sphere
+    # (not named): asked; how many things right of the red cube? gray and brown: brown is named and
+    # its place is not said: it changes the count.
+    assert refusal(count, ROW, {"<C>": "brown", "<R>": "front", "<C2>": "red", "<R2>": "left"}) is None
+    assert refusal(count, ROW, {"<C>": "brown", "<R>": "front", "<C2>": "red", "<R2>": "right"}) == MAY_COUNT
+    # … how many rubber things right of the red cube? gray and brown: the text says neither that the
+    # brown sphere is rubber nor that it is right of the cube: it counts as the picture shows, asked.
+    assert refusal(count, ROW, {"<C>": "brown", "<R>": "front", "<C2>": "red", "<R2>": "right", "<M3>": "rubber"}) is None
+
+
+def test_the_search_finds_no_refused_candidate(families):
+    index = SceneIndex.from_scene(ROW)
+    for family_id in ("exist/two_hop", "exist/three_hop", "count/two_hop", "compare_integer/zero_one_hop/greater"):
+        plan = Plan.of(families[family_id])
+        search = SceneSearch(index, RandomStream.for_unit("questions.search", 7, 0))
+        for _ in range(6):
+            candidate = search.find(plan, search.steps + 3000)
+            if candidate is not None:
+                assert text_refusal(plan, candidate.choices, candidate.outputs, index) is None
