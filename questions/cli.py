@@ -34,14 +34,13 @@ from ruclevr.cli import (
     stage_logger,
 )
 from ruclevr.cli import seed as seed_type
-from ruclevr.io import hold_stage_output, remove_temporaries_of
+from ruclevr.io import hold_stage_output, is_regular_or_missing, remove_temporaries_of
 from ruclevr.jsonstream import (
     DocumentError,
     DocumentWriter,
     JsonDocument,
     checked_items,
     input_error,
-    is_regular_or_missing,
 )
 from ruclevr.names import beside
 from ruclevr.paths import check_not_an_input, check_output_location, check_own_output, path_from_output

@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import socket
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,17 @@ from ruclevr import jsonlimits
 from ruclevr.cli import UsageError
 
 TMP_SUFFIX = ".tmp"
+
+
+def is_regular_or_missing(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a regular file (symbolic links followed) or nothing at all (opening it then says
+    so): a FIFO, a device or a socket is neither."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return True  # opening it will say what is wrong
 
 
 @contextlib.contextmanager
@@ -92,8 +104,6 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
 def read_json(path: str | os.PathLike[str]) -> Any:
     """A whole JSON file, held to the limits of :mod:`ruclevr.jsonlimits` (ValueError beyond them)."""
-    from ruclevr.jsonstream import is_regular_or_missing
-
     if not is_regular_or_missing(path) and not os.path.isdir(path):  # a FIFO would wait forever
         raise OSError(0, "not a regular file", os.fspath(path))
     with open(path, "rb") as handle:
@@ -242,8 +252,6 @@ def read_lines(path: str | os.PathLike[str], label: str, max_bytes: int = jsonli
     """(number, text) of each line of a text file the user named, without its line end, one at a
     time: memory stays bounded by ``max_bytes`` whatever the file (``/dev/zero`` included). A
     longer line or one that is not UTF-8 is a UsageError naming ``label`` and the line; so is a FIFO."""
-    from ruclevr.jsonstream import is_regular_or_missing
-
     if not is_regular_or_missing(path) and not os.path.isdir(path):
         raise UsageError(f"{label} is not a regular file")
     try:

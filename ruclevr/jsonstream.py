@@ -23,7 +23,6 @@ import json
 import os
 import re
 import shutil
-import stat
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -33,7 +32,7 @@ import orjson
 
 from ruclevr import jsonincremental
 from ruclevr.cli import UsageError
-from ruclevr.io import TMP_SUFFIX, atomic_open
+from ruclevr.io import TMP_SUFFIX, atomic_open, is_regular_or_missing
 from ruclevr.jsonlimits import MAX_DEPTH, MAX_ITEM_BYTES, TOO_DEEP_INDENT, JsonLimitError, loads
 
 _MEMBER_INDENT = "  "
@@ -306,17 +305,6 @@ def _reason(error: BaseException) -> str:
     if isinstance(error, MemoryError):
         return "is too large to read"
     return str(error)
-
-
-def is_regular_or_missing(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a regular file (symbolic links followed) or nothing at all (opening it then says
-    so): a FIFO, a device or a socket is neither."""
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return True  # opening it will say what is wrong
 
 
 def input_document(path: str | os.PathLike[str], key: str, label: str) -> JsonDocument:
