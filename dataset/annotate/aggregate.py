@@ -231,11 +231,16 @@ AGGREGATORS: dict[str, Callable[[Table, Mapping[int, str] | None], dict[int, str
 
 
 def aggregate(table: Table, method: str, known: Mapping[int, str] | None = None) -> dict[int, str | None]:
-    """Each item's aggregated answer by ``method`` (one of :data:`METHODS`), None on a tie.
+    """Each item's aggregated answer by ``method`` (one of :data:`METHODS`, or crowd-kit's
+    ``crowd-kit-ds`` / ``crowd-kit-glad``), None on a tie.
 
     ``known`` maps honeypot items (in ``table`` too) to their known answers; the models learn the
     annotators from them. The result has every item of ``table``, honeypots included.
     """
     if not table:  # no answers at all (a header-only file): nothing to learn from
         return {}
+    if method.startswith("crowd-kit-"):  # the optional extra [crowd], imported only when chosen
+        from dataset.annotate.crowd_kit import crowd_kit_answers
+
+        return crowd_kit_answers(table, method, known)
     return AGGREGATORS[method](table, known)
