@@ -93,3 +93,17 @@ def test_crowd_kit_methods_without_crowd_kit_name_the_extra_in_one_line(tmp_path
         assert status == 2
         assert error.count("\n") == 1 and "pip install -e '.[crowd]'" in error and "Traceback" not in error
         assert not (tmp_path / method).exists()
+
+
+@needs_crowd_kit
+@pytest.mark.filterwarnings("ignore")
+def test_crowd_kit_methods_pool_rare_answers_past_the_class_limit() -> None:
+    from dataset.annotate.aggregate import MAX_CLASSES
+
+    answers = [f"ответ {n:02d}" for n in range(MAX_CLASSES + 10)]
+    table = {item: {worker: answer for worker in "abc"} for item, answer in enumerate(answers)}
+    for method in ("crowd-kit-ds", "crowd-kit-glad"):
+        result = aggregate(table, method)
+        kept = [item for item, answer in result.items() if answer is not None]
+        assert all(result[item] == answers[item] for item in kept)  # a unanimous item keeps its answer
+        assert len(kept) == MAX_CLASSES - 1, result  # the rest win as the pooled class: no answer

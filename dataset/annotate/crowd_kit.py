@@ -6,7 +6,9 @@ row per answer, ``task`` (the item's meta.id), ``worker``, ``label`` (the normal
 Its per-task labels become the aggregated answers, reported as the project's own methods are
 (:mod:`dataset.annotate.aggregate`). Dawid–Skene gets the honeypots' known answers
 (``true_labels``); crowd-kit's GLAD takes none. Neither has a tie rule: crowd-kit picks one of
-equal classes, so a crowd-kit answer is never None.
+equal classes, so a crowd-kit answer is None only when the pooled rare answers win (past
+``MAX_CLASSES`` answer classes the rare ones are pooled, as for the own models: each worker's
+confusion matrix is classes squared).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dataset.annotate.aggregate import RARE_ANSWERS, answer_classes
 from ruclevr.cli import UsageError
 
 CROWD_KIT_METHODS = ("crowd-kit-ds", "crowd-kit-glad")
@@ -44,15 +47,20 @@ def crowd_kit_answers(table: Mapping[int, Mapping[str, str]], method: str,
                       known: Mapping[int, str] | None = None) -> dict[int, str | None]:
     """Each item's label from crowd-kit's ``method`` (one of :data:`CROWD_KIT_METHODS`) on ``table``'s answers."""
     pandas, aggregation = crowd_kit_modules()
-    rows = [(item, worker, label) for item in sorted(table) for worker, label in sorted(table[item].items())]
+    known = {item: answer for item, answer in (known or {}).items() if item in table}
+    kept = set(answer_classes(table, set(known.values())))  # past MAX_CLASSES the rare answers are pooled
+
+    def label_of(answer: str) -> str:
+        return answer if answer in kept else RARE_ANSWERS
+
+    rows = [(item, worker, label_of(answer)) for item in sorted(table) for worker, answer in sorted(table[item].items())]
     data = pandas.DataFrame(rows, columns=["task", "worker", "label"])
     if method == "crowd-kit-ds":
-        true_labels = pandas.Series({item: answer for item, answer in (known or {}).items() if item in table},
-                                    dtype=object)
+        true_labels = pandas.Series(known, dtype=object)
         labels = aggregation.DawidSkene(n_iter=MAX_ITERATIONS).fit_predict(
             data, true_labels=true_labels if len(true_labels) else None)
     elif method == "crowd-kit-glad":
         labels = aggregation.GLAD(n_iter=MAX_ITERATIONS).fit_predict(data)
     else:
         raise ValueError(f"unknown crowd-kit method {method!r}")
-    return {int(item): str(labels[item]) for item in table}
+    return {int(item): None if labels[item] == RARE_ANSWERS else str(labels[item]) for item in table}
