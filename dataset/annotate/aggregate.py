@@ -7,7 +7,8 @@ SciPy and NLTK), but it does not use the honeypots well: on the planted crowds o
 tests/test_dataset_annotate_aggregate.py (300 items, one annotator always right, four random, 15
 honeypots) its ``DawidSkene.fit(true_labels=...)`` recovered 143, 198 and 150 items against its
 majority vote's 157, 167 and 160 (this module: 232, 254, 272), and its ``GLAD`` takes no known
-answers. So both models are written here from the papers, in NumPy:
+answers. So both models are written here from the papers, in NumPy (crowd-kit's, when installed, run as
+``--aggregate crowd-kit-ds|crowd-kit-glad``: :mod:`dataset.annotate.crowd_kit`):
 
 - **Dawid–Skene** (Dawid & Skene 1979, "Maximum likelihood estimation of observer error-rates
   using the EM algorithm"): each annotator has a confusion matrix ``π[w, true, given]``; EM from
@@ -231,11 +232,16 @@ AGGREGATORS: dict[str, Callable[[Table, Mapping[int, str] | None], dict[int, str
 
 
 def aggregate(table: Table, method: str, known: Mapping[int, str] | None = None) -> dict[int, str | None]:
-    """Each item's aggregated answer by ``method`` (one of :data:`METHODS`), None on a tie.
+    """Each item's aggregated answer by ``method`` (one of :data:`METHODS`, or crowd-kit's
+    ``crowd-kit-ds`` / ``crowd-kit-glad``), None on a tie.
 
     ``known`` maps honeypot items (in ``table`` too) to their known answers; the models learn the
     annotators from them. The result has every item of ``table``, honeypots included.
     """
     if not table:  # no answers at all (a header-only file): nothing to learn from
         return {}
+    if method.startswith("crowd-kit-"):  # the optional extra [crowd], imported only when chosen
+        from dataset.annotate.crowd_kit import crowd_kit_answers
+
+        return crowd_kit_answers(table, method, known)
     return AGGREGATORS[method](table, known)

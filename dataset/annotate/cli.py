@@ -12,6 +12,7 @@ from ruclevr.io import hold_output_folder
 from ruclevr.paths import check_apart_from, check_output_location, check_real_folders
 
 SPLIT_CHOICES = ("test", "shots")
+AGGREGATE_CHOICES = ("majority", "dawid-skene", "glad", "crowd-kit-ds", "crowd-kit-glad")
 
 
 def id_list(text: str) -> tuple[int, ...]:
@@ -79,10 +80,11 @@ def add_annotate_parser(commands: argparse._SubParsersAction) -> None:
                           help="leave the flagged annotators' answers out of every figure")
     imported.add_argument("--write-filtered", type=Path, default=None, metavar="OUT",
                           help="also write a MERA export without the removed items (and the card section in its info)")
-    imported.add_argument("--aggregate", choices=("majority", "dawid-skene", "glad"), default="majority",
+    imported.add_argument("--aggregate", choices=AGGREGATE_CHOICES, default="majority",
                           help="how an item's answers become one: the majority (ties give none), Dawid-Skene or GLAD "
-                               "(both learn each annotator from the control items); every method's baseline is "
-                               "reported in human.json either way; default majority")
+                               "(both learn each annotator from the control items), or crowd-kit's Dawid-Skene or "
+                               "GLAD (the optional extra [crowd]); every own method's baseline is reported in "
+                               "human.json either way; default majority")
     imported.add_argument("--jglue", type=positive_int, default=None, metavar="M",
                           help="with --write-filtered: keep an item only if at least M of its answers equal gold "
                                "(JGLUE's rule) instead of dropping the disputed items")
@@ -146,6 +148,10 @@ def import_command(document, args: argparse.Namespace) -> int:
 
     if args.jglue is not None and args.write_filtered is None:
         raise UsageError("--jglue chooses what --write-filtered keeps; pass --write-filtered OUT too")
+    if args.aggregate.startswith("crowd-kit-"):
+        from dataset.annotate.crowd_kit import crowd_kit_modules
+
+        crowd_kit_modules()  # one line naming the extra, before anything is read or written
     if args.write_filtered is not None:
         check_filtered_output(args.write_filtered, document.folder, args)
     settings = ImportSettings(split=args.split, min_agreement=args.min_agreement,

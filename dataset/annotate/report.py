@@ -156,7 +156,7 @@ def method_baselines(scored: Sequence[Mapping[str, Any]], table: Mapping[int, Ma
                      chosen: Mapping[int, Majority], method: str) -> dict[str, Any]:
     """Every aggregation's human baseline (overall) and how many answered items it gets wrong or ties."""
     baselines = {}
-    for name in METHODS:
+    for name in METHODS if method in METHODS else (*METHODS, method):  # a crowd-kit method beside the own ones
         winners = chosen if name == method else aggregated_winners(table, honeypots, known, name)
         overall = human_baseline(scored, winners)["overall"]
         wrong = sum(1 for item in scored if item["meta"]["id"] in winners
