@@ -98,7 +98,7 @@ def test_crowd_kit_methods_without_crowd_kit_name_the_extra_in_one_line(tmp_path
 @needs_crowd_kit
 @pytest.mark.filterwarnings("ignore")
 def test_crowd_kit_methods_pool_rare_answers_past_the_class_limit() -> None:
-    from dataset.annotate.aggregate import MAX_CLASSES
+    from dataset.annotate.answer_classes import MAX_CLASSES
 
     answers = [f"ответ {n:02d}" for n in range(MAX_CLASSES + 10)]
     table = {item: {worker: answer for worker in "abc"} for item, answer in enumerate(answers)}

@@ -279,7 +279,8 @@ def test_like_of_a_release_with_string_settings_is_one_line(inputs, tmp_path, ca
 def test_aggregation_memory_does_not_grow_with_distinct_answers_squared() -> None:
     import tracemalloc
 
-    from dataset.annotate.aggregate import MAX_CLASSES, Observations, dawid_skene_answers, glad_answers
+    from dataset.annotate.aggregate import Observations, dawid_skene_answers, glad_answers
+    from dataset.annotate.answer_classes import MAX_CLASSES
 
     table = {item: {f"a{k}": f"free text {item} {k}" for k in range(20)} for item in range(200)}
     table[0] = {f"a{k}": "да" for k in range(20)}

@@ -40,6 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dataset.annotate.answer_classes import RARE_ANSWERS, Table, answer_classes
+
 METHODS = ("majority", "dawid-skene", "glad")
 SMOOTHING = 0.01  # Dawid–Skene pseudo-counts per confusion cell
 MAX_ITERATIONS = 100
@@ -47,12 +49,6 @@ TOLERANCE = 1e-7
 TIE = 1e-9
 RATE = 1.0  # GLAD's gradient step, per answer a parameter explains
 
-#: At most this many answer classes (ruCLEVR's answers are about 30 words); past it, rare answers are pooled.
-MAX_CLASSES = 48
-#: The pooled class of rare answers: an item it wins gets no aggregated answer (as a tie).
-RARE_ANSWERS = "\0rare answers"
-
-Table = Mapping[int, Mapping[str, str]]
 
 
 @dataclass(frozen=True)
@@ -126,18 +122,6 @@ class Observations:
             winner = self.classes[int(leaders[0])] if leaders.size == 1 else None
             result[item] = winner if winner != RARE_ANSWERS else None
         return result
-
-
-def answer_classes(table: Table, known: set[str]) -> list[str]:
-    """The classes the models learn: every answer given, or, past :data:`MAX_CLASSES`, the known (honeypot)
-    answers and the most frequent others, the rest pooled as :data:`RARE_ANSWERS` (each annotator's confusion
-    matrix is classes squared: a thousand free-text answers would make it gigabytes)."""
-    counts = Counter(answer for answers in table.values() for answer in answers.values())
-    if len(counts.keys() | known) <= MAX_CLASSES:
-        return sorted(counts.keys() | known)
-    frequent = [answer for answer, _ in sorted(counts.items(), key=lambda pair: (-pair[1], pair[0])) if answer not in known]
-    kept = set(known) | set(frequent[:max(0, MAX_CLASSES - 1 - len(known))])
-    return sorted(kept) + [RARE_ANSWERS]
 
 
 def majority_answers(table: Table, known: Mapping[int, str] | None = None) -> dict[int, str | None]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dataset.annotate.aggregate import RARE_ANSWERS, answer_classes
+from dataset.annotate.answer_classes import RARE_ANSWERS, answer_classes
 from ruclevr.cli import UsageError
 
 CROWD_KIT_METHODS = ("crowd-kit-ds", "crowd-kit-glad")
