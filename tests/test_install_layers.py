@@ -26,7 +26,8 @@ def test_core_dependencies_leave_out_torch_transformers_and_ray() -> None:
     assert not core & set(HEAVY)
     extras = project()["optional-dependencies"]
     assert "transformers" in names(extras["ml"]) and "ray" in names(extras["ray"]) and "pytest" in names(extras["dev"])
-    assert extras["all"] == ["ruclevr[ml,ray,dev]"]
+    assert "crowd-kit" in names(extras["crowd"])
+    assert extras["all"] == ["ruclevr[ml,ray,dev,crowd]"]
 
 
 def test_make_dataset_installs_the_core_and_make_test_everything() -> None:
