@@ -68,11 +68,9 @@ def test_aggregation_is_deterministic() -> None:
     assert aggregate(table, "glad", known) == aggregate(table, "glad", known)
 
 
-def test_annotate_import_aggregates_by_the_chosen_method_and_reports_every_baseline(tmp_path, capsys) -> None:
+def planted_crowd_file(tmp_path):
+    """A small export and a crowd TSV for it: one annotator always right, four at random, the shots as honeypots."""
     from annotate_helpers import read_dataset, small_export
-
-    from dataset.cli import main
-    from ruclevr.io import read_json
 
     export = small_export(tmp_path / "DATA", n_scenes=12, shots=4)
     document = read_dataset(export)
@@ -83,6 +81,17 @@ def test_annotate_import_aggregates_by_the_chosen_method_and_reports_every_basel
         rows.append(f"{item['meta']['id']}\tright\t{item['outputs']}")
         rows += [f"{item['meta']['id']}\trandom{w}\t{pool[int(draw.integers(len(pool)))]}" for w in range(4)]
     (tmp_path / "crowd.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return export, tmp_path / "crowd.tsv"
+
+
+def test_annotate_import_aggregates_by_the_chosen_method_and_reports_every_baseline(tmp_path, capsys) -> None:
+    from annotate_helpers import read_dataset
+
+    from dataset.cli import main
+    from ruclevr.io import read_json
+
+    export, _ = planted_crowd_file(tmp_path)
+    document = read_dataset(export)
     reports = {}
     for method in ("majority", "dawid-skene", "glad"):
         capsys.readouterr()

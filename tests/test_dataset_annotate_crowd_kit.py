@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
 import pytest
-from test_dataset_annotate_aggregate import POOL, planted_crowd
+from test_dataset_annotate_aggregate import planted_crowd, planted_crowd_file
 
 from dataset.annotate.aggregate import aggregate
 from dataset.annotate.crowd_kit import crowd_kit_available
@@ -32,21 +31,6 @@ def test_crowd_kit_glad_agrees_with_the_own_glad_and_its_dawid_skene_trails_the_
     assert recovered["crowd-kit-ds"] >= recovered["majority"], recovered
     assert recovered["dawid-skene"] > recovered["crowd-kit-ds"] + 0.15 * len(scored), recovered
     assert all(answers["crowd-kit-ds"][item] == gold[item] for item in known)  # honeypots keep their known answer
-
-
-def planted_crowd_file(tmp_path):
-    from annotate_helpers import read_dataset, small_export
-
-    export = small_export(tmp_path / "DATA", n_scenes=12, shots=4)
-    document = read_dataset(export)
-    rows = ["task_id\tannotator\tanswer"]
-    for item in document["data"]["test"] + document["data"]["shots"]:  # the shots are the honeypots
-        draw = np.random.default_rng([31, item["meta"]["id"]])
-        pool = POOL[item["meta"]["question_type"]]
-        rows.append(f"{item['meta']['id']}\tright\t{item['outputs']}")
-        rows += [f"{item['meta']['id']}\trandom{w}\t{pool[int(draw.integers(len(pool)))]}" for w in range(4)]
-    (tmp_path / "crowd.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    return export, tmp_path / "crowd.tsv"
 
 
 @needs_crowd_kit
