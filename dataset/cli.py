@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from dataset.annotate.cli import add_annotate_parser, command_annotate
+from dataset.augment.options import add_rerender_options
 from dataset.build_cli import add_build_parser, add_export_options, command_build
 from dataset.families import add_families_parser, command_families
 from dataset.leak_check import add_leak_check_parser, command_leak_check
@@ -29,7 +30,6 @@ from ruclevr.cli import (
     add_common_options,
     add_renamed_argument,
     configure_logging,
-    non_negative_int,
     output_path,
     positive_int,
     probability,
@@ -123,7 +123,6 @@ def add_evaluate_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def add_augment_parser(commands: argparse._SubParsersAction) -> None:
-    from render import DEVICE_CHOICES
     parser = commands.add_parser(
         "augment", help="colour-swap augmentation: recolour scene graphs, re-render, re-answer, re-filter",
         description="Recolour objects in the scene graphs (a fixed --map or a seeded --random permutation per scene), "
@@ -163,14 +162,7 @@ def add_augment_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--filter-model", default=None,
                         help="rucola only: hub id or local folder of the classifier (default: the filter's)")
     parser.add_argument("--batch-size", type=positive_int, default=32, help="questions scored together; default 32")
-    parser.add_argument("--device", choices=DEVICE_CHOICES, default="auto",
-                        help="Cycles device, as for python -m render: auto (a GPU if found, else the CPU), cpu, or a "
-                             "GPU backend that must exist; default auto")
-    parser.add_argument("--workers", type=positive_int, default=None,
-                        help="Blender worker processes rendering the recoloured scenes, as for python -m render; default: one per "
-                             "GPU on GPUs, one per CPU core on the CPU")
-    parser.add_argument("--threads", type=non_negative_int, default=None,
-                        help="Cycles threads per worker (0 = all cores); default: 1 when several workers share the CPU, else 0")
+    add_rerender_options(parser, "the recoloured scenes")
     parser.add_argument("--overwrite", action="store_true",
                         help="delete this folder's earlier augmentation and start over")
 

@@ -5,18 +5,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from dataset.augment.options import add_rerender_options
 from questions.family_sources import add_family_arguments, sources_from_arguments
-from ruclevr.cli import add_common_options, non_negative_int, output_path, positive_int, stage_logger
+from ruclevr.cli import add_common_options, output_path, positive_int, stage_logger
 from ruclevr.cli import seed as seed_type
 
 PROG = "python -m dataset pairs"
 
 
 def add_pairs_parser(commands: argparse._SubParsersAction) -> None:
-    from render import DEVICE_CHOICES
     parser = commands.add_parser(
         "pairs", help="minimal pairs: re-render each scene with one change and ask its questions again, as groups",
-        description="For each scene, remove, recolour or re-material one object (the change that flips most answers), "
+        description="For each scene, remove, recolour, re-material or move one object (a change that flips an answer), "
                     "render the scene again from its record, check the change in the pixels, and write every question "
                     "that stays well posed as a group of two items (source and edited scene) with its answer "
                     "re-computed. OUT/questions_ru_kept.json and OUT/scenes.json go straight into export.")
@@ -31,10 +31,7 @@ def add_pairs_parser(commands: argparse._SubParsersAction) -> None:
     add_family_arguments(parser, recorded=True)
     parser.add_argument("--yo", choices=("e", "yo"), default="e",
                         help="ё spelling of the re-computed Russian answers (as the source's translate stage); default e")
-    parser.add_argument("--device", choices=DEVICE_CHOICES, default="auto",
-                        help="Cycles device, as for python -m render; default auto")
-    parser.add_argument("--workers", type=positive_int, default=None, help="Blender worker processes; as python -m render")
-    parser.add_argument("--threads", type=non_negative_int, default=None, help="Cycles threads per worker; as python -m render")
+    add_rerender_options(parser, "the edited scenes")
     parser.add_argument("--overwrite", action="store_true", help="delete this folder's earlier re-renders and start over")
 
 
