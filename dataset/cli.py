@@ -436,6 +436,9 @@ def check_output_of(args: argparse.Namespace) -> None:
     """A file output is none of the run's inputs and, if it exists, a file the same command wrote."""
     if args.command == "submission":
         check_submission_output(args.out, args.samples)
+    if args.command in ("augment", "pairs"):  # OUT/scenes.json, images/, masks/ ... must not land on the sources
+        check_apart_from(args.out, {"--scenes' folder": args.scenes.parent, "--questions": args.questions,
+                                    "--masks": args.masks})
     stage = FILE_STAGES.get(args.command)
     if stage is None:
         return

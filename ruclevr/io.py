@@ -196,26 +196,23 @@ def _process_exists(pid: int) -> bool:
 
 @contextlib.contextmanager
 def hold_output_folder(folder: str | os.PathLike[str], flag: str = "--out", shared: bool = False,
-                       output: str | os.PathLike[str] | None = None) -> Iterator[None]:
+                       output: str | os.PathLike[str] | None = None, remove_when_free: bool = False) -> Iterator[None]:
     """Hold an exclusive lock on an output folder for the whole run: ``fcntl.flock`` on the
     folder itself (no lock file is left in it). A second run into a held folder stops at once with
     a UsageError, before it writes anything. The folder is created if need be; folders created
     here and still empty at the end (the run stopped before writing) are removed again. ``shared``:
     a lock that shards of one run hold together (a whole run's exclusive lock still excludes them);
-    ``output``: the output the message names, when it is not the folder itself."""
+    ``output``: the output the message names, when it is not the folder itself; ``remove_when_free``: remove
+    the (empty) folder at the end when no other holder is left (a lock folder beside a file output)."""
     target = Path(folder)
     created = [parent for parent in (target, *target.parents) if not parent.exists()]
     target.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(target, os.O_RDONLY | os.O_DIRECTORY)
+    descriptor = _locked_folder(target, flag, shared, output)
     try:
-        try:
-            fcntl.flock(descriptor, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
-        except BlockingIOError:
-            named = str(output if output is not None else target)
-            raise UsageError(f"{flag} {named!r} is being written by another run; wait for it to finish "
-                             "or choose another folder") from None
         yield
     finally:
+        if remove_when_free:
+            _remove_if_free(target, descriptor)
         os.close(descriptor)
         for made in created:
             try:
@@ -236,16 +233,43 @@ def hold_stage_output(out: str | os.PathLike[str], kind: str, shared: bool = Fal
     return _hold_lock_folder(target.with_name(f".{target.name}.lock"), shared, target)
 
 
-@contextlib.contextmanager
-def _hold_lock_folder(folder: Path, shared: bool, output: Path) -> Iterator[None]:
-    """Hold ``folder`` (created if need be) and remove it once released, a killed run's included; a run
-    refused because another holds it leaves it alone."""
-    with hold_output_folder(folder, "--out", shared=shared, output=output):
+def _hold_lock_folder(folder: Path, shared: bool, output: Path) -> contextlib.AbstractContextManager[None]:
+    """Hold ``folder`` (created if need be) and remove it once the last holder releases it; a run refused
+    because another holds it leaves it alone."""
+    return hold_output_folder(folder, "--out", shared=shared, output=output, remove_when_free=True)
+
+
+def _locked_folder(target: Path, flag: str, shared: bool, output: str | os.PathLike[str] | None) -> int:
+    """A descriptor of ``target`` holding its lock; UsageError when another run holds it. A lock taken on
+    a folder another run removed meanwhile (its last holder, :func:`_remove_if_free`) is taken again on
+    the folder now at that path, so two runs never hold two different folders of one name."""
+    for _ in range(3):
+        target.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(target, os.O_RDONLY | os.O_DIRECTORY)
         try:
-            yield
-        finally:
-            with contextlib.suppress(OSError):  # still held by a shard of the same run: it stays
-                folder.rmdir()
+            fcntl.flock(descriptor, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(descriptor)
+            named = str(output if output is not None else target)
+            raise UsageError(f"{flag} {named!r} is being written by another run; wait for it to finish "
+                             "or choose another folder") from None
+        with contextlib.suppress(FileNotFoundError):
+            if os.stat(target).st_ino == os.fstat(descriptor).st_ino:
+                return descriptor
+        os.close(descriptor)
+    raise UsageError(f"{flag} {str(output if output is not None else target)!r} is being written by another run; "
+                     "wait for it to finish or choose another folder")
+
+
+def _remove_if_free(target: Path, descriptor: int) -> None:
+    """Remove the empty folder ``target`` if this holder is its last: its lock becomes exclusive only when
+    no shard of the run holds it any more (``rmdir`` alone would succeed under another shard's lock)."""
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return  # another shard of the run still holds it: the last one removes it
+    with contextlib.suppress(OSError):
+        target.rmdir()
 
 
 def read_lines(path: str | os.PathLike[str], label: str, max_bytes: int = jsonlimits.MAX_LINE_BYTES) -> Iterator[tuple[int, str]]:

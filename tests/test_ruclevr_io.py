@@ -126,3 +126,22 @@ def test_an_output_that_is_an_input_under_another_name_is_refused(tmp_path) -> N
         with pytest.raises(UsageError, match="--out must differ from --in"):
             check_not_an_input(out, {"--in": source})
     check_not_an_input(tmp_path / "other.json", {"--in": source, "--predictions": None})
+
+
+def test_a_shard_leaving_a_shared_lock_folder_keeps_it_for_the_shards_still_running(tmp_path) -> None:
+    from ruclevr.cli import UsageError
+    from ruclevr.io import hold_stage_output
+
+    out = tmp_path / "questions.json"
+    lock = tmp_path / ".questions.json.lock"
+    with hold_stage_output(out, "file", shared=True):  # one shard still running
+        with hold_stage_output(out, "file", shared=True):  # another shard, done first
+            assert lock.is_dir()
+        assert lock.is_dir()  # the first to finish does not remove the lock the other still holds
+        with pytest.raises(UsageError, match="being written by another run"):
+            with hold_stage_output(out, "file"):  # a whole run meanwhile
+                pass
+    assert not lock.exists()  # the last holder removes it
+    with hold_stage_output(out, "file"):
+        assert lock.is_dir()
+    assert not lock.exists()
