@@ -437,8 +437,7 @@ def check_output_of(args: argparse.Namespace) -> None:
     if args.command == "submission":
         check_submission_output(args.out, args.samples)
     if args.command in ("augment", "pairs"):  # OUT/scenes.json, images/, masks/ ... must not land on the sources
-        check_apart_from(args.out, {"--scenes' folder": args.scenes.parent, "--questions": args.questions,
-                                    "--masks": args.masks})
+        check_apart_from(args.out, {"--scenes": args.scenes, "--questions": args.questions, "--masks": args.masks})
     stage = FILE_STAGES.get(args.command)
     if stage is None:
         return

@@ -72,7 +72,7 @@ def answer_split_exact_match(prediction: str, reference: str) -> bool:
 def squad_normalise(text: str) -> str:
     """SQuAD's answer normalisation, in its order: lower-case, drop punctuation, drop a/an/the, collapse spaces."""
     text = text.lower()
-    text = "".join(character for character in text if character not in string.punctuation)
+    text = text.translate(_DELETE_ASCII_PUNCTUATION)
     text = _ENGLISH_ARTICLE.sub(" ", text)
     return " ".join(text.split())
 

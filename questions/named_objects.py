@@ -30,12 +30,12 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from questions.functions import ExecutionError, format_answer
+from questions.image_geometry import OPPOSITE
 from questions.plan import Plan, run_plan_with
 from questions.scene_index import SceneIndex
 
 #: What the tested set of an answer node is: the node's only input.
 TESTED = ("exist", "none", "count")
-INVERSE = {"left": "right", "right": "left", "front": "behind", "behind": "front"}
 DECIDED, MAY_COUNT = "decided by its text", "a named object may count"
 
 #: Candidates refused, by (family, reason): a tally for benchmarks and reports; it decides nothing.
@@ -229,7 +229,7 @@ _UNTIED = Standing(False, False, False)
 
 def _closure(facts: set[tuple[int, str, int]]) -> set[tuple[int, str, int]]:
     """The relations read both ways and chained (a left of b, b left of c: a left of c)."""
-    known = facts | {(b, INVERSE[r], a) for a, r, b in facts if r in INVERSE}
+    known = facts | {(b, OPPOSITE[r], a) for a, r, b in facts if r in OPPOSITE}
     while True:
         chained = {(a, r, c) for a, r, b in known for b2, r2, c in known if b == b2 and r == r2 and a != c}
         if chained <= known:

@@ -88,6 +88,13 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys) -> None:
         assert status == 2, argv
         assert message in error and error.count("\n") == 1 and "Traceback" not in error, error
     assert not out.exists()
+    before = {path: path.read_bytes() for path in (paths["scenes"], paths["questions"])}
+    for argv in (["--out", str(paths["scenes"].parent)], ["--out", str(paths["questions"].parent)]):  # onto its inputs
+        status = run_stage("dataset", "pairs", "--scenes", str(paths["scenes"]), "--questions", str(paths["questions"]),
+                           *argv, "--device", "cpu")
+        error = capsys.readouterr().err
+        assert status == 2 and "writing it would change that input" in error and error.count("\n") == 1, error
+    assert {path: path.read_bytes() for path in before} == before
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@ in the pixels, and write the groups of the questions that stay well posed."""
 
 from __future__ import annotations
 
-import shutil
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from dataset.augment.colours import ColorSwap
 from dataset.augment.rendering import plan_rendering, render_pending
 from dataset.augment.run import check_sources, chosen_families, read_scenes
 from dataset.augment.settings import AugmentPaths, AugmentSettings, AugmentSources
-from dataset.export import read_stage_file
+from dataset.export import place_image, read_stage_file
 from dataset.pairs.edits import Edit, edited_scene, renamed
 from dataset.pairs.pixels import check_pixels
 from dataset.pairs.questions import PairMaker, chosen_edit
@@ -25,7 +24,7 @@ from questions.family_sources import FamilySources
 from render.legibility import LegibilityReader
 from ruclevr import __version__
 from ruclevr.cli import UsageError
-from ruclevr.io import TMP_SUFFIX, atomic_write_json, file_sha256, read_json
+from ruclevr.io import atomic_write_json, file_sha256, read_json
 from ruclevr.paths import confined_path
 from ruclevr.records import read_record, same_record
 
@@ -113,15 +112,6 @@ def read_frame(images_dir: Path, masks_dir: Path, filename: str) -> tuple[np.nda
         raise UsageError(f"cannot read the source render of {filename}: {error}") from None
 
 
-def copy_image(source: Path, target: Path) -> None:
-    """The source image beside the edited ones (a copy under a temporary name, renamed), so export finds both."""
-    if target.exists() and target.stat().st_size == source.stat().st_size:
-        return
-    temporary = target.with_name(target.name + TMP_SUFFIX)
-    shutil.copyfile(source, temporary)
-    temporary.replace(target)
-
-
 def pairs(sources: AugmentSources, out: Path, settings: PairsSettings, overwrite: bool = False) -> PairsResult:
     """Run the whole minimal-pairs stage into ``out`` (see :mod:`dataset.pairs` for its files)."""
     scenes_info, scenes = read_scenes(sources)
@@ -160,7 +150,7 @@ def pairs(sources: AugmentSources, out: Path, settings: PairsSettings, overwrite
         report.questions(made, edit.kind)
         if not groups:
             continue
-        copy_image(confined_path(source_dir / "images", source["image_filename"], "image_filename"), out / "images" / source["image_filename"])
+        place_image(confined_path(source_dir / "images", source["image_filename"], "image_filename"), out / "images" / source["image_filename"])
         kept_scenes += [source, edited]
         items += [item for paired in groups for item in (paired.original, paired.edited) if item is not None]
     info = {"stage": "dataset.pairs", "version": __version__, "seed": settings.seed,

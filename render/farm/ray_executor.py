@@ -101,10 +101,10 @@ class RayActors:
             if kind == "ready":
                 events.append(Ready(slot, value))
             else:
-                index, failure, files, rss = value
+                index, failure, files, rss, candidates = value
                 if files is not None:
                     write_encoded_scene(self._job.layout, index, files)
-                events.append(Done(slot, Outcome(index, failure), rss))
+                events.append(Done(slot, Outcome(index, failure, candidates), rss))
         return events
 
     def stop(self, slot: int) -> None:
@@ -161,11 +161,13 @@ class RenderActor:
     def ready(self) -> int:
         return os.getpid()
 
-    def render(self, index: int) -> tuple[int, str | None, SceneFiles | None, int]:
-        """The outcome of ``index``, its files' bytes (None when it failed) and this process's RSS."""
+    def render(self, index: int) -> tuple[int, str | None, SceneFiles | None, int, int | None]:
+        """The outcome of ``index``, its files' bytes (None when it failed), this process's RSS and the
+        candidates the scene took (the progress line's re-sample rate, as local workers report it)."""
         delivered: list[SceneFiles] = []
         outcome = render_with_retries(self._worker.session, self._job, index, delivered.append)
-        return outcome.index, outcome.error, delivered[-1] if outcome.error is None else None, resident_memory()
+        files = delivered[-1] if outcome.error is None else None
+        return outcome.index, outcome.error, files, resident_memory(), outcome.candidates
 
     def close(self) -> None:
         self._worker.close()
