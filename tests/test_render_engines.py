@@ -157,8 +157,9 @@ def test_a_job_renders_to_data_the_writer_writes_once_and_builds_each_scene_grap
     local = RenderJob(str(tmp_path / "local"), job.seed, job.options, settings, job.device, "none", min_pixels=job.min_pixels)
     local.layout.prepare()
     for index in range(6):
-        returned_index, error, files, rss = actor.render(index)
+        returned_index, error, files, rss, candidates = actor.render(index)
         assert (returned_index, error) == (index, None) and isinstance(files, SceneFiles) and rss > 0
+        assert isinstance(candidates, int) and candidates >= 1  # the progress line's re-sample rate, as local workers tell it
         write_encoded_scene(written, index, files)
         del graphs[:], masks[:]
         render_index(actor._worker.session, local, index)
