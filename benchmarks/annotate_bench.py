@@ -40,8 +40,8 @@ from dataset.annotate.answers import read_answers  # noqa: E402
 from dataset.annotate.report import ImportSettings, import_answers  # noqa: E402
 from dataset.annotate.tasks import ExportSettings as TaskSettings  # noqa: E402
 from dataset.annotate.tasks import export_tasks  # noqa: E402
-from dataset.document import load_document  # noqa: E402
-from dataset.export import ExportSettings, export_dataset  # noqa: E402
+from dataset.mera.document import load_document  # noqa: E402
+from dataset.mera.export import ExportSettings, export_dataset  # noqa: E402
 
 
 def measured(function, *args, **kwargs) -> tuple[float, float, object]:

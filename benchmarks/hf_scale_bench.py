@@ -44,7 +44,7 @@ def write_synthetic_export(folder: Path, items: int, per_image: int) -> None:
     sys.path.insert(0, str(ROOT / "tests"))
     from sample_outputs import tiny_png, write_sample_export
 
-    from dataset.document import PROVENANCE_NAME, SPLIT_FILES, load_document
+    from dataset.mera.document import PROVENANCE_NAME, SPLIT_FILES, load_document
     from ruclevr.jsonstream import LazyList, write_json
 
     source = load_document(write_sample_export(folder / "source", n_scenes=8, shots=3))

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dataset.document import SPLITS, stream_document
 from dataset.leak_check import BATCH, HASH_SIZE, BuildIndex, scan_images
+from dataset.mera.document import SPLITS, stream_document
 from ruclevr.io import atomic_write_bytes
 from tests.leak_corpus import degraded_jpeg
 

@@ -18,8 +18,8 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from dataset.document import family_in, stream_document
 from dataset.evaluate import evaluate, read_predictions
+from dataset.mera.document import family_in, stream_document
 
 
 def fit_prior(data: Path) -> tuple[dict[str, str], dict[str, str]]:

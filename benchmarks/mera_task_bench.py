@@ -39,8 +39,8 @@ sys.path.insert(0, str(REPO / "tests"))
 from isolated_venv import make_venv, offline_environment  # noqa: E402
 
 from dataset.cli import main as dataset_main  # noqa: E402
-from dataset.document import read_export  # noqa: E402
-from dataset.prompt_blocks import reasoning_layouts  # noqa: E402
+from dataset.mera.document import read_export  # noqa: E402
+from dataset.mera.prompt_blocks import reasoning_layouts  # noqa: E402
 from translate.answers import russian_answer_words  # noqa: E402
 
 LM_EVAL = "lm_eval==0.4.13"

@@ -14,7 +14,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from dataset.document import stream_document
+from dataset.mera.document import stream_document
 
 
 def main() -> None:

@@ -36,12 +36,10 @@ from typing import Any
 import yaml
 from tqdm import tqdm
 
-from dataset.document import PROVENANCE_NAME, stream_document
-from dataset.export import ExportSettings, export_dataset
 from dataset.hf import check_hf_inputs, survey_statistics, write_hf_copy
 from dataset.layout import QuestionStageFiles
+from dataset.mera import PROVENANCE_NAME, ExportSettings, PromptSet, export_dataset, stream_document
 from dataset.plots import CARD_PLOTS_DIR, PLOT_FILES, write_card_plots
-from dataset.prompt import PromptSet
 from dataset.stage_args import (
     StageModules,
     check_stage_modules,

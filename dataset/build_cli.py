@@ -33,7 +33,7 @@ def add_export_options(parser: argparse.ArgumentParser) -> None:
                              "sandbox with the variables question_type and split; each must produce <image> and the "
                              "literal {question} and no other str.format field. Templates share the items evenly "
                              "within every question type. Default: the shipped set mera-blocks (MERA's block prompts, "
-                             "dataset/prompts/blocks.json, those that ask for the answer alone, which MERA's task "
+                             "dataset/mera/prompts/blocks.json, those that ask for the answer alone, which MERA's task "
                              "scores); mera-blocks-reasoning names those that ask for «РАССУЖДЕНИЕ: … ОТВЕТ: …» "
                              "(MERA's task scores such replies 0), mera-blocks-all both, single-style the earlier "
                              "one-file-per-prompt set")
@@ -72,9 +72,8 @@ def add_build_parser(commands: argparse._SubParsersAction) -> None:
 
 def command_build(args: argparse.Namespace) -> int:
     from dataset.build import Build, BuildPaths, BuildSettings, StageFailed, format_summary
-    from dataset.export import check_prompts
     from dataset.hf import check_license
-    from dataset.prompt import PromptSet
+    from dataset.mera import PromptSet, check_prompts
     from dataset.stage_args import StageModules, split_extra_args
     from dataset.stage_processes import Terminated, terminate_on_sigterm
     from render import render_limit_problem
@@ -136,7 +135,7 @@ def family_folders(args: argparse.Namespace) -> tuple[tuple[Path, ...], bool]:
 
 def build_warnings(stats: Path) -> list[str]:
     """One line per MERA rule the build's items do not meet (from its stats.json)."""
-    from dataset.stats import unmet_rules
+    from dataset.mera import unmet_rules
     from ruclevr.io import read_json
 
     if not stats.exists():

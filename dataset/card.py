@@ -16,8 +16,8 @@ from typing import Any
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
-from dataset.document import SPLITS
 from dataset.features import card_dataset_info, mera_features
+from dataset.mera import SPLITS
 from translate.answers import answer_vocabulary, recorded_yo_policy
 
 CARD_TEMPLATE_PATH = Path(__file__).parent / "templates" / "card.md.j2"

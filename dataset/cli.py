@@ -220,9 +220,7 @@ def parse_provenance(values: Sequence[str]) -> dict[str, Path]:
 
 
 def command_export(args: argparse.Namespace) -> int:
-    from dataset.document import PROVENANCE_NAME
-    from dataset.export import ExportSettings, export_dataset
-    from dataset.prompt import PromptSet
+    from dataset.mera import PROVENANCE_NAME, ExportSettings, PromptSet, export_dataset
 
     prompts = PromptSet.from_paths(args.prompt)
     apply_seed_file(args, "export")
@@ -247,8 +245,8 @@ def command_export(args: argparse.Namespace) -> int:
 
 
 def command_hf(args: argparse.Namespace) -> int:
-    from dataset.document import stream_document
     from dataset.hf import CARD_NAME, check_hf_inputs, write_hf_copy
+    from dataset.mera import stream_document
     from dataset.plots import write_card_plots
 
     document = stream_document(args.data)
@@ -270,8 +268,7 @@ def command_hf(args: argparse.Namespace) -> int:
 
 
 def command_stats(args: argparse.Namespace) -> int:
-    from dataset.document import stream_document
-    from dataset.stats import compute_statistics, format_quality, format_statistics
+    from dataset.mera import compute_statistics, format_quality, format_statistics, stream_document
     from ruclevr.io import atomic_write_json
 
     document = stream_document(args.data)
@@ -286,8 +283,8 @@ def command_stats(args: argparse.Namespace) -> int:
 
 
 def command_evaluate(args: argparse.Namespace) -> int:
-    from dataset.document import stream_document
     from dataset.evaluate import dataset_ids, evaluate, format_results, read_predictions
+    from dataset.mera import stream_document
     from ruclevr.jsonstream import write_json
 
     if args.judge is not None and args.predictions is None:

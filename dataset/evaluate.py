@@ -6,7 +6,7 @@ ported from Hugging Face evaluate): lower-case, then delete the 32 ASCII charact
 ``string.punctuation``. Whitespace is *not* stripped and non-ASCII punctuation (« » — …) is *not*
 removed, exactly as there: ``"Нет."`` matches ``"нет"`` but ``" нет"`` and ``"ОТВЕТ: нет"`` do not.
 Beside it, labelled, come the MERA Multi paper's «ОТВЕТ»-split EM and the newer task files'
-``compute_exact`` EM (:mod:`dataset.em_rules` says which MERA text each follows).
+``compute_exact`` EM (:mod:`dataset.mera.em_rules` says which MERA text each follows).
 
 Predictions come in any of three formats, told apart by how the file opens (a zip; an object whose
 first member is ``data``: MERA's submission; anything else is JSON lines, every line checked):
@@ -31,9 +31,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from dataset.document import SPLITS, MeraDocument, StreamedDocument, family_in
-from dataset.em_rules import HEADLINE, OTHER_RULES, RULE_LABELS, normalise_answer, task_exact_match
-from dataset.groups import format_group_results, group_scores
+from dataset.mera import (
+    HEADLINE,
+    OTHER_RULES,
+    RULE_LABELS,
+    SPLITS,
+    MeraDocument,
+    StreamedDocument,
+    family_in,
+    format_group_results,
+    group_scores,
+    normalise_answer,
+    task_exact_match,
+)
 from dataset.submission_zip import TASK_FILE, is_submission_zip, open_task_file
 from ruclevr import jsonincremental, jsonlimits
 from ruclevr.cli import UsageError
@@ -47,7 +57,7 @@ Item = Mapping[str, Any]
 
 
 def exact_match(prediction: str, reference: str) -> bool:
-    """The headline exact match: MERA's published task's, on the whole reply (:func:`dataset.em_rules.task_exact_match`)."""
+    """The headline exact match: MERA's published task's, on the whole reply (:func:`dataset.mera.em_rules.task_exact_match`)."""
     return task_exact_match(prediction, reference)
 
 
@@ -56,7 +66,7 @@ class Tally:
     correct: int = 0
     total: int = 0
     synonyms: int = 0  # wrong predictions that name the gold answer's value by another word
-    other_rules: dict[str, int] | None = None  # items right under each other rule (dataset.em_rules.OTHER_RULES)
+    other_rules: dict[str, int] | None = None  # items right under each other rule (dataset.mera.em_rules.OTHER_RULES)
 
     def add(self, is_correct: bool, is_synonym: bool = False, count: int = 1) -> None:
         self.correct += count * int(is_correct)
@@ -164,7 +174,7 @@ def score_predictions(items: Iterable[Item], predictions: Mapping[int, str], per
     (``wrong_synonyms``, e.g. «шар» for «сфера»); they stay wrong, as in MERA's exact match.
     ``per_item`` adds ``items``: ``{"id", "exact_match": 0 or 1}`` for every scored item, in order
     (an :class:`ItemScores`: iterate it, or :func:`ruclevr.jsonstream.write_json` it). ``other_rules``
-    adds each tally's ``other_rules``: the EM under :data:`dataset.em_rules.OTHER_RULES`.
+    adds each tally's ``other_rules``: the EM under :data:`dataset.mera.em_rules.OTHER_RULES`.
     """
     scorer = _Scorer(per_item, other_rules)
     for item in items:
@@ -353,7 +363,7 @@ def evaluate(document: MeraDocument | StreamedDocument, split: str, predictions:
             raise UsageError(f"predictions name ids that are not in the dataset: {shown}{' ...' if len(ordered) > 5 else ''}")
     result = _scored(document.records(split), predictions)
     groups = group_scores((item for item, _ in document.records(split)), predictions, exact_match)
-    if groups is not None:  # minimal pairs (dataset.groups): group exact match beside exact match
+    if groups is not None:  # minimal pairs (dataset.mera.groups): group exact match beside exact match
         result["groups"] = groups
     return result
 

@@ -30,7 +30,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from PIL import Image
 from tqdm import tqdm
 
-from dataset.document import SPLITS, MeraDocument, load_document
+from dataset.mera import SPLITS, MeraDocument, load_document
 from dataset.plots import PLOT_FILES, PlotRow, rejected_scores, row_of, write_plots
 from filter.pipeline import OutputPaths
 from ruclevr import __version__

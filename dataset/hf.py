@@ -27,11 +27,18 @@ from typing import Any
 from tqdm import tqdm
 
 from dataset.card import CardFacts, missing_card_fields, render_card
-from dataset.document import SPLITS, Document, RecentlySeen, check_image_file
 from dataset.evaluate import AnswerCounts
 from dataset.features import parquet_schema
+from dataset.mera import (
+    SPLITS,
+    Document,
+    RecentlySeen,
+    StatisticsTally,
+    check_image_file,
+    mera_rules,
+    smallest_image_sides,
+)
 from dataset.plots import PlotTally, item_row
-from dataset.stats import StatisticsTally, mera_rules, smallest_image_sides
 from ruclevr.cli import UsageError, progress_disabled
 from ruclevr.io import atomic_write_text, remove_stale_temporaries
 

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dataset.document import MeraDocument, StreamedDocument
+from dataset.mera import MeraDocument, StreamedDocument
 from ruclevr.cli import UsageError
 
 JUDGE_MARKER = "ОТВЕТ"
@@ -45,7 +45,7 @@ def prompt_of(item: Mapping[str, Any]) -> str:
     """The prompt the model saw: MERA's ``instruction.format(**inputs)``, within the prompt sandbox's limits."""
     from jinja2.exceptions import SecurityError
 
-    from dataset.prompt_sandbox import format_instruction
+    from dataset.mera import format_instruction
 
     try:
         return format_instruction(str(item["instruction"]), dict(item["inputs"]))

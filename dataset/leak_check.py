@@ -108,7 +108,7 @@ class BuildIndex:
 
     @classmethod
     def of(cls, data: Path) -> BuildIndex:
-        from dataset.document import SPLITS, stream_document
+        from dataset.mera import SPLITS, stream_document
 
         document = stream_document(data)
         index = cls()

@@ -71,8 +71,7 @@ class LikeTarget:
 
     @classmethod
     def read(cls, data: Path) -> LikeTarget:
-        from dataset.document import family_in, stream_document
-        from dataset.stats import compute_statistics
+        from dataset.mera import compute_statistics, family_in, stream_document
 
         document = stream_document(data)
         statistics = compute_statistics(document)
@@ -161,7 +160,7 @@ class LikeSelection:
         return {**self.target.record(), **({"chosen": self.chosen} if self.chosen else {})}
 
     def apply(self, questions_path: Path, columns: Any, split: Any, scene_sizes: np.ndarray, seed: int) -> Any:
-        from dataset.splits import SplitPositions
+        from dataset.mera import SplitPositions
 
         families = question_families(questions_path, len(columns))
         test = split.test
@@ -263,7 +262,7 @@ def largest_share_difference(a: Mapping[str, Any], b: Mapping[str, Any]) -> tupl
 
 
 def closeness(earlier: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
-    """How like the earlier test split the new one is (both :func:`dataset.stats.compute_statistics`' dicts)."""
+    """How like the earlier test split the new one is (both :func:`dataset.mera.stats.compute_statistics`' dicts)."""
     a, b = earlier["splits"]["test"], new["splits"]["test"]
     type_points, type_name = largest_share_difference(a["question_types"], b["question_types"])
     family_points, family_name = largest_share_difference(a["families"], b["families"])

@@ -21,7 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from dataset.document import SPLITS, MeraDocument, family_in
+from dataset.mera import SPLITS, MeraDocument, family_in
 from ruclevr.io import atomic_write_bytes
 
 #: The plots, by file name, in the order they are shown.

@@ -274,7 +274,7 @@ def write_public_export(export_dir: Path, public_dir: Path, settings: WatermarkS
     image marked, ``watermark.json`` written last (it marks a complete copy). The images written."""
     import shutil
 
-    from dataset.document import PROVENANCE_NAME, SPLITS, split_path
+    from dataset.mera import PROVENANCE_NAME, SPLITS, split_path
     from ruclevr.io import atomic_open, atomic_write_bytes, atomic_write_json, remove_stale_temporaries
     from ruclevr.paths import check_real_folders
     check_real_folders(public_dir, ["samples"], "--public-out")

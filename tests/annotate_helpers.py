@@ -14,8 +14,8 @@ from typing import Any
 
 from sample_outputs import write_sample_stage_outputs
 
-from dataset.document import SPLITS, load_document
-from dataset.export import SAMPLES_DIR, ExportSettings, export_dataset, write_export
+from dataset.mera.document import SPLITS, load_document
+from dataset.mera.export import SAMPLES_DIR, ExportSettings, export_dataset, write_export
 from ruclevr.io import read_json
 
 WRONG = {"binary": "ДА", "count": "99", "colors": "серый", "materials": "резина", "shapes": "куб", "size": "большой"}

@@ -124,8 +124,8 @@ def mera_export_problems(export: Path) -> list[str]:
 
     import jsonschema
 
-    from dataset.document import LEGACY_DOCUMENT_NAME, PROVENANCE_NAME, SPLIT_FILES
-    from dataset.export import SCHEMA_PATH
+    from dataset.mera.document import LEGACY_DOCUMENT_NAME, PROVENANCE_NAME, SPLIT_FILES
+    from dataset.mera.export import SCHEMA_PATH
 
     export = Path(export)
     if export.name == LEGACY_DOCUMENT_NAME:
@@ -163,7 +163,7 @@ def mera_export_problems(export: Path) -> list[str]:
 
 def write_sample_export(folder: Path, n_scenes: int = 8, shots: int = 3) -> Path:
     """Sample stage outputs under ``folder/in`` exported (shipped prompts, seed 0) to ``folder/mera``; return that."""
-    from dataset.export import ExportSettings, export_dataset
+    from dataset.mera.export import ExportSettings, export_dataset
 
     inputs = write_sample_stage_outputs(folder / "in", n_scenes=n_scenes)
     export_dataset(inputs["questions"], inputs["scenes"], folder / "mera", ExportSettings(shots=shots))

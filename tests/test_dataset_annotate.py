@@ -21,7 +21,7 @@ from dataset.annotate.agreement import (
     majority,
     normalise,
 )
-from dataset.document import locate_document
+from dataset.mera.document import locate_document
 
 
 @pytest.fixture()

@@ -1,4 +1,4 @@
-"""The three exact matches (dataset/em_rules.py): MERA's task on the whole reply (the headline), the paper's
+"""The three exact matches (dataset/mera/em_rules.py): MERA's task on the whole reply (the headline), the paper's
 «ОТВЕТ» split, transformers' compute_exact; and docs/lm_eval's copy of them."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from dataset.answer_split import answer_after_marker
-from dataset.em_rules import answer_split_exact_match, compute_exact_match, task_exact_match
 from dataset.evaluate import exact_match, score_predictions
+from dataset.mera.answer_split import answer_after_marker
+from dataset.mera.em_rules import answer_split_exact_match, compute_exact_match, task_exact_match
 
 LM_EVAL_UTILS = Path(__file__).resolve().parents[1] / "docs" / "lm_eval" / "utils.py"
 

@@ -20,7 +20,7 @@ from sample_outputs import mera_export_problems
 
 from dataset import build as build_module
 from dataset.build import Build, BuildPaths, BuildSettings, StageFailed, StageModules, format_summary
-from dataset.document import read_export
+from dataset.mera.document import read_export
 from ruclevr.cli import UsageError
 from ruclevr.io import read_json
 

@@ -13,7 +13,7 @@ from sample_outputs import write_sample_stage_outputs
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from dataset.annotate.tasks import answer_words
 from dataset.cli import main
-from dataset.document import read_export
+from dataset.mera.document import read_export
 from questions.family import question_type_of
 from translate.answers import answer_to_russian, answer_vocabulary, recorded_yo_policy
 

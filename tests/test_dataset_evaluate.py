@@ -9,8 +9,8 @@ import pytest
 from sample_outputs import write_sample_stage_outputs
 
 from dataset.cli import main
-from dataset.document import read_export
 from dataset.evaluate import blind_baselines, exact_match, normalise_answer, score_predictions
+from dataset.mera.document import read_export
 from ruclevr.io import read_json
 
 # (prediction, reference, equal?) under lm-eval's exact_match(ignore_case=True, ignore_punctuation=True):

@@ -8,11 +8,11 @@ import pytest
 from helpers import run_export, run_stage_process
 from sample_outputs import mera_export_problems, write_sample_stage_outputs
 
-from dataset import export as export_module
-from dataset.document import read_export
-from dataset.export import ExportSettings, export_dataset
-from dataset.prompt import CARD_PROMPT_PATH, InstructionTemplate
-from dataset.splits import split_shots_and_test
+from dataset.mera import export as export_module
+from dataset.mera.document import read_export
+from dataset.mera.export import ExportSettings, export_dataset
+from dataset.mera.prompt import CARD_PROMPT_PATH, InstructionTemplate
+from dataset.mera.splits import split_shots_and_test
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_write_json, read_json
 

@@ -11,9 +11,9 @@ import pytest
 from helpers import run_stage
 from sample_outputs import write_sample_stage_outputs
 
-from dataset.document import read_export, stream_document
 from dataset.evaluate import evaluate, exact_match, read_predictions
-from dataset.export import ExportSettings, export_dataset
+from dataset.mera.document import read_export, stream_document
+from dataset.mera.export import ExportSettings, export_dataset
 from ruclevr.io import atomic_write_json, read_json
 
 

@@ -13,8 +13,8 @@ import yaml
 from sample_outputs import write_sample_stage_outputs
 
 from dataset.cli import main
-from dataset.document import load_document, read_export
 from dataset.features import mera_features
+from dataset.mera.document import load_document, read_export
 from ruclevr.io import read_json
 
 
@@ -192,8 +192,8 @@ def test_a_file_is_also_closed_after_max_file_groups_row_groups(built, tmp_path,
     import pyarrow.parquet as pq
 
     import dataset.hf
-    from dataset.document import stream_document
     from dataset.hf import write_hf_copy
+    from dataset.mera.document import stream_document
 
     monkeypatch.setattr(dataset.hf, "ROWS_PER_GROUP", 5)
     monkeypatch.setattr(dataset.hf, "MAX_FILE_GROUPS", 2)

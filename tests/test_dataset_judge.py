@@ -15,7 +15,7 @@ import test_filter_rucola  # noqa: E402
 from sample_outputs import write_sample_export  # noqa: E402
 
 from dataset.cli import main  # noqa: E402
-from dataset.document import read_export  # noqa: E402
+from dataset.mera.document import read_export  # noqa: E402
 from ruclevr.io import read_json  # noqa: E402
 
 POSITIONS = 4096  # long enough for a whole prompt, the gold answer and a reasoning reply

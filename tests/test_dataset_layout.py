@@ -14,7 +14,7 @@ import pytest
 from sample_outputs import mera_export_problems, write_sample_export, write_sample_stage_outputs
 
 from dataset.cli import main
-from dataset.document import LEGACY_DOCUMENT_NAME, load_document, read_export
+from dataset.mera.document import LEGACY_DOCUMENT_NAME, load_document, read_export
 from ruclevr.io import atomic_write_json, read_json
 
 

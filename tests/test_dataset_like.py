@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from dataset.document import stream_document
-from dataset.export import ExportSettings, export_dataset
 from dataset.like import LikeSelection, LikeTarget, closeness, format_closeness, scaled_counts, scenes_like
-from dataset.stats import compute_statistics
+from dataset.mera.document import stream_document
+from dataset.mera.export import ExportSettings, export_dataset
+from dataset.mera.stats import compute_statistics
 from ruclevr.io import atomic_write_bytes
 from tests.helpers import run_stage
 from tests.sample_outputs import tiny_png

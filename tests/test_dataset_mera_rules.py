@@ -9,8 +9,8 @@ from PIL import Image
 from test_dataset_build import build, fake_stages  # noqa: F401  (the fixture, used by name)
 
 from dataset.build_cli import build_warnings
-from dataset.document import MeraDocument
-from dataset.stats import DegenerateTally, compute_statistics, format_quality
+from dataset.mera.document import MeraDocument
+from dataset.mera.stats import DegenerateTally, compute_statistics, format_quality
 from ruclevr.io import read_json
 
 TYPES = {"binary": ["да", "нет"], "count": ["1", "2", "3", "4"], "colors": ["красный", "синий", "зелёный", "серый", "жёлтый"],

@@ -12,7 +12,7 @@ from helpers import run_stage
 from PIL import Image
 
 from assets.vocabulary import load_vocabulary
-from dataset.document import read_export
+from dataset.mera.document import read_export
 from dataset.pairs import KINDS, MIN_REGION_CHANGE, MOVE, REMOVE, Edit, candidate_edits, edited_scene
 from questions.executor import execute_program
 from render import sample_scene_graph

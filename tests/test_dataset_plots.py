@@ -11,8 +11,9 @@ from PIL import Image
 from sample_outputs import write_sample_stage_outputs
 from test_dataset_build import build, fake_stages  # noqa: F401  (a fixture, used by name)
 
-from dataset.document import load_document
-from dataset.export import ExportSettings, export_dataset
+from dataset.mera.document import load_document
+from dataset.mera.export import ExportSettings, export_dataset
+from dataset.mera.prompt import PromptSet
 from dataset.plots import (
     PLOT_FILES,
     SCORE_BINS,
@@ -25,7 +26,6 @@ from dataset.plots import (
     rows_from_document,
     write_plots,
 )
-from dataset.prompt import PromptSet
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,10 @@ import pytest
 from helpers import run_export
 from sample_outputs import write_sample_stage_outputs
 
-from dataset.document import read_export
-from dataset.export import question_types
-from dataset.prompt import SINGLE_STYLE_DIR, PromptSet, instruction_format_problem
-from dataset.prompt_blocks import BLOCK_ORDER, reasoning_layouts, used_blocks
+from dataset.mera.document import read_export
+from dataset.mera.export import question_types
+from dataset.mera.prompt import SINGLE_STYLE_DIR, PromptSet, instruction_format_problem
+from dataset.mera.prompt_blocks import BLOCK_ORDER, reasoning_layouts, used_blocks
 
 TYPES = ("binary", "colors", "count", "materials", "shapes", "size")
 

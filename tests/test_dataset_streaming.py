@@ -16,7 +16,7 @@ from helpers import ROOT
 from sample_outputs import write_sample_export
 
 from dataset.cli import main
-from dataset.document import PROVENANCE_NAME, SPLIT_FILES, load_document
+from dataset.mera.document import PROVENANCE_NAME, SPLIT_FILES, load_document
 from dataset.plots import rows_from_document
 from ruclevr.jsonstream import LazyList, write_json
 
@@ -157,7 +157,7 @@ def test_evaluate_writes_every_item_score_in_order(exports, tmp_path):
 
 
 def test_stats_of_a_streamed_export_equal_those_of_the_export_in_memory(exports, tmp_path):
-    from dataset.stats import compute_statistics
+    from dataset.mera.stats import compute_statistics
 
     folder, _ = exports[10]
     out = tmp_path / "stats.json"
@@ -166,7 +166,7 @@ def test_stats_of_a_streamed_export_equal_those_of_the_export_in_memory(exports,
 
 
 def test_provenance_out_of_order_is_still_joined_by_id(exports, tmp_path):
-    from dataset.document import stream_document
+    from dataset.mera.document import stream_document
 
     folder, _ = exports[10]
     raw = json.loads((folder / PROVENANCE_NAME).read_text(encoding="utf-8"))

@@ -10,7 +10,7 @@ import pytest
 from sample_outputs import write_sample_export
 
 from dataset.cli import main
-from dataset.document import read_export
+from dataset.mera.document import read_export
 from ruclevr.io import read_json
 
 STAMP_OLD, STAMP_NEW = "2026-01-31T10-00-00.000001", "2026-02-01T09-30-00.123456"

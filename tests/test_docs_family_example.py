@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from dataset.document import load_document
+from dataset.mera.document import load_document
 from questions.executor import execute_program
 from questions.families import load_families
 from translate.answers import answer_to_russian

@@ -13,7 +13,7 @@ from helpers import run_export
 from sample_outputs import write_sample_stage_outputs
 from test_dataset_streaming import peak_rss_mb
 
-from dataset import export as export_module
+from dataset.mera import export as export_module
 from ruclevr import __version__
 from ruclevr.io import atomic_write_json, read_json
 

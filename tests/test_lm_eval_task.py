@@ -17,7 +17,7 @@ from isolated_venv import make_venv, offline_environment
 from sample_outputs import write_sample_export
 
 from dataset.cli import main
-from dataset.document import read_export
+from dataset.mera.document import read_export
 from ruclevr.io import read_json
 
 REPO = Path(__file__).resolve().parents[1]
@@ -144,7 +144,7 @@ LM_EVAL_EXACT_MATCH = textwrap.dedent(
 @pytest.mark.slow
 def test_headline_is_lm_evals_own_exact_match_as_meras_task_configures_it(lm_eval_python: Path) -> None:
     """MERA's published task: lm-eval's exact_match, ignore_case and ignore_punctuation, on the whole reply."""
-    from dataset.em_rules import task_exact_match
+    from dataset.mera.em_rules import task_exact_match
 
     golds = ["да", "нет", "3", "желтый", "сфера", "металл", "большой"]
     shapes = ["{g}", "{G}", "{g}.", " {g}", "{g} ", "{g}\n", "«{g}»", "ОТВЕТ: {g}", "РАССУЖДЕНИЕ: вижу.\nОТВЕТ: {g}",

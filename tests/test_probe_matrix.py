@@ -195,7 +195,7 @@ def non_utf8(inputs: Inputs, name: str) -> Path:
 
 def samples_file(inputs: Inputs) -> Path:
     """lm-eval's logged samples answering the first test item (for `dataset submission`)."""
-    from dataset.document import load_document
+    from dataset.mera.document import load_document
 
     path = inputs.root / "lm_eval" / "samples_ruclevr_2026-01-31T10-00-00.000001.jsonl"
     if not path.exists():
@@ -207,7 +207,7 @@ def samples_file(inputs: Inputs) -> Path:
 
 def answers_file(inputs: Inputs) -> Path:
     """The annotate page's JSON answering the first test item wrongly (so it is disputed, its image shown)."""
-    from dataset.document import load_document
+    from dataset.mera.document import load_document
 
     path = inputs.root / "hostile" / "answers.json"
     if not path.exists():

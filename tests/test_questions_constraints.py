@@ -169,7 +169,7 @@ def test_the_validator_explains_a_wrong_constraint(tmp_path, constraints, messag
 
 
 def test_the_shipped_counts_and_comparisons_are_rarely_degenerate(scenes):
-    from dataset.stats import degenerate_shares
+    from dataset.mera.stats import degenerate_shares
 
     questions = generate(scenes, load_families(), Settings(seed=0), progress=False)
     shares = degenerate_shares(questions)

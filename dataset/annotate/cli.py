@@ -91,7 +91,7 @@ def add_annotate_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def command_annotate(args: argparse.Namespace) -> int:
-    from dataset.document import load_document
+    from dataset.mera import load_document
 
     document = load_document(args.data)
     if args.action == "export":

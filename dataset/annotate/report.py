@@ -41,10 +41,9 @@ from dataset.annotate.agreement import (
     normalise,
 )
 from dataset.annotate.tasks import TEMPLATES, sandbox
-from dataset.document import SPLITS, MeraDocument
-from dataset.export import SAMPLES_DIR, write_export
 from dataset.gallery import url_from
 from dataset.markdown import markdown_text
+from dataset.mera import SAMPLES_DIR, SPLITS, MeraDocument, write_export
 from ruclevr import __version__
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_write_json, atomic_write_text

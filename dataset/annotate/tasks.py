@@ -32,8 +32,7 @@ from typing import Any
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
-from dataset.document import SPLITS, MeraDocument, check_image_file
-from dataset.export import place_image, remove_unused_samples
+from dataset.mera import SPLITS, MeraDocument, check_image_file, place_image, remove_unused_samples
 from ruclevr import __version__, streams
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_open, atomic_write_json, atomic_write_text, remove_stale_temporaries

@@ -15,7 +15,7 @@ from dataset.augment.carry_over import Dropped, QuestionRecolourer, carry_questi
 from dataset.augment.colours import ColorSwap, recolour_scene, recoloured_objects
 from dataset.augment.rendering import Planned, plan_rendering, render_pending, warn_of_changed_masks
 from dataset.augment.settings import AugmentPaths, AugmentResult, AugmentSettings, AugmentSources
-from dataset.export import read_stage_file
+from dataset.mera import read_stage_file
 from filter.backends import make_scorer as make_filter_scorer
 from filter.base import Scorer
 from filter.pipeline import FilterJob, run_filter

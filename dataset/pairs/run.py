@@ -16,7 +16,7 @@ from dataset.augment.colours import ColorSwap
 from dataset.augment.rendering import plan_rendering, render_pending
 from dataset.augment.run import check_sources, chosen_families, read_scenes
 from dataset.augment.settings import AugmentPaths, AugmentSettings, AugmentSources
-from dataset.export import place_image, read_stage_file
+from dataset.mera import place_image, read_stage_file
 from dataset.pairs.edits import Edit, edited_scene, renamed
 from dataset.pairs.pixels import check_pixels
 from dataset.pairs.questions import PairMaker, chosen_edit

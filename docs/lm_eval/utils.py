@@ -11,7 +11,7 @@ import re
 import string
 from typing import Any
 
-# The three rules of dataset/em_rules.py, written out again because lm-eval's environment lacks ruclevr
+# The three rules of dataset/mera/em_rules.py, written out again because lm-eval's environment lacks ruclevr
 # (tests/test_dataset_answer_split.py checks they agree): MERA's task EM on the whole reply (the headline),
 # the paper's «ОТВЕТ» split, and transformers' compute_exact as MERA's newer task files call it.
 ANSWER_MARKER = re.compile(r"(?<![а-яё])ответ(?![а-яё])", re.IGNORECASE)

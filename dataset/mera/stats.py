@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from dataset.document import SPLITS, MeraDocument, StreamedDocument, family_in
+from dataset.mera.document import SPLITS, MeraDocument, StreamedDocument, family_in
 
 
 def _sorted_counts(counter: Counter[Any]) -> dict[str, int]:

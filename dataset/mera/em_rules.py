@@ -11,7 +11,7 @@ rule               what is compared, and where MERA has it
                    ``multimodal_tasks/ruclevr/ruclevr.yaml``) scores every reply: «Нет.» matches «нет»,
                    « нет» and «ОТВЕТ: нет» do not.
 ``answer_split``   the better of the whole reply and the text after its *last* «ОТВЕТ» marker
-                   (:mod:`dataset.answer_split`): the MERA Multi paper's description of how a reply
+                   (:mod:`dataset.mera.answer_split`): the MERA Multi paper's description of how a reply
                    that reasons first is read. No published MERA task scores EM this way.
 ``compute_exact``  Hugging Face transformers' SQuAD ``compute_exact`` on the whole reply: lower-case,
                    ASCII punctuation deleted, the English articles a/an/the dropped, whitespace runs
@@ -30,7 +30,7 @@ import re
 import string
 from collections.abc import Callable
 
-from dataset.answer_split import answer_after_marker
+from dataset.mera.answer_split import answer_after_marker
 
 HEADLINE = "exact_match"
 ANSWER_SPLIT = "answer_split"

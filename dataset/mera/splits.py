@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dataset.evaluate import normalise_answer
-from dataset.groups import NO_GROUP, group_key, ungrouped, whole_groups
+from dataset.mera.em_rules import normalise_answer
+from dataset.mera.groups import NO_GROUP, group_key, ungrouped, whole_groups
 from ruclevr import streams
 from ruclevr.cli import UsageError
 
@@ -33,7 +33,7 @@ class SplitCounts:
     dropped_duplicates: int
     dropped_sharing_shot_image: int
     dropped_sharing_shot_question: int
-    dropped_incomplete_groups: int = 0  # test items left out with their group (dataset.groups)
+    dropped_incomplete_groups: int = 0  # test items left out with their group (dataset.mera.groups)
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ def question_key_hash(text: str) -> int:
 
 class QuestionColumns:
     """Per question, in input order: its type and image, each numbered in order of first
-    appearance, :func:`question_key_hash` of its text, and its group's number (:mod:`dataset.groups`;
+    appearance, :func:`question_key_hash` of its text, and its group's number (:mod:`dataset.mera.groups`;
     NO_GROUP when it has none)."""
 
     def __init__(self) -> None:
@@ -170,7 +170,7 @@ def select_shots(columns: QuestionColumns, candidates: np.ndarray, n_shots: int,
 
 def split_positions(columns: QuestionColumns, n_shots: int, seed: int) -> SplitPositions:
     """Drop duplicates, draw the shots, and keep as test every question disjoint from them (and
-    only whole groups of linked questions, :mod:`dataset.groups`)."""
+    only whole groups of linked questions, :mod:`dataset.mera.groups`)."""
     unique = first_occurrences(columns)
     shots = shots_outside_groups(columns, unique, n_shots, seed)
     images, texts = columns.images, columns.texts

@@ -3,7 +3,7 @@
 The reasoning prompts (``--prompt mera-blocks-reasoning``) ask the model to reason after
 «РАССУЖДЕНИЕ:» and to give the answer after «ОТВЕТ:». The paper describes scoring such a reply as
 the better of two exact matches: the whole reply, and the text after the *last* marker. MERA's
-published task does not (it compares the whole reply: :mod:`dataset.em_rules`), so this reading is
+published task does not (it compares the whole reply: :mod:`dataset.mera.em_rules`), so this reading is
 the labelled ``answer_split`` EM beside the headline, never the headline. The marker is found in any
 case (ОТВЕТ, Ответ, ответ), with or without a colon, and the separator after it (spaces, a colon, a
 hyphen or dash) is dropped, as is whitespace at the end:

@@ -1,4 +1,4 @@
-"""MERA Multi's block prompts: instruction templates assembled from named blocks (dataset/prompts/blocks.json).
+"""MERA Multi's block prompts: instruction templates assembled from named blocks (dataset/mera/prompts/blocks.json).
 
 MERA Multi writes every task's prompts from the same 13 blocks, in this order: attention hook, task
 description, input description, action, context, question, options, call to solve, reasoning
@@ -7,7 +7,7 @@ uses and in which register (formal, informal, impersonal, technical); five of th
 ask the model to reason after «РАССУЖДЕНИЕ:» and answer after «ОТВЕТ:», and one is MERA's bare zero prompt, ``Изображение: <image>`` then
 ``Вопрос:`` and the question. A block is text, or text per question type (the answer format and the
 options); the latter becomes a Jinja ``if`` on ``question_type``, so each layout is an ordinary
-instruction template (:class:`dataset.prompt.InstructionTemplate`) and the export records its
+instruction template (:class:`dataset.mera.prompt.InstructionTemplate`) and the export records its
 composed source.
 
 Three sets are named from the layouts (``--prompt NAME``): ``mera-blocks`` (the default) holds only

@@ -1,6 +1,6 @@
 """The exported dataset as the other dataset commands read it: one place for both layouts.
 
-MERA's layout (written by :mod:`dataset.export`)::
+MERA's layout (written by :mod:`dataset.mera.export`)::
 
     EXPORT/shots.json        {"data": [MERA item, ...]}   as MERA's repository stores a task's files
     EXPORT/test.json         {"data": [MERA item, ...]}

@@ -1,6 +1,6 @@
 """Filtered Russian questions and rendered scenes to MERA ruCLEVR items (``shots`` and ``test``).
 
-Output folder, MERA's layout for a task (:mod:`dataset.document` reads it)::
+Output folder, MERA's layout for a task (:mod:`dataset.mera.document` reads it)::
 
     OUT/shots.json            {"data": [MERA item, ...]}
     OUT/test.json             {"data": [MERA item, ...]}
@@ -11,12 +11,12 @@ Everything is checked before anything is written, images are placed first and
 ``provenance.json`` last, so an existing ``provenance.json`` means a complete export.
 
 Memory stays bounded whatever the number of questions: a first pass over the questions file
-checks each question and keeps only :class:`dataset.splits.QuestionColumns` (a few numbers a
+checks each question and keeps only :class:`dataset.mera.splits.QuestionColumns` (a few numbers a
 question), a pass over the scenes file keeps each asked-about scene's number of objects (all the
 export uses of a scene), and the split and the prompt of every item are computed from those. A
 second pass over the questions writes the items one at a time, each checked against MERA's
 format as it is made, under temporary names that are renamed once all are complete
-(:class:`dataset.export_files.StagedFiles`); the test items' provenance waits on disk until the
+(:class:`dataset.mera.export_files.StagedFiles`); the test items' provenance waits on disk until the
 shots' (few, kept) is written before it.
 """
 
@@ -36,12 +36,12 @@ import jsonschema
 import numpy as np
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
-from dataset.document import LEGACY_DOCUMENT_NAME, PROVENANCE_NAME, SPLITS, split_path
-from dataset.export_files import SpooledList, StagedFiles
-from dataset.groups import group_key, whole_groups, with_group
-from dataset.prompt import PromptSet, instruction_format_problem
-from dataset.splits import QuestionColumns, SplitPositions, split_positions
-from dataset.stats import integer_comparison
+from dataset.mera.document import LEGACY_DOCUMENT_NAME, PROVENANCE_NAME, SPLITS, split_path
+from dataset.mera.export_files import SpooledList, StagedFiles
+from dataset.mera.groups import group_key, whole_groups, with_group
+from dataset.mera.prompt import PromptSet, instruction_format_problem
+from dataset.mera.splits import QuestionColumns, SplitPositions, split_positions
+from dataset.mera.stats import integer_comparison
 from ruclevr import __version__
 from ruclevr.cli import UsageError
 from ruclevr.io import TMP_SUFFIX, atomic_write_json, read_json, read_json_input, remove_stale_temporaries

@@ -3,7 +3,7 @@
 Templates are data a user may supply, so they only ever run in a
 ``jinja2.sandbox.SandboxedEnvironment`` with undefined names as errors, no loader
 (``include``, ``import`` and ``extends`` are refused when the template is read), and limits
-on what one evaluation may build and run (:mod:`dataset.prompt_sandbox`), and at most
+on what one evaluation may build and run (:mod:`dataset.mera.prompt_sandbox`), and at most
 :data:`MAX_OUTPUT_CHARS` of output. The rendered
 instruction keeps MERA's literal ``{question}`` placeholder (single braces are plain text to
 Jinja) and the ``<image>`` marker. MERA fills the instruction with
@@ -13,9 +13,9 @@ instruction is checked for exactly that before anything is written.
 
 A :class:`PromptSet` is several templates; :meth:`PromptSet.assign` spreads them over the items so
 that every prompt gets an equal share of every question type. The default set, ``mera-blocks``, is
-MERA Multi's block scheme (:mod:`dataset.prompt_blocks`, data in ``dataset/prompts/blocks.json``)
+MERA Multi's block scheme (:mod:`dataset.mera.prompt_blocks`, data in ``dataset/mera/prompts/blocks.json``)
 without the layouts that ask for reasoning (``mera-blocks-reasoning``, ``mera-blocks-all`` by name);
-the earlier single-style set, one file per prompt in ``dataset/prompts/instructions/``, is still
+the earlier single-style set, one file per prompt in ``dataset/mera/prompts/instructions/``, is still
 there by the name ``single-style``.
 """
 
@@ -31,8 +31,8 @@ import numpy as np
 from jinja2 import nodes
 from jinja2.exceptions import SecurityError
 
-from dataset import prompt_blocks
-from dataset.prompt_sandbox import MAX_OUTPUT_CHARS, LimitedSandbox, step_budget
+import dataset.mera.prompt_blocks as prompt_blocks
+from dataset.mera.prompt_sandbox import MAX_OUTPUT_CHARS, LimitedSandbox, step_budget
 from ruclevr import streams
 from ruclevr.cli import UsageError
 
