@@ -18,7 +18,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from dataset.evaluate import evaluate, read_predictions
+from dataset.evaluation.evaluate import evaluate, read_predictions
 from dataset.mera.document import family_in, stream_document
 
 

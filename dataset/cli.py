@@ -283,7 +283,7 @@ def command_stats(args: argparse.Namespace) -> int:
 
 
 def command_evaluate(args: argparse.Namespace) -> int:
-    from dataset.evaluate import dataset_ids, evaluate, format_results, read_predictions
+    from dataset.evaluation import dataset_ids, evaluate, format_results, read_predictions
     from dataset.mera import stream_document
     from ruclevr.jsonstream import write_json
 
@@ -294,7 +294,7 @@ def command_evaluate(args: argparse.Namespace) -> int:
     result = evaluate(document, args.split, predictions)
     print(format_results(result, args.split))
     if args.judge is not None and predictions is not None:
-        from dataset.judge import format_judge, judge_predictions
+        from dataset.evaluation import format_judge, judge_predictions
 
         exact = {row["id"]: row["exact_match"] for row in result["predictions"]["items"]}
         result["predictions"]["judge"] = judge_predictions(document, args.split, predictions, exact, args.judge)
@@ -446,7 +446,7 @@ def check_output_of(args: argparse.Namespace) -> None:
 
 def check_submission_output(out: Path, samples: Path) -> None:
     """The zip lies apart from lm-eval's logs and, if it exists, is a submission zip (never a dataset's file)."""
-    from dataset.submission_zip import is_submission_zip
+    from dataset.evaluation import is_submission_zip
 
     check_apart_from(out, {"--samples": samples})
     if out.exists() and not is_submission_zip(out):

@@ -27,7 +27,7 @@ from typing import Any
 from tqdm import tqdm
 
 from dataset.card import CardFacts, missing_card_fields, render_card
-from dataset.evaluate import AnswerCounts
+from dataset.evaluation import AnswerCounts
 from dataset.features import parquet_schema
 from dataset.mera import (
     SPLITS,

@@ -1,7 +1,7 @@
 """``python -m dataset submission``: lm-eval's logged samples → the zip MERA's site takes.
 
 lm-eval is run with ``--predict_only --log_samples`` (docs/lm_eval/); this packs its output as MERA's
-``scripts/log_to_submission.py`` does for ruCLEVR (layout in :mod:`dataset.submission_zip`): the
+``scripts/log_to_submission.py`` does for ruCLEVR (layout in :mod:`dataset.evaluation.submission_zip`): the
 newest ``samples_ruclevr_<date>.jsonl`` becomes ``ruCLEVR.json`` and the ``samples_*``/``results_*``
 files beside it go into ``logs_public.zip``. The samples are read one line at a time, and the zip is
 the same bytes for the same logs (entries in name order, fixed timestamps), written to a temporary
@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
-from dataset.evaluate import _lm_eval_sample as parse_lm_eval_sample
-from dataset.submission_zip import LOG_PREFIXES, LOGS_FILE, SAMPLES_PREFIX, TASK_FILE
+from dataset.evaluation import LOG_PREFIXES, LOGS_FILE, SAMPLES_PREFIX, TASK_FILE
+from dataset.evaluation import lm_eval_sample as parse_lm_eval_sample
 from ruclevr import jsonlimits
 from ruclevr.cli import UsageError, add_common_options
 from ruclevr.io import atomic_open, read_lines

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dataset.evaluate import exact_match, score_predictions
+from dataset.evaluation.evaluate import exact_match, score_predictions
 from dataset.mera.answer_split import answer_after_marker
 from dataset.mera.em_rules import answer_split_exact_match, compute_exact_match, task_exact_match
 

@@ -9,7 +9,7 @@ import pytest
 from sample_outputs import write_sample_stage_outputs
 
 from dataset.cli import main
-from dataset.evaluate import blind_baselines, exact_match, normalise_answer, score_predictions
+from dataset.evaluation.evaluate import blind_baselines, exact_match, normalise_answer, score_predictions
 from dataset.mera.document import read_export
 from ruclevr.io import read_json
 

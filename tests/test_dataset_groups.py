@@ -11,7 +11,7 @@ import pytest
 from helpers import run_stage
 from sample_outputs import write_sample_stage_outputs
 
-from dataset.evaluate import evaluate, exact_match, read_predictions
+from dataset.evaluation.evaluate import evaluate, exact_match, read_predictions
 from dataset.mera.document import read_export, stream_document
 from dataset.mera.export import ExportSettings, export_dataset
 from ruclevr.io import atomic_write_json, read_json

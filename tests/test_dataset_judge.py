@@ -121,7 +121,7 @@ def test_a_long_input_is_read_cut_at_either_end_and_right_if_either_reading_is(t
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from dataset.judge import Judge
+    from dataset.evaluation.judge import Judge
 
     short = test_filter_rucola.build_tiny_classifier(tmp_path / "short")  # 38 tokens at most
     judge = Judge(str(short))

@@ -150,7 +150,7 @@ def test_a_refused_first_line_is_an_error_not_another_format(inputs, tmp_path, c
 
 
 def test_a_single_line_submission_over_a_mebibyte_is_read(inputs, tmp_path) -> None:
-    from dataset.evaluate import read_predictions
+    from dataset.evaluation.evaluate import read_predictions
 
     ident = first_test_id(inputs)
     long_answer = "да " * 600_000
@@ -295,7 +295,7 @@ def test_aggregation_memory_does_not_grow_with_distinct_answers_squared() -> Non
 
 
 def test_the_judge_formats_an_instruction_within_the_sandbox_limits() -> None:
-    from dataset.judge import prompt_of
+    from dataset.evaluation.judge import prompt_of
 
     item = {"instruction": "{question:>300000000}", "inputs": {"question": "Сколько?", "image": "samples/a.png"},
             "meta": {"id": 7}}

@@ -1,7 +1,7 @@
 """Answers of several people per item: normalisation, majority, human baseline, agreement, controls.
 
 Normalisation follows ruCLEVR's card (case and spaces) on top of the exact-match normaliser the
-scores use (:func:`dataset.evaluate.normalise_answer`: lower case, ASCII punctuation removed),
+scores use (:func:`dataset.evaluation.evaluate.normalise_answer`: lower case, ASCII punctuation removed),
 then runs of white space become one space, the ends are trimmed, and the dataset's ё policy
 (:func:`translate.spelling.apply_yo_policy`) is applied.
 
@@ -29,7 +29,8 @@ from typing import Any
 import krippendorff
 import numpy as np
 
-from dataset.evaluate import normalise_answer, score_predictions
+from dataset.evaluation import score_predictions
+from dataset.mera import normalise_answer
 from translate.spelling import DEFAULT_YO_POLICY, apply_yo_policy
 
 

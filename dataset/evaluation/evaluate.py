@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from dataset.evaluation.submission_zip import TASK_FILE, is_submission_zip, open_task_file
 from dataset.mera import (
     HEADLINE,
     OTHER_RULES,
@@ -44,7 +45,6 @@ from dataset.mera import (
     normalise_answer,
     task_exact_match,
 )
-from dataset.submission_zip import TASK_FILE, is_submission_zip, open_task_file
 from ruclevr import jsonincremental, jsonlimits
 from ruclevr.cli import UsageError
 from ruclevr.io import read_lines
@@ -320,11 +320,11 @@ def _parse_prediction_line(line: str, where: str) -> tuple[int, str]:
     if not isinstance(record, dict):
         raise UsageError(f"{where}: expected an object {expected}")
     if "doc" in record:
-        return _lm_eval_sample(record, where)
+        return lm_eval_sample(record, where)
     return _checked(record.get("id"), record.get("prediction"), where, ("id", "prediction"))
 
 
-def _lm_eval_sample(record: Mapping[str, Any], where: str) -> tuple[int, str]:
+def lm_eval_sample(record: Mapping[str, Any], where: str) -> tuple[int, str]:
     """lm-eval's logged sample: the item is ``doc``; the scored answer is the first filtered response."""
     doc = record["doc"]
     meta = doc.get("meta") if isinstance(doc, dict) else None
