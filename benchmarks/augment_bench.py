@@ -127,9 +127,9 @@ def time_gallery(n_images: int, seed: int, workdir: Path) -> dict:
     from PIL import Image
     from sample_outputs import write_sample_stage_outputs
 
-    from dataset.gallery import GallerySettings, write_gallery
     from dataset.mera.export import ExportSettings, export_dataset
     from dataset.mera.prompt import PromptSet
+    from dataset.publish.gallery import GallerySettings, write_gallery
     from ruclevr.io import atomic_write_bytes, read_json
 
     paths = write_sample_stage_outputs(workdir / "src", n_scenes=n_images, seed=seed)

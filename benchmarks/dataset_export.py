@@ -36,9 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from sample_outputs import write_sample_stage_outputs  # noqa: E402
 
 from dataset.evaluation.evaluate import evaluate  # noqa: E402
-from dataset.hf import write_hf_copy  # noqa: E402
 from dataset.mera.document import load_document  # noqa: E402
 from dataset.mera.export import ExportSettings, export_dataset  # noqa: E402
+from dataset.publish.hf import write_hf_copy  # noqa: E402
 from ruclevr.io import read_json  # noqa: E402
 
 

@@ -5,7 +5,7 @@ applied as ``dataset hf --public-out`` applies it, and per object the mean absol
 difference between the marked and the clean image inside the object's mask is measured (0-255):
 how many objects it touches at all, their mean, 95th percentile and largest difference. A
 legibility reader (``--reader module:function``, called as ``reader(clean, marked, mask, scene)``
-and returning one result per object; see ``dataset.watermark.Reader``) is run on the same pairs
+and returning one result per object; see ``dataset.publish.watermark.Reader``) is run on the same pairs
 when given, and its results summarised as the share of truthy results.
 
     python benchmarks/watermark_effect.py --render /tmp/render480 [--opacity 0.35 --position bottom-right]
@@ -18,7 +18,7 @@ import importlib
 import json
 from pathlib import Path
 
-from dataset.watermark import DEFAULT_OPACITY, DEFAULT_SCALE, POSITIONS, WatermarkSettings, measure_images
+from dataset.publish.watermark import DEFAULT_OPACITY, DEFAULT_SCALE, POSITIONS, WatermarkSettings, measure_images
 
 
 def main() -> None:
@@ -27,7 +27,7 @@ def main() -> None:
     parser.add_argument("--position", choices=POSITIONS, default="bottom-right")
     parser.add_argument("--opacity", type=float, nargs="+", default=[DEFAULT_OPACITY])
     parser.add_argument("--scale", type=float, default=DEFAULT_SCALE)
-    parser.add_argument("--reader", default="dataset.watermark:reads_as_clean",
+    parser.add_argument("--reader", default="dataset.publish.watermark:reads_as_clean",
                         help="module:function of a legibility reader (default: the legibility reader, render/legibility.py, "
                              "reading the marked image as the clean one); 'none' for none")
     args = parser.parse_args()

@@ -36,10 +36,16 @@ from typing import Any
 import yaml
 from tqdm import tqdm
 
-from dataset.hf import check_hf_inputs, survey_statistics, write_hf_copy
 from dataset.layout import QuestionStageFiles
 from dataset.mera import PROVENANCE_NAME, ExportSettings, PromptSet, export_dataset, stream_document
-from dataset.plots import CARD_PLOTS_DIR, PLOT_FILES, write_card_plots
+from dataset.publish import (
+    CARD_PLOTS_DIR,
+    PLOT_FILES,
+    check_hf_inputs,
+    survey_statistics,
+    write_card_plots,
+    write_hf_copy,
+)
 from dataset.stage_args import (
     StageModules,
     check_stage_modules,

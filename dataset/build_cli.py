@@ -72,8 +72,8 @@ def add_build_parser(commands: argparse._SubParsersAction) -> None:
 
 def command_build(args: argparse.Namespace) -> int:
     from dataset.build import Build, BuildPaths, BuildSettings, StageFailed, format_summary
-    from dataset.hf import check_license
     from dataset.mera import PromptSet, check_prompts
+    from dataset.publish import check_license
     from dataset.stage_args import StageModules, split_extra_args
     from dataset.stage_processes import Terminated, terminate_on_sigterm
     from render import render_limit_problem

@@ -18,9 +18,16 @@ from dataset.build_cli import add_build_parser, add_export_options, command_buil
 from dataset.families import add_families_parser, command_families
 from dataset.leak_check import add_leak_check_parser, command_leak_check
 from dataset.pairs.cli import add_pairs_parser, command_pairs
+from dataset.publish import (
+    MARK_FILE,
+    add_submission_parser,
+    add_watermark_options,
+    command_submission,
+    hf_copies,
+    watermark_from_args,
+    write_public_export,
+)
 from dataset.seeds import add_seed_parser, check_no_seed_in, command_seed
-from dataset.submission import add_submission_parser, command_submission
-from dataset.watermark import MARK_FILE, add_watermark_options, hf_copies, watermark_from_args, write_public_export
 from filter.backends import BACKENDS as FILTER_BACKENDS
 from questions.family_sources import add_family_arguments, sources_from_arguments
 from ruclevr import __version__
@@ -245,9 +252,8 @@ def command_export(args: argparse.Namespace) -> int:
 
 
 def command_hf(args: argparse.Namespace) -> int:
-    from dataset.hf import CARD_NAME, check_hf_inputs, write_hf_copy
     from dataset.mera import stream_document
-    from dataset.plots import write_card_plots
+    from dataset.publish import CARD_NAME, check_hf_inputs, write_card_plots, write_hf_copy
 
     document = stream_document(args.data)
     survey = check_hf_inputs(document, args.license)
@@ -340,7 +346,7 @@ def command_augment(args: argparse.Namespace) -> int:
 
 
 def command_gallery(args: argparse.Namespace) -> int:
-    from dataset.gallery import GallerySettings, write_gallery
+    from dataset.publish import GallerySettings, write_gallery
 
     settings = GallerySettings(per_page=args.per_page, thumb_size=args.thumb_size, max_images=args.max_images)
     summary = write_gallery(args.data, args.out, settings, images_dir=args.images)

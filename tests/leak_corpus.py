@@ -10,7 +10,7 @@ from pathlib import Path
 from PIL import Image
 
 from dataset.mera.document import SPLITS, stream_document
-from dataset.watermark import WatermarkSettings, watermark_image
+from dataset.publish.watermark import WatermarkSettings, watermark_image
 from ruclevr.io import atomic_write_bytes, atomic_write_text
 
 

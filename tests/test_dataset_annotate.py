@@ -212,7 +212,7 @@ def test_disputed_page_escapes_text_and_shows_the_images(export, tmp_path, run_c
 
 
 def test_filtered_export_drops_disputed_items_or_follows_the_jglue_rule(export, tmp_path, run_captured) -> None:
-    from dataset.card import human_review_section
+    from dataset.publish.card import human_review_section
 
     document = read_dataset(export)
     plan = planned_answers(document)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dataset.annotate.aggregate import SMOOTHING, Observations, aggregate, dawid_skene_posteriors, majority_answers
-from dataset.markdown import markdown_text
+from dataset.publish.markdown import markdown_text
 
 POOL = {"binary": ["да", "нет"], "count": [str(n) for n in range(11)],
         "colors": ["серый", "красный", "синий", "зеленый", "коричневый", "фиолетовый", "голубой", "желтый"],

@@ -337,7 +337,7 @@ def _missing_real_stages() -> list[str]:
 def test_tiny_end_to_end_build_with_the_real_stages(tmp_path, monkeypatch) -> None:
     import datasets
 
-    from dataset.features import mera_features
+    from dataset.publish.features import mera_features
 
     root = tmp_path / "DATA"
     command = [sys.executable, "-m", "dataset", "build", "--n", "4", "--out", str(root), "--width", "96",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sample_outputs import write_sample_stage_outputs
 
-from dataset.card import family_groups, find_mix
 from dataset.cli import main
+from dataset.publish.card import family_groups, find_mix
 from ruclevr.io import atomic_write_json, read_json
 
 CONDITION = {"name": "cogent-a", "colors": {"cube": ["gray", "blue", "brown", "yellow"], "cylinder": ["red", "green", "purple", "cyan"]}}

@@ -10,11 +10,11 @@ import pytest
 from headless_chromium import ChromiumPage, find_chromium
 from sample_outputs import write_sample_stage_outputs
 
-from dataset.gallery import GallerySettings, files_dir, write_gallery
 from dataset.mera.document import read_export
 from dataset.mera.export import ExportSettings, export_dataset
 from dataset.mera.prompt import PromptSet
-from dataset.plots import PLOT_FILES
+from dataset.publish.gallery import GallerySettings, files_dir, write_gallery
+from dataset.publish.plots import PLOT_FILES
 from ruclevr.io import atomic_write_json, read_json
 
 SCRIPT_QUESTION = 'Что это? <script>window.injected = 1;</script><img src=x onerror="window.injected = 2">'

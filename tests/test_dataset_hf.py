@@ -13,8 +13,8 @@ import yaml
 from sample_outputs import write_sample_stage_outputs
 
 from dataset.cli import main
-from dataset.features import mera_features
 from dataset.mera.document import load_document, read_export
+from dataset.publish.features import mera_features
 from ruclevr.io import read_json
 
 
@@ -167,10 +167,10 @@ def test_bad_licence_and_missing_images_are_usage_errors(built, tmp_path, capsys
 
 
 def test_a_split_in_several_parquet_files_loads_as_one_split(built, tmp_path, monkeypatch) -> None:
-    import dataset.hf
-    from dataset.hf import write_hf_copy
+    import dataset.publish.hf
+    from dataset.publish.hf import write_hf_copy
 
-    monkeypatch.setattr(dataset.hf, "ROWS_PER_GROUP", 5)
+    monkeypatch.setattr(dataset.publish.hf, "ROWS_PER_GROUP", 5)
     document = load_document(built["mera"])
     out = tmp_path / "hf"
     write_hf_copy(document, out, max_file_bytes=1)  # every row group closes its file
@@ -191,12 +191,12 @@ def test_a_split_in_several_parquet_files_loads_as_one_split(built, tmp_path, mo
 def test_a_file_is_also_closed_after_max_file_groups_row_groups(built, tmp_path, monkeypatch) -> None:
     import pyarrow.parquet as pq
 
-    import dataset.hf
-    from dataset.hf import write_hf_copy
+    import dataset.publish.hf
     from dataset.mera.document import stream_document
+    from dataset.publish.hf import write_hf_copy
 
-    monkeypatch.setattr(dataset.hf, "ROWS_PER_GROUP", 5)
-    monkeypatch.setattr(dataset.hf, "MAX_FILE_GROUPS", 2)
+    monkeypatch.setattr(dataset.publish.hf, "ROWS_PER_GROUP", 5)
+    monkeypatch.setattr(dataset.publish.hf, "MAX_FILE_GROUPS", 2)
     write_hf_copy(stream_document(built["mera"]), tmp_path / "hf")
     files = sorted((tmp_path / "hf" / "data").glob("test-*.parquet"))
     count = len(read_export(built["mera"])["data"]["test"])

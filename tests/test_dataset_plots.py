@@ -14,7 +14,7 @@ from test_dataset_build import build, fake_stages  # noqa: F401  (a fixture, use
 from dataset.mera.document import load_document
 from dataset.mera.export import ExportSettings, export_dataset
 from dataset.mera.prompt import PromptSet
-from dataset.plots import (
+from dataset.publish.plots import (
     PLOT_FILES,
     SCORE_BINS,
     PlotRow,

@@ -17,7 +17,7 @@ from sample_outputs import write_sample_export
 
 from dataset.cli import main
 from dataset.mera.document import PROVENANCE_NAME, SPLIT_FILES, load_document
-from dataset.plots import rows_from_document
+from dataset.publish.plots import rows_from_document
 from ruclevr.jsonstream import LazyList, write_json
 
 
@@ -120,8 +120,8 @@ def test_hf_copy_memory_stays_flat_however_many_items(exports, tmp_path):
 
 
 def test_hf_copy_of_a_streamed_export_equals_that_of_the_export_in_memory(exports, tmp_path):
-    from dataset.hf import write_hf_copy
-    from dataset.plots import write_card_plots
+    from dataset.publish.hf import write_hf_copy
+    from dataset.publish.plots import write_card_plots
 
     folder, _ = exports[10]
     assert main(["hf", "--data", str(folder), "--out", str(tmp_path / "streamed")]) == 0

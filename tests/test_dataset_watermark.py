@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from dataset.watermark import WatermarkSettings, object_differences, watermark_image, watermark_png
+from dataset.publish.watermark import WatermarkSettings, object_differences, watermark_image, watermark_png
 from ruclevr.io import atomic_write_bytes
 from tests.helpers import run_stage
 from tests.sample_outputs import write_sample_stage_outputs
@@ -128,7 +128,7 @@ def test_bad_watermark_settings_are_refused_before_writing(tmp_path, capsys, arg
 def test_the_legibility_reader_reads_the_default_watermark_as_the_clean_image():
     """The shipped look-2 folder (real renders): at the default place the reader sees every object of
     the marked image as in the clean one; a mark over the objects is measured, not assumed."""
-    from dataset.watermark import WatermarkSettings, measure_images, reads_as_clean
+    from dataset.publish.watermark import WatermarkSettings, measure_images, reads_as_clean
 
     folder = Path(__file__).parent / "data" / "look2_folder"
     scenes = json.loads((folder / "scenes.json").read_text())["scenes"]

@@ -10,8 +10,8 @@ from helpers import run_export, run_stage
 from sample_outputs import write_sample_stage_outputs
 
 from dataset.annotate.tasks import spreadsheet_cell
-from dataset.markdown import markdown_text
 from dataset.mera.document import load_document
+from dataset.publish.markdown import markdown_text
 
 HOSTILE_NAMES = ["<script>alert(1)</script>", "x\n## Injected heading", "[click](javascript:alert(1))"]
 

@@ -41,9 +41,8 @@ from dataset.annotate.agreement import (
     normalise,
 )
 from dataset.annotate.tasks import TEMPLATES, sandbox
-from dataset.gallery import url_from
-from dataset.markdown import markdown_text
 from dataset.mera import SAMPLES_DIR, SPLITS, MeraDocument, write_export
+from dataset.publish import render_card_section, url_from
 from ruclevr import __version__
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_write_json, atomic_write_text
@@ -241,14 +240,6 @@ def review_summary(report: Mapping[str, Any]) -> dict[str, Any]:
     return {key: report[key] for key in ("settings", "human_baseline_mera", "human_baseline", "baselines", "honeypots", "agreement", "overlap",
                                           "items", "removal_reasons", "flagged_annotators")} | {
         "annotators": len(report["annotators"])}
-
-
-def render_card_section(summary: Mapping[str, Any]) -> str:
-    """The "Human baseline" section of the dataset card (Markdown)."""
-    environment = sandbox(False)
-    environment.finalize = markdown_text  # every value from the answers is shown as text, never markup
-    template = environment.from_string((TEMPLATES / "human_baseline.md.j2").read_text(encoding="utf-8"))
-    return template.render(review=summary)
 
 
 def write_disputed_page(report: Mapping[str, Any], document: MeraDocument, out: Path) -> None:

@@ -39,7 +39,7 @@ from ruclevr.io import atomic_open, atomic_write_json, atomic_write_text, remove
 from translate.answers import recorded_yo_policy
 from translate.spelling import DEFAULT_YO_POLICY
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 PAGE_FORMAT = "ruclevr-annotate/1"  # the "format" of the JSON the page saves
 IMAGE_FIELD, QUESTION_FIELD, ID_FIELD, ANSWER_FIELD = "image", "question", "ruclevr_id", "answer"
 CROWD_COLUMNS = ("task_id", "image", "question", "control", "known_answer")

@@ -6,7 +6,7 @@ or of ``dataset augment``), and writes::
 
     OUT.html                 the page (one file; filters and paging in a few lines of plain JavaScript)
     OUT_files/thumbs/*.jpg   one thumbnail per image, linking to the full image where it lies
-    OUT_files/plots/*.png    the plots of :mod:`dataset.plots` for what the page shows
+    OUT_files/plots/*.png    the plots of :mod:`dataset.publish.plots` for what the page shows
 
 The page is rendered from ``templates/gallery.html.j2`` in a Jinja sandbox with autoescaping on:
 questions are data (machine translations, user templates) and every piece of text is escaped,
@@ -31,7 +31,7 @@ from PIL import Image
 from tqdm import tqdm
 
 from dataset.mera import SPLITS, MeraDocument, load_document
-from dataset.plots import PLOT_FILES, PlotRow, rejected_scores, row_of, write_plots
+from dataset.publish.plots import PLOT_FILES, PlotRow, rejected_scores, row_of, write_plots
 from filter.pipeline import OutputPaths
 from ruclevr import __version__
 from ruclevr.cli import UsageError, progress_disabled

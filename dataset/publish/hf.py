@@ -26,9 +26,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from dataset.card import CardFacts, missing_card_fields, render_card
 from dataset.evaluation import AnswerCounts
-from dataset.features import parquet_schema
 from dataset.mera import (
     SPLITS,
     Document,
@@ -38,7 +36,9 @@ from dataset.mera import (
     mera_rules,
     smallest_image_sides,
 )
-from dataset.plots import PlotTally, item_row
+from dataset.publish.card import CardFacts, missing_card_fields, render_card
+from dataset.publish.features import parquet_schema
+from dataset.publish.plots import PlotTally, item_row
 from ruclevr.cli import UsageError, progress_disabled
 from ruclevr.io import atomic_write_text, remove_stale_temporaries
 
@@ -234,7 +234,7 @@ def write_hf_copy(
     ``plots``: (path relative to ``out_dir``, title) of plot images already written there, shown in the card.
     ``survey``: what :func:`check_hf_inputs` returned for this document and licence (else it is run here);
     ``statistics``: :func:`survey_statistics` of it, where already made.
-    ``transform``: what is done to each image's bytes (a public copy's watermark, :mod:`dataset.watermark`).
+    ``transform``: what is done to each image's bytes (a public copy's watermark, :mod:`dataset.publish.watermark`).
     The items are read twice, once for the survey and once for the parquet files, never held whole.
     """
     if survey is None:

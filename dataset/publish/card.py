@@ -16,11 +16,13 @@ from typing import Any
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
-from dataset.features import card_dataset_info, mera_features
 from dataset.mera import SPLITS
+from dataset.publish.features import card_dataset_info, mera_features
+from dataset.publish.markdown import markdown_text
 from translate.answers import answer_vocabulary, recorded_yo_policy
 
 CARD_TEMPLATE_PATH = Path(__file__).parent / "templates" / "card.md.j2"
+HUMAN_BASELINE_TEMPLATE_PATH = CARD_TEMPLATE_PATH.with_name("human_baseline.md.j2")
 # Stage records are shown in full in the card, but a huge value (a list of every file) is cut.
 MAX_RECORD_VALUE_CHARS = 160
 
@@ -269,9 +271,16 @@ def human_review_section(info: Mapping[str, Any]) -> str:
     """The "Human baseline" section when people reviewed the data (``dataset annotate import``), else ""."""
     if not isinstance(info.get("human_review"), Mapping):
         return ""
-    from dataset.annotate.report import render_card_section
-
     return render_card_section(info["human_review"])
+
+
+def render_card_section(summary: Mapping[str, Any]) -> str:
+    """The "Human baseline" section of the dataset card (Markdown), from ``dataset annotate import``'s summary."""
+    environment = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, trim_blocks=True, lstrip_blocks=True,
+                                       keep_trailing_newline=True)
+    environment.finalize = markdown_text  # every value from the answers is shown as text, never markup
+    template = environment.from_string(HUMAN_BASELINE_TEMPLATE_PATH.read_text(encoding="utf-8"))
+    return template.render(review=summary)
 
 
 def render_card(
