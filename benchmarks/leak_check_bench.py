@@ -2,7 +2,7 @@
 
 A corpus of ``--images`` JPEG files (quality 75, 224 px wide, watermarked: the build's samples
 degraded as ``tests/leak_corpus.py`` does, cycled) is written under ``--out``; then
-``dataset.leak_check`` indexes the build and scans the corpus folder, as the command does, and
+``dataset.releases.leak_check`` indexes the build and scans the corpus folder, as the command does, and
 the wall time per corpus image is reported. Matching a hash against the index grows with the
 build's image count, so that part is timed apart against an index of ``--index-images`` random
 hashes (100,000 by default: a CLEVR-sized build), in batches as the command matches them, and added
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dataset.leak_check import BATCH, HASH_SIZE, BuildIndex, scan_images
 from dataset.mera.document import SPLITS, stream_document
+from dataset.releases.leak_check import BATCH, HASH_SIZE, BuildIndex, scan_images
 from ruclevr.io import atomic_write_bytes
 from tests.leak_corpus import degraded_jpeg
 

@@ -124,7 +124,7 @@ class BuildSettings:
     # the later stages read the choice from the questions' info
     families: tuple[tuple[Path, ...], bool] = ((), False)
     seed_file: Path | None = None  # the secret seed's file: stages are passed --seed-file, records hold commitments
-    like: Any = None  # dataset.like.LikeTarget: export keeps the test items of a set like it
+    like: Any = None  # dataset.releases.like.LikeTarget: export keeps the test items of a set like it
 
     def families_argv(self) -> list[str]:
         folders, only = self.families
@@ -224,10 +224,10 @@ def export_is_current(path: Path, settings: ExportSettings) -> bool:
 
 
 def like_selection(target: Any) -> Any:
-    """Export's choice of test items for a build ``--like`` an earlier set (dataset.like), else None."""
+    """Export's choice of test items for a build ``--like`` an earlier set (dataset.releases.like), else None."""
     if target is None:
         return None
-    from dataset.like import LikeSelection
+    from dataset.releases import LikeSelection
 
     return LikeSelection(target)
 

@@ -7,7 +7,7 @@ import argparse
 import signal
 from pathlib import Path
 
-from dataset.like import add_like_options, like_build_options, like_target, report_closeness
+from dataset.releases import add_like_options, like_build_options, like_target, report_closeness
 from filter.backends import BACKENDS as FILTER_BACKENDS
 from questions.family_sources import add_family_arguments, sources_from_arguments
 from ruclevr.cli import UsageError, add_common_options, output_path, positive_int, stage_logger

@@ -16,7 +16,6 @@ from dataset.annotate.cli import add_annotate_parser, command_annotate
 from dataset.augment.options import add_rerender_options
 from dataset.build_cli import add_build_parser, add_export_options, command_build
 from dataset.families import add_families_parser, command_families
-from dataset.leak_check import add_leak_check_parser, command_leak_check
 from dataset.pairs.cli import add_pairs_parser, command_pairs
 from dataset.publish import (
     MARK_FILE,
@@ -27,7 +26,7 @@ from dataset.publish import (
     watermark_from_args,
     write_public_export,
 )
-from dataset.seeds import add_seed_parser, check_no_seed_in, command_seed
+from dataset.releases import add_leak_check_parser, add_seed_parser, check_no_seed_in, command_leak_check, command_seed
 from filter.backends import BACKENDS as FILTER_BACKENDS
 from questions.family_sources import add_family_arguments, sources_from_arguments
 from ruclevr import __version__

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dataset.leak_check import normalise
+from dataset.releases.leak_check import normalise
 from tests.helpers import run_stage
 from tests.leak_corpus import plant_corpus, recase_respace
 from tests.test_dataset_watermark import sample_export

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from dataset.like import LikeSelection, LikeTarget, closeness, format_closeness, scaled_counts, scenes_like
 from dataset.mera.document import stream_document
 from dataset.mera.export import ExportSettings, export_dataset
 from dataset.mera.stats import compute_statistics
+from dataset.releases.like import LikeSelection, LikeTarget, closeness, format_closeness, scaled_counts, scenes_like
 from ruclevr.io import atomic_write_bytes
 from tests.helpers import run_stage
 from tests.sample_outputs import tiny_png
@@ -81,7 +81,7 @@ def test_build_like_prints_how_close_it_came_and_refuses_the_earlier_seed(tmp_pa
 
 
 def test_the_earlier_seed_is_refused_even_behind_its_commitment() -> None:
-    from dataset.like import check_new_seed
+    from dataset.releases.like import check_new_seed
     from ruclevr.cli import UsageError
     from ruclevr.secret_seed import SecretSeed
 

@@ -73,7 +73,7 @@ class ExportSettings:
     seed: int = 0
     prompt: PromptSet | None = None
     seed_record: int | str | None = None  # what the record says the seed is; a secret seed's commitment
-    select: Any = None  # dataset.like.LikeSelection: the test items of a set like an earlier one
+    select: Any = None  # dataset.releases.like.LikeSelection: the test items of a set like an earlier one
 
     @property
     def recorded_seed(self) -> int | str:
