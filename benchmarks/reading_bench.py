@@ -23,7 +23,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from dataset.realise_check import english_admits_unsafe
+from dataset.families.realise_check import english_admits_unsafe
 from filter.morph import MorphChecker
 from questions.families import load_families
 from questions.family_sources import FamilySources, add_family_arguments, sources_from_arguments

@@ -10,7 +10,7 @@ from types import MappingProxyType
 import pytest
 from helpers import run_stage_process
 
-from dataset.families import language_checkers
+from dataset.families.cli import language_checkers
 from questions.cli import main
 from questions.families import FAMILIES_DIR, load_families
 from questions.validator import FamilyError, TemplateCheck, validate_file, validate_files

@@ -14,8 +14,8 @@ import math
 
 import pytest
 
-from dataset.families import realise_scenes
-from dataset.realise_check import asked_questions
+from dataset.families.cli import realise_scenes
+from dataset.families.realise_check import asked_questions
 from questions.executor import execute_program
 from questions.families import load_families
 from questions.perspective import MIN_LEG, SIDE_MARGIN

@@ -4,7 +4,7 @@
 constraints, English templates, placeholders). This command, above the stages, also checks the
 Russian templates by the native realiser's rules (``translate``), and with ``--realise N`` makes N
 questions of each family, says each in every language the family has and reads the Russian back
-with the ``morph`` filter (:mod:`dataset.realise_check`). A problem is named with its file and
+with the ``morph`` filter (:mod:`dataset.families.realise_check`). A problem is named with its file and
 line; the exit status is 2 when there is one.
 """
 
@@ -81,7 +81,7 @@ def command_families(args: argparse.Namespace) -> int:
 
 def realise_families(families: Mapping[str, Any], files: Sequence[Path], args: Any) -> int:
     """validate --realise: each family's questions said in its languages and checked; exit 2 on a problem."""
-    from dataset import realise_check
+    import dataset.families.realise_check as realise_check
     from translate.native import NativeRealiser
 
     scenes = realise_scenes(args.scenes, args.seed, args.realise * realise_check.SCENES_PER_QUESTION)
