@@ -36,8 +36,7 @@ from typing import Any
 import yaml
 from tqdm import tqdm
 
-from dataset.layout import QuestionStageFiles
-from dataset.mera import PROVENANCE_NAME, ExportSettings, PromptSet, export_dataset, stream_document
+from dataset.mera import PROVENANCE_NAME, ExportSettings, PromptSet, QuestionStageFiles, export_dataset, stream_document
 from dataset.publish import (
     CARD_PLOTS_DIR,
     PLOT_FILES,

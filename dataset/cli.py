@@ -12,11 +12,11 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from dataset.annotate.cli import add_annotate_parser, command_annotate
+from dataset.annotate import add_annotate_parser, command_annotate
 from dataset.augment.options import add_rerender_options
 from dataset.build_cli import add_build_parser, add_export_options, command_build
 from dataset.families import add_families_parser, command_families
-from dataset.pairs.cli import add_pairs_parser, command_pairs
+from dataset.pairs import add_pairs_parser, command_pairs
 from dataset.publish import (
     MARK_FILE,
     add_submission_parser,
@@ -288,7 +288,8 @@ def command_stats(args: argparse.Namespace) -> int:
 
 
 def command_evaluate(args: argparse.Namespace) -> int:
-    from dataset.evaluation import dataset_ids, evaluate, format_results, read_predictions
+    from dataset.evaluation import dataset_ids, format_results, read_predictions
+    from dataset.evaluation import evaluate_predictions as evaluate
     from dataset.mera import stream_document
     from ruclevr.jsonstream import write_json
 

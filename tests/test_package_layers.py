@@ -147,6 +147,87 @@ def test_a_planted_upward_import_fails_the_check_even_inside_a_function_or_throu
     assert violations(inside) == ["dataset.planted -> render.farm.worker"]  # render's face is render/__init__.py
 
 
+#: ``dataset``'s parts and the parts each may import (docs/architecture.md): a subpackage is a part, and
+#: the flat modules (the command line and ``dataset build``: ``cli``, ``build``, ...) are ``dataset``, the
+#: top, which may import every part. One part imports another only through its face, ``__init__.py``.
+DATASET_PARTS: dict[str, set[str]] = {
+    "dataset.mera": set(),  # the MERA document: export, splits, prompts, EM rules, statistics
+    "dataset.evaluation": {"dataset.mera"},
+    "dataset.publish": {"dataset.mera", "dataset.evaluation"},
+    "dataset.releases": {"dataset.mera"},
+    "dataset.families": set(),
+    "dataset.annotate": {"dataset.mera", "dataset.evaluation", "dataset.publish"},
+    "dataset.augment": {"dataset.mera"},
+    "dataset.pairs": {"dataset.mera", "dataset.augment"},
+}
+DATASET_TOP = "dataset"
+#: Parts whose modules some importers may still reach behind the face: ``augment`` is being rewritten
+#: around a settings object (issue 34), and ``pairs`` and the command line use its pieces until then.
+DATASET_FACE_EXEMPT = {"dataset.augment": {"dataset.pairs", DATASET_TOP}}
+
+
+def dataset_part(module: str) -> str | None:
+    """The part of ``dataset`` a module belongs to (None outside ``dataset``)."""
+    parts = module.split(".")
+    if parts[0] != "dataset":
+        return None
+    return DATASET_TOP if len(parts) == 1 or f"dataset.{parts[1]}" not in DATASET_PARTS else f"dataset.{parts[1]}"
+
+
+def dataset_violations(graph: Mapping[str, Iterable[str]]) -> list[str]:
+    """Every import between parts of ``dataset`` that goes up or sideways, or behind a part's face."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        source = dataset_part(module)
+        if source is None:
+            continue
+        allowed = set(DATASET_PARTS) if source == DATASET_TOP else DATASET_PARTS[source]
+        for target in sorted(t for t in targets if t != UNKNOWN):
+            imported = dataset_part(target)
+            if imported is None or imported == source:
+                continue
+            if imported not in allowed:
+                found.append(f"{module} -> {target}")
+            elif target != imported and source not in DATASET_FACE_EXEMPT.get(imported, set()):
+                found.append(f"{module} -> {target} (behind {imported}'s face)")
+    return found
+
+
+def dataset_part_graph(graph: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:
+    parts: dict[str, set[str]] = {part: set() for part in (*DATASET_PARTS, DATASET_TOP)}
+    for module, targets in graph.items():
+        source = dataset_part(module)
+        if source is not None:
+            parts[source].update(p for t in targets if t != UNKNOWN and (p := dataset_part(t)) not in (None, source))
+    return parts
+
+
+def test_every_subpackage_of_dataset_is_a_part_with_a_face():
+    folder = Path(__file__).resolve().parents[1] / "dataset"
+    subpackages = {f"dataset.{path.parent.name}" for path in folder.glob("*/__init__.py")}
+    assert subpackages == set(DATASET_PARTS)
+    for part in DATASET_PARTS - DATASET_FACE_EXEMPT.keys():
+        face = ast.parse((folder / part.split(".")[1] / "__init__.py").read_text(encoding="utf-8"))
+        assert any(isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "__all__"
+                   for node in face.body), f"{part}/__init__.py has no __all__"
+
+
+def test_the_parts_of_dataset_import_each_other_down_and_through_their_faces():
+    assert dataset_violations(project_imports()) == []
+    assert cycles(dataset_part_graph(project_imports())) == []
+
+
+def test_a_planted_import_behind_a_face_or_up_inside_dataset_fails(tmp_path):
+    private = plant(tmp_path, "dataset.publish.planted", "from dataset.mera.export import place_image\n")
+    assert dataset_violations(private) == ["dataset.publish.planted -> dataset.mera.export (behind dataset.mera's face)"]
+    upward = plant(tmp_path, "dataset.mera.planted", "def f():\n    from dataset.publish import write_hf_copy\n")
+    assert dataset_violations(upward) == ["dataset.mera.planted -> dataset.publish"]
+    top = plant(tmp_path, "dataset.planted", "import importlib\n\nJUDGE = importlib.import_module('dataset.evaluation.judge')\n")
+    assert dataset_violations(top) == ["dataset.planted -> dataset.evaluation.judge (behind dataset.evaluation's face)"]
+    sideways = plant(tmp_path, "dataset.releases.planted", "from dataset.evaluation import score_predictions\n")
+    assert dataset_violations(sideways) == ["dataset.releases.planted -> dataset.evaluation"]
+
+
 def test_a_planted_loop_between_two_stages_is_a_package_loop(tmp_path):
     modules = plant(tmp_path, "questions.planted", "def f():\n    import translate.native\n")
     assert cycles(package_graph(modules)) == [["questions", "translate"]]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from dataset.layout import QuestionStageFiles
+from dataset.mera.layout import QuestionStageFiles
 from filter.pipeline import OutputPaths
 from render import OutputLayout
 from render.model.sampler import SceneOptions

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dataset.augment.colours import ColorSwap
-from dataset.layout import QuestionStageFiles
+from dataset.mera import QuestionStageFiles
 from questions.family_sources import FamilySources
 from render import OutputLayout
 

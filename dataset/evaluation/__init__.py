@@ -9,19 +9,19 @@ from __future__ import annotations
 from dataset.evaluation.evaluate import (
     AnswerCounts,
     dataset_ids,
-    evaluate,
     format_results,
     lm_eval_sample,
     read_predictions,
     score_predictions,
 )
+from dataset.evaluation.evaluate import evaluate as evaluate_predictions  # not ``evaluate``: that is the module
 from dataset.evaluation.judge import format_judge, judge_predictions
 from dataset.evaluation.submission_zip import LOG_PREFIXES, LOGS_FILE, SAMPLES_PREFIX, TASK_FILE, is_submission_zip
 
 __all__ = [
     "AnswerCounts",
     "dataset_ids",
-    "evaluate",
+    "evaluate_predictions",
     "format_judge",
     "format_results",
     "is_submission_zip",

@@ -1,6 +1,7 @@
 """MERA export: the task's document (``dataset.mera.document`` reads it, ``export`` writes it from the
 question stages), its splits and groups, instruction prompts (``prompts/``, the block scheme, the
-Jinja sandbox), the exact-match rules and the statistics MERA's rules are checked on.
+Jinja sandbox), the exact-match rules, the statistics MERA's rules are checked on, and the question
+stages' file names inside a build or augmentation folder (``layout``), which export reads.
 
 This module is the public face: other parts of ``dataset`` import only the names below
 (docs/architecture.md, tests/test_package_layers.py)."""
@@ -32,6 +33,7 @@ from dataset.mera.export import (
     write_export,
 )
 from dataset.mera.groups import format_group_results, group_scores
+from dataset.mera.layout import QuestionStageFiles
 from dataset.mera.prompt import PromptSet
 from dataset.mera.prompt_sandbox import format_instruction
 from dataset.mera.splits import SplitPositions
@@ -67,6 +69,7 @@ __all__ = [
     "place_image",
     "PromptSet",
     "PROVENANCE_NAME",
+    "QuestionStageFiles",
     "read_stage_file",
     "RecentlySeen",
     "remove_unused_samples",

@@ -22,12 +22,15 @@ The modules by role: ``edits`` (the edits and edited graphs), ``questions`` (cho
 the groups), ``pixels`` (the checks of a re-render), ``run`` (the whole run).
 """
 
+from dataset.pairs.cli import add_pairs_parser, command_pairs
 from dataset.pairs.edits import KINDS, MATERIAL, MOVE, RECOLOUR, REMOVE, Edit, candidate_edits, edited_scene
 from dataset.pairs.pixels import MIN_REGION_CHANGE, PixelCheck, check_pixels
 from dataset.pairs.questions import PairMaker, chosen_edit
 from dataset.pairs.run import PairsResult, PairsSettings, pairs
 
 __all__ = [
+    "add_pairs_parser",
+    "command_pairs",
     "KINDS",
     "MATERIAL",
     "MIN_REGION_CHANGE",

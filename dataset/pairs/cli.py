@@ -37,7 +37,7 @@ def add_pairs_parser(commands: argparse._SubParsersAction) -> None:
 
 def command_pairs(args: argparse.Namespace) -> int:
     from dataset.augment import AugmentSources
-    from dataset.pairs import PairsSettings, pairs
+    from dataset.pairs.run import PairsSettings, pairs
 
     settings = PairsSettings(seed=args.seed, n=args.n, families=sources_from_arguments(args), yo=args.yo, device=args.device,
                              workers=args.workers, threads=args.threads)
