@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
-from questions.family import question_type_of
+from questions import question_type_of
 from translate.spelling import DEFAULT_YO_POLICY, YO_POLICIES, apply_yo_policy
 
 

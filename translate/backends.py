@@ -10,8 +10,7 @@ import argparse
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from questions.families import families_digest
-from questions.family_sources import FamilySources, recorded_sources, sources_from_arguments
+from questions import FamilySources, families_digest, recorded_sources, sources_from_arguments
 from ruclevr.cli import UsageError, stage_logger
 from translate.base import Backend
 

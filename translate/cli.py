@@ -23,7 +23,7 @@ from typing import Any
 from tqdm import tqdm
 
 import ruclevr
-from questions.family_sources import add_family_arguments
+from questions import add_family_arguments
 from ruclevr import records
 from ruclevr.cli import (
     ArgumentParser,

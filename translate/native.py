@@ -24,9 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from assets.vocabulary import Vocabulary, load_vocabulary
-from questions.families import FAMILIES_DIR, Sources, as_sources
-from questions.family import Family
-from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, Structure, admitted
+from questions import FAMILIES_DIR, NO_TEMPLATE, UNSAFE_FIELD, Family, Sources, Structure, admitted, as_sources
 from ruclevr import streams
 from russian.morphology import Noun, adjective_form, build_lexicon, count_number, noun_phrase, pronoun_form
 from translate.russian_families import (

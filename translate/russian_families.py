@@ -13,11 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from questions.families import Sources
-from questions.families import load_families as load_engine_families
-from questions.family import Family
-from questions.readings import Structure, structure_of
-from questions.validator import FamilyError
+from questions import Family, FamilyError, Sources, Structure, structure_of
+from questions import load_families as load_engine_families
 from ruclevr.cli import UsageError
 from russian.morphology import Lexicon
 from translate.templates import (

@@ -10,15 +10,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from assets.vocabulary import Vocabulary, load_vocabulary
-from questions.executor import execute_program
-from questions.family import Family
-from questions.functions import ExecutionError, MalformedProgram
-from questions.plan import Plan, expand_program
-from questions.random_stream import RandomStream
-from questions.readings import UNSAFE_FIELD, unsafe_readings
-from questions.scene_index import SceneIndex
-from questions.scene_questions import readable_english
-from questions.search import SceneSearch
+from questions import (
+    UNSAFE_FIELD,
+    ExecutionError,
+    Family,
+    MalformedProgram,
+    Plan,
+    RandomStream,
+    SceneIndex,
+    SceneSearch,
+    execute_program,
+    expand_program,
+    readable_english,
+    unsafe_readings,
+)
 from ruclevr import streams
 from translate.native import NativeRealiser, RealisationError
 from translate.records import realised_record

@@ -20,10 +20,7 @@ from filter.backends import make_scorer as make_filter_scorer
 from filter.base import Scorer
 from filter.pipeline import FilterJob, run_filter
 from filter.rucola import RucolaOptions
-from questions.families import families_digest, load_families
-from questions.family import Family
-from questions.family_sources import FamilySources, recorded_sources
-from questions.validator import FamilyError
+from questions import Family, FamilyError, FamilySources, families_digest, load_families, recorded_sources
 from render import settings_from_record
 from ruclevr import __version__
 from ruclevr.cli import MAX_SEED, UsageError

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dataset.augment.colours import ColorSwap
 from dataset.mera import QuestionStageFiles
-from questions.family_sources import FamilySources
+from questions import FamilySources
 from render import OutputLayout
 
 PROG = "python -m dataset augment"

@@ -15,8 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from questions.cli import check_scenes, given_family_files
-from questions.validator import TemplateCheck, validate_files
+from questions import TemplateCheck, check_scenes, given_family_files, validate_files
 from ruclevr.cli import UsageError, add_common_options, non_negative_int, positive_int, stage_logger
 from ruclevr.jsonstream import JsonDocument
 

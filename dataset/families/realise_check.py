@@ -23,12 +23,21 @@ from pathlib import Path
 from typing import Any
 
 from filter.morph import MorphChecker
-from questions.family import Family
-from questions.occlusion import records_occlusion, uses_occlusion
-from questions.readings import NO_TEMPLATE, UNSAFE_FIELD, said_apart, structure_of
-from questions.scene_questions import QuestionMaker, RunState, Settings
-from questions.text import english_readings, without_other
-from questions.validator import located_data
+from questions import (
+    NO_TEMPLATE,
+    UNSAFE_FIELD,
+    Family,
+    QuestionMaker,
+    RunState,
+    Settings,
+    english_readings,
+    located_data,
+    records_occlusion,
+    said_apart,
+    structure_of,
+    uses_occlusion,
+    without_other,
+)
 from translate.spelling import apply_yo_policy
 
 #: The share of a family's questions a template may be refused on (as benchmarks/reading_bench.py).

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from dataset.augment.options import add_rerender_options
-from questions.family_sources import add_family_arguments, sources_from_arguments
+from questions import add_family_arguments, sources_from_arguments
 from ruclevr.cli import add_common_options, output_path, positive_int, stage_logger
 from ruclevr.cli import seed as seed_type
 

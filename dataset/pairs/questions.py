@@ -18,14 +18,17 @@ from typing import Any
 import numpy as np
 
 from dataset.pairs.edits import KINDS, Edit, candidate_edits, edited_scene
-from questions.executor import execute_program
-from questions.family import Family
-from questions.functions import ExecutionError
-from questions.plan import Plan
-from questions.random_stream import RandomStream
-from questions.readings import UNSAFE_FIELD, unsafe_readings
-from questions.scene_index import SceneIndex
-from questions.search import SceneSearch
+from questions import (
+    UNSAFE_FIELD,
+    ExecutionError,
+    Family,
+    Plan,
+    RandomStream,
+    SceneIndex,
+    SceneSearch,
+    execute_program,
+    unsafe_readings,
+)
 from ruclevr import streams
 from translate.answers import answer_to_russian
 

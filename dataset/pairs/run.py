@@ -20,7 +20,7 @@ from dataset.mera import place_image, read_stage_file
 from dataset.pairs.edits import Edit, edited_scene, renamed
 from dataset.pairs.pixels import check_pixels
 from dataset.pairs.questions import PairMaker, chosen_edit
-from questions.family_sources import FamilySources
+from questions import FamilySources
 from render.legibility import LegibilityReader
 from ruclevr import __version__
 from ruclevr.cli import UsageError
