@@ -53,7 +53,7 @@ from dataset.stage_args import (
     stage_options,
 )
 from dataset.stage_processes import MemoryWatch, run_render_process, run_stage_in_process
-from filter.pipeline import OutputPaths
+from filter import OutputPaths
 from ruclevr import __version__
 from ruclevr.cli import UsageError, progress_disabled
 from ruclevr.io import atomic_write_json, read_json

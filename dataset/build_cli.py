@@ -8,12 +8,12 @@ import signal
 from pathlib import Path
 
 from dataset.releases import add_like_options, like_build_options, like_target, report_closeness
-from filter.backends import BACKENDS as FILTER_BACKENDS
+from filter import BACKENDS as FILTER_BACKENDS
 from questions import add_family_arguments, sources_from_arguments
 from ruclevr.cli import UsageError, add_common_options, output_path, positive_int, stage_logger
 from ruclevr.cli import seed as seed_type
 from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
-from translate.base import BACKENDS as TRANSLATE_BACKENDS
+from translate import BACKENDS as TRANSLATE_BACKENDS
 
 PROG = "python -m dataset"
 log = stage_logger("dataset")

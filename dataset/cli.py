@@ -27,7 +27,7 @@ from dataset.publish import (
     write_public_export,
 )
 from dataset.releases import add_leak_check_parser, add_seed_parser, check_no_seed_in, command_leak_check, command_seed
-from filter.backends import BACKENDS as FILTER_BACKENDS
+from filter import BACKENDS as FILTER_BACKENDS
 from questions import add_family_arguments, sources_from_arguments
 from ruclevr import __version__
 from ruclevr.cli import (

@@ -26,8 +26,10 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
+import filter.morph_agreement as morph_agreement
+import filter.morph_government as morph_government
+import filter.morph_words as morph_words
 from assets.placeholders import LEFTOVER_SLOT
-from filter import morph_agreement, morph_government, morph_words
 from filter.base import Verdict
 from filter.morph_agreement import (
     agreement_problems,

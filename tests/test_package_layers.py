@@ -30,6 +30,8 @@ ALLOWED: dict[str, set[str]] = {
 FACES = {
     "render": ({"render", "render.legibility"}, set()),
     "questions": ({"questions"}, set()),  # questions/__init__.py
+    "translate": ({"translate"}, set()),
+    "filter": ({"filter"}, set()),
 }
 #: Packages that may import a module by a name computed at run time (``dataset`` runs the stages).
 DYNAMIC_IMPORTERS = {"dataset"}
@@ -144,6 +146,8 @@ def test_a_planted_upward_import_fails_the_check_even_inside_a_function_or_throu
     assert violations(private) == ["translate.planted -> questions.generate"]  # not questions' face
     inside = plant(tmp_path, "dataset.planted", "from render.farm.worker import render_index\n")
     assert violations(inside) == ["dataset.planted -> render.farm.worker"]  # render's face is render/__init__.py
+    behind = plant(tmp_path, "dataset.planted", "def f():\n    from filter.morph_words import noun_phrases\n")
+    assert violations(behind) == ["dataset.planted -> filter.morph_words"]  # filter's face is filter/__init__.py
 
 
 #: ``dataset``'s parts and the parts each may import (docs/architecture.md): a subpackage is a part, and

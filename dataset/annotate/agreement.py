@@ -31,7 +31,7 @@ import numpy as np
 
 from dataset.evaluation import score_predictions
 from dataset.mera import normalise_answer
-from translate.spelling import DEFAULT_YO_POLICY, apply_yo_policy
+from translate import DEFAULT_YO_POLICY, apply_yo_policy
 
 
 @dataclass(frozen=True, slots=True)

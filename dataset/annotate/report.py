@@ -46,7 +46,7 @@ from dataset.publish import render_card_section, url_from
 from ruclevr import __version__
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_write_json, atomic_write_text
-from translate.answers import recorded_yo_policy
+from translate import recorded_yo_policy
 
 TIE_RULE = "a tie for the most frequent answer gives no majority: the item counts as wrong and is disputed"
 

@@ -36,8 +36,7 @@ from dataset.mera import SPLITS, MeraDocument, check_image_file, place_image, re
 from ruclevr import __version__, streams
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_open, atomic_write_json, atomic_write_text, remove_stale_temporaries
-from translate.answers import recorded_yo_policy
-from translate.spelling import DEFAULT_YO_POLICY
+from translate import DEFAULT_YO_POLICY, recorded_yo_policy
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 PAGE_FORMAT = "ruclevr-annotate/1"  # the "format" of the JSON the page saves
@@ -212,7 +211,7 @@ def label_studio_tasks(tasks: Sequence[Task]) -> list[dict[str, Any]]:
 def answer_words(yo_policy: str = DEFAULT_YO_POLICY) -> str:
     """The gold answer words people must use (all but numbers), as the dataset card lists them (spelt by the
     dataset's ё policy, as its gold is)."""
-    from translate.answers import answer_vocabulary
+    from translate import answer_vocabulary
 
     vocabulary = answer_vocabulary(yo_policy)
     return "; ".join(", ".join(vocabulary[kind]["gold"]) for kind in vocabulary if kind != "count")

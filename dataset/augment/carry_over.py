@@ -25,8 +25,7 @@ from questions import (
     unsafe_readings,
 )
 from ruclevr import streams
-from translate.native import NativeRealiser, RealisationError
-from translate.records import realised_record
+from translate import NativeRealiser, RealisationError, realised_record
 
 #: The keys a question record has when the question stage writes it (downstream keys are rebuilt).
 QUESTION_KEYS = ("split", "image_index", "image_filename", "question_index", "question", "program", "answer",

@@ -16,10 +16,8 @@ from dataset.augment.colours import ColorSwap, recolour_scene, recoloured_object
 from dataset.augment.rendering import Planned, plan_rendering, render_pending, warn_of_changed_masks
 from dataset.augment.settings import AugmentPaths, AugmentResult, AugmentSettings, AugmentSources
 from dataset.mera import read_stage_file
-from filter.backends import make_scorer as make_filter_scorer
-from filter.base import Scorer
-from filter.pipeline import FilterJob, run_filter
-from filter.rucola import RucolaOptions
+from filter import FilterJob, RucolaOptions, Scorer, run_filter
+from filter import make_scorer as make_filter_scorer
 from questions import Family, FamilyError, FamilySources, families_digest, load_families, recorded_sources
 from render import settings_from_record
 from ruclevr import __version__
@@ -27,7 +25,7 @@ from ruclevr.cli import MAX_SEED, UsageError
 from ruclevr.io import atomic_open, atomic_write_json, file_sha256, read_json
 from ruclevr.paths import confined_path
 from ruclevr.records import read_record, same_record
-from translate.native import NativeRealiser
+from translate import NativeRealiser
 
 
 def read_scenes(sources: AugmentSources) -> tuple[dict, list[dict]]:

@@ -50,8 +50,7 @@ from ruclevr.cli import UsageError
 from ruclevr.io import read_lines
 from ruclevr.jsonstream import LazyList
 from ruclevr.paths import regular_file
-from translate.answers import russian_answer_words
-from translate.spelling import YO_POLICIES
+from translate import YO_POLICIES, russian_answer_words
 
 Item = Mapping[str, Any]
 

@@ -62,7 +62,7 @@ class Judge:
         import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        from filter.rucola import is_local_model, model_token_limit
+        from filter import is_local_model, model_token_limit
 
         options = {"local_files_only": is_local_model(model), "trust_remote_code": False}
         try:

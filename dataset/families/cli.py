@@ -28,7 +28,7 @@ MAX_REALISE = 1_000
 def language_checkers() -> Mapping[str, TemplateCheck]:
     """The template checker of each language whose realiser is a stage of this project (loaded
     when the command runs: pymorphy3's dictionaries are not every ``python -m dataset`` command's)."""
-    from translate.templates import validate_template
+    from translate import validate_template
 
     return {"ru": validate_template}
 
@@ -81,7 +81,7 @@ def command_families(args: argparse.Namespace) -> int:
 def realise_families(families: Mapping[str, Any], files: Sequence[Path], args: Any) -> int:
     """validate --realise: each family's questions said in its languages and checked; exit 2 on a problem."""
     import dataset.families.realise_check as realise_check
-    from translate.native import NativeRealiser
+    from translate import NativeRealiser
 
     scenes = realise_scenes(args.scenes, args.seed, args.realise * realise_check.SCENES_PER_QUESTION)
     realiser = NativeRealiser(families=families.values(), seed=args.seed)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from filter.morph import MorphChecker
+from filter import MorphChecker
 from questions import (
     NO_TEMPLATE,
     UNSAFE_FIELD,
@@ -38,7 +38,7 @@ from questions import (
     uses_occlusion,
     without_other,
 )
-from translate.spelling import apply_yo_policy
+from translate import apply_yo_policy
 
 #: The share of a family's questions a template may be refused on (as benchmarks/reading_bench.py).
 REFUSED_LIMIT = 0.10

@@ -56,8 +56,7 @@ from ruclevr.jsonstream import (
     write_json,
 )
 from ruclevr.paths import check_real_folders, confined_path, relative_paths
-from translate.answers import answer_to_russian
-from translate.spelling import YO_POLICIES
+from translate import YO_POLICIES, answer_to_russian
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 SAMPLES_DIR = "samples"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from filter.pipeline import OutputPaths
+from filter import OutputPaths
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from questions import (
     unsafe_readings,
 )
 from ruclevr import streams
-from translate.answers import answer_to_russian
+from translate import answer_to_russian
 
 ORIGINAL = "original"
 #: Why a question makes no pair on its edited scene.

@@ -19,7 +19,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from dataset.mera import SPLITS
 from dataset.publish.features import card_dataset_info, mera_features
 from dataset.publish.markdown import markdown_text
-from translate.answers import answer_vocabulary, recorded_yo_policy
+from translate import answer_vocabulary, recorded_yo_policy
 
 CARD_TEMPLATE_PATH = Path(__file__).parent / "templates" / "card.md.j2"
 HUMAN_BASELINE_TEMPLATE_PATH = CARD_TEMPLATE_PATH.with_name("human_baseline.md.j2")

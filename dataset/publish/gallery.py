@@ -32,7 +32,7 @@ from tqdm import tqdm
 
 from dataset.mera import SPLITS, MeraDocument, load_document
 from dataset.publish.plots import PLOT_FILES, PlotRow, rejected_scores, row_of, write_plots
-from filter.pipeline import OutputPaths
+from filter import OutputPaths
 from ruclevr import __version__
 from ruclevr.cli import UsageError, progress_disabled
 from ruclevr.io import atomic_write_bytes, atomic_write_text, read_json, read_json_input, remove_stale_temporaries
