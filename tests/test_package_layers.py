@@ -2,7 +2,9 @@
 layer allows, counting every import statement wherever it stands (a function-local import too) and
 every ``importlib.import_module`` call with a literal name; and no two packages import each other,
 directly or round a loop. The stages (render, questions, translate, filter) stand side by side on
-``ruclevr``, ``assets`` and ``russian``; only ``dataset``, above them all, drives them."""
+``ruclevr``, ``assets`` and ``russian``; only ``dataset``, above them all, drives them. Another
+package reaches a stage only through its face (``__init__.py``), and inside ``dataset`` the same
+holds for its parts by role (``dataset.mera``, ``dataset.publish``, ...: ``DATASET_PARTS``)."""
 
 from __future__ import annotations
 
