@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import os
 import pickle
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ruclevr.io import TMP_SUFFIX
+from ruclevr.io import temporary_beside
 from ruclevr.jsonstream import LazyList
 
 
@@ -21,7 +20,7 @@ class SpooledList(LazyList):
     value comes back exactly as it went in); removed when the ``with`` block ends."""
 
     def __init__(self, target: Path) -> None:
-        fd, self._name = tempfile.mkstemp(prefix=f".{target.name}.spool.", suffix=TMP_SUFFIX, dir=target.parent)
+        fd, self._name = temporary_beside(target, "spool")
         self._file: IO[bytes] = os.fdopen(fd, "w+b")
         self.count = 0
 

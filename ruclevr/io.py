@@ -51,12 +51,19 @@ def is_regular_or_missing(path: str | os.PathLike[str]) -> bool:
     return file_problem(path) != NOT_REGULAR
 
 
+def temporary_beside(target: Path, role: str = "") -> tuple[int, str]:
+    """A new temporary file in ``target``'s folder (descriptor, name), named ``.NAME.[ROLE.]*.tmp`` as every
+    temporary here is: what :func:`remove_stale_temporaries` and :func:`remove_temporaries_of` clear after a
+    killed run."""
+    return tempfile.mkstemp(prefix=f".{target.name}.{role + '.' if role else ''}", suffix=TMP_SUFFIX, dir=target.parent)
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path``; on success fsync it and rename it over ``path``."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TMP_SUFFIX, dir=target.parent)
+    fd, tmp_name = temporary_beside(target)
     if "b" not in mode:
         kwargs.setdefault("encoding", "utf-8")
     try:
