@@ -15,7 +15,7 @@ from typing import Any
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from questions.families import families_digest, family_files, load_families
 from questions.family_sources import FamilySources, add_family_arguments, sources_from_arguments
-from questions.generate import CHUNK_SCENES, ResumeMismatch, SceneFailed, SplitWideUnique, generate_chunks
+from questions.generate import CHUNK_SCENES, SceneFailed, SplitWideUnique, generate_chunks
 from questions.image_geometry import ImageError, image_placement
 from questions.scene_questions import MIX_AXES, Settings, mix_class
 from questions.validator import FAMILY_SUFFIXES, FamilyError, validate_files
@@ -181,8 +181,6 @@ def generate_into(args: argparse.Namespace) -> int:
         else:
             questions = (question for chunk in chunks for question in chunk)
             info = write_questions(out, record, settings, questions, scene_count, refusals)
-    except ResumeMismatch as error:
-        raise UsageError(str(error)) from None
     except SceneFailed as error:
         kept = f"; finished chunks are kept in {checkpoints}" if any(checkpoints.glob("scenes_*.json")) else ""
         log.error(f"{PROG}: failed on {error}{kept}")

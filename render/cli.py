@@ -147,7 +147,7 @@ def render_into(args: argparse.Namespace) -> int:
         return write_graphs_only(args, options, shard, indices)
     check_legible_when_undenoised(args)
     farm = plan_farm(args, PROG, log.warning)
-    layout = prepare_output(layout_for(Path(args.out), options.filename_prefix, shard, args.start_index, args.n), args.overwrite)
+    layout = layout_for(Path(args.out), options.filename_prefix, shard, args.start_index, args.n)
     settings = RenderSettings(
         engine=args.engine, look=args.look, width=args.width, height=args.height,
         samples=samples_for(args, farm.device.backend), denoise=not args.no_denoise, device=farm.device.backend,
@@ -162,7 +162,7 @@ def render_into(args: argparse.Namespace) -> int:
     info = run_info(job)
     if shard:
         info["shard"] = shard.to_dict(args.start_index, args.n)  # for merge; the merged scenes.json leaves it out
-    claim_output(layout, info)
+    claim_render_output(layout, info, args.overwrite)
     failures = execute(farm, job, plan(layout, indices), len(indices))
     merged = merge_scenes(layout, info)
     log.info(f"{PROG}: {len(indices) - len(failures)} of {len(indices)} scenes ready in {layout.root} "
@@ -260,16 +260,14 @@ def check_scenes_possible(seed: int, start_index: int, options: SceneOptions) ->
         raise UsageError(str(error)) from None
 
 
-def prepare_output(layout: OutputLayout, overwrite: bool) -> OutputLayout:
-    root = layout.root
+def claim_render_output(layout: OutputLayout, info: dict, overwrite: bool) -> None:
+    """Claim the (shard's) folder for this run (:func:`render.farm.runs.claim_output`); one line when it
+    cannot be written."""
     try:
-        check_writable(root)
-        if overwrite:
-            layout.remove_outputs()
-        layout.prepare()
+        check_writable(layout.root)
+        claim_output(layout, info, overwrite)
     except OSError as error:
-        raise UsageError(f"cannot write to --out {str(root)!r}: {error.strerror or error}") from None
-    return layout
+        raise UsageError(f"cannot write to --out {str(layout.root)!r}: {error.strerror or error}") from None
 
 
 def run_info(job: RenderJob) -> dict:

@@ -35,6 +35,7 @@ from render.farm.blender_process import check_gpus_visible, drop_blender_script_
 from render.farm.outputs import OutputLayout
 from render.farm.scheduler import Died, Done, Ready, Scheduler, WorkerPolicy
 from render.farm.worker import Outcome, RenderJob, open_session, render_with_retries
+from ruclevr.io import remove_temporaries_of
 
 #: Seconds a worker is given to close its session and exit when told to stop, before it is killed.
 STOP_TIMEOUT = 30.0
@@ -122,9 +123,7 @@ def remove_index_temporaries(layout: OutputLayout, index: int) -> None:
     Only that worker wrote this index, so no live worker's file is touched.
     """
     for path in (layout.image_path(index), layout.mask_path(index), layout.scene_path(index)):
-        for stale in path.parent.glob(f".{path.name}.*.tmp"):
-            with contextlib.suppress(FileNotFoundError):
-                stale.unlink()
+        remove_temporaries_of(path)
 
 
 # --- the process backend (generic: tests run it with workers that need no Blender) -------------
