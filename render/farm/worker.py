@@ -165,9 +165,14 @@ def render_scene(session: RenderBackend, job: RenderJob, index: int) -> Rendered
             with_occlusion(graph, frame.mask)
             return RenderedScene(frame.image, frame.mask, rendered_scene_record(graph, job, visibility), attempt)
         reasons.append(problems[0])
-    raise VisibilityError(
+    raise visibility_failure(job, index, reasons[-1])
+
+
+def visibility_failure(job: RenderJob, index: int, last_reason: str) -> VisibilityError:
+    """What a scene index whose every candidate was rejected fails with."""
+    return VisibilityError(
         f"scene {index}: no candidate in {job.max_visibility_attempts} showed every object with at least "
-        f"{job.min_pixels} pixels{' and legibly' if job.legible_only else ''} (last: {reasons[-1]}); lower --min-pixels "
+        f"{job.min_pixels} pixels{' and legibly' if job.legible_only else ''} (last: {last_reason}); lower --min-pixels "
         "or --max-objects, or render larger images"
     )
 
