@@ -74,3 +74,26 @@ def test_a_failure_in_the_background_step_is_each_index_s_one_line_error(tmp_pat
         assert outcome.error.splitlines()[0] == f"scene {outcome.index}: OSError: [Errno 28] No space left on device"
     assert sorted(calls) == [0, 0, 0, 1, 1, 1]  # retried twice from the first candidate, as the serial worker does
     assert not any((tmp_path / "out").rglob("*.png"))
+
+
+def test_pipelined_worker_processes_write_the_serial_workers_bytes(tmp_path):
+    """Through the CLI's worker pool: two indices held per worker, recycled after three scenes (the
+    third worker's indices follow two recycled ones), the same files as the serial worker in this process."""
+    from dataclasses import replace
+
+    import render.farm.worker as worker
+    from render import open_session
+    from render.farm.local_workers import worker_process_scheduler
+    from render.farm.scheduler import WorkerPolicy
+
+    serial = _job(tmp_path / "serial")
+    with open_session(serial) as session:
+        for index in INDICES:
+            assert worker.render_with_retries(session, serial, index).error is None
+    pipelined = replace(_job(tmp_path / "pipelined"), overlap=True)
+    scheduler = worker_process_scheduler(pipelined, 1, WorkerPolicy(recycle_after=3))
+    outcomes = list(scheduler.run(INDICES))
+    assert sorted(outcome.index for outcome in outcomes) == list(INDICES)
+    assert [outcome.error for outcome in outcomes] == [None] * len(INDICES)
+    assert [record.scenes for record in scheduler.workers] == [4, 2]  # recycling waits for the held index
+    assert _files(tmp_path / "pipelined") == _files(tmp_path / "serial")

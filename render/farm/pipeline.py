@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import traceback
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 
 import numpy as np
 
@@ -43,6 +44,16 @@ from render.model.occlusion import with_occlusion
 from render.model.sampler import SampledScene, SceneSamplingError, candidate_scenes
 from render.model.scene_graph import scene_graph
 from render.model.visibility import object_visibility
+
+
+def overlap_pays(backend: str) -> bool:
+    """Pipeline the worker where it was measured to pay: on a GPU, the render is the GPU's time and
+    the CPU is free beside it; on the CPU, see docs/performance.md ("CPU work beside the render")."""
+    return backend != "cpu" or OVERLAP_ON_CPU
+
+
+#: Measured on the CPU with one Cycles thread per worker (docs/performance.md).
+OVERLAP_ON_CPU = True
 
 
 @dataclass
@@ -116,25 +127,64 @@ def finish_candidate(drawn: DrawnCandidate) -> str | None:
     return None
 
 
+class Pipeline:
+    """Frames of the indices fed to it, rendered in ``session`` one :meth:`step` at a time, each one's
+    post-render work in a helper thread while the next renders (at most one in flight)."""
+
+    def __init__(self, session: RenderBackend, job: RenderJob) -> None:
+        self.session = session
+        self.job = job
+        self._queued: deque[IndexState] = deque()  # fresh indices, in the order fed
+        self._again: deque[IndexState] = deque()  # indices whose candidate was rejected or failed: they render first
+        self._in_flight: tuple[DrawnCandidate, Future] | None = None
+        self._helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ruclevr-post-render")
+
+    def feed(self, index: int) -> None:
+        self._queued.append(IndexState(index, self.job))
+
+    @property
+    def has_queued(self) -> bool:
+        return bool(self._again or self._queued)
+
+    @property
+    def busy(self) -> bool:
+        """Something is queued or in flight: :meth:`step` has work."""
+        return self.has_queued or self._in_flight is not None
+
+    def in_flight_finished(self) -> bool:
+        """The frame in flight (if any) has finished its post-render work: :meth:`step` would not wait for it."""
+        return self._in_flight is None or self._in_flight[1].done()
+
+    def step(self) -> list[Outcome]:
+        """Render the next queued index's next candidate (if any), then settle the frame in flight
+        (its work ran meanwhile) and put the new one in flight; the outcomes that finished."""
+        state = self._again.popleft() if self._again else (self._queued.popleft() if self._queued else None)
+        drawn = None if state is None else guarded_draw(self.session, state, self._again)
+        outcomes = [] if self._in_flight is None else list(settled(*self._in_flight, self._again))
+        self._in_flight = None
+        if isinstance(drawn, Outcome):
+            outcomes.append(drawn)
+        elif drawn is not None:
+            self._in_flight = (drawn, self._helper.submit(finish_candidate, drawn))
+        return outcomes
+
+    def close(self) -> None:
+        """Wait for the frame in flight, if any (its files are written or its temporaries removed), and stop the helper."""
+        self._helper.shutdown(wait=True)
+
+
 def pipelined_outcomes(session: RenderBackend, job: RenderJob, indices: Iterable[int]) -> Iterator[Outcome]:
-    """Render and write ``indices`` in ``session``, each frame's post-render work beside the next
-    frame's render; one ``Outcome`` per index, in the order they finish."""
-    fresh = iter(indices)
-    again: deque[IndexState] = deque()  # indices whose candidate was rejected or failed: they render next
-    in_flight: tuple[DrawnCandidate, Future] | None = None
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ruclevr-post-render") as helper:
-        while True:
-            state = again.popleft() if again else next((IndexState(index, job) for index in fresh), None)
-            if state is None and in_flight is None:
-                return
-            drawn = None if state is None else guarded_draw(session, state, again)
-            if in_flight is not None:  # frame k's post-render work ran while frame k+1 rendered
-                yield from settled(*in_flight, again)
-                in_flight = None
-            if isinstance(drawn, Outcome):
-                yield drawn
-            elif drawn is not None:
-                in_flight = (drawn, helper.submit(finish_candidate, drawn))
+    """Render and write ``indices`` in ``session`` through a :class:`Pipeline`; one ``Outcome`` per
+    index, in the order they finish."""
+    pipeline = Pipeline(session, job)
+    try:
+        for index in indices:
+            pipeline.feed(index)
+            yield from pipeline.step()
+        while pipeline.busy:
+            yield from pipeline.step()
+    finally:
+        pipeline.close()
 
 
 def guarded_draw(session: RenderBackend, state: IndexState, again: deque[IndexState]) -> DrawnCandidate | Outcome | None:
@@ -176,3 +226,41 @@ def failed_unexpectedly(state: IndexState, failure: Exception, again: deque[Inde
     state.restart()
     again.appendleft(state)
     return None
+
+
+# --- a worker process serving its tasks through a pipeline (render/farm/local_workers.py) ----------
+
+#: Seconds between looks at the task pipe while the frame in flight finishes its post-render work.
+POLL_SECONDS = 0.005
+
+
+def serve_pipelined(connection: Connection, pipeline: Pipeline, send: Callable[[Outcome], None]) -> None:
+    """Render the scene indices received on ``connection`` through ``pipeline`` and ``send`` each
+    outcome, until told to stop (None: the held indices are finished first) or the parent is gone.
+    The scheduler gives such a worker two indices at a time, so the next one is at hand when a frame's
+    post-render work goes to the helper thread."""
+    while True:
+        if not pipeline.has_queued and task_comes_first(connection, pipeline):
+            try:
+                task = connection.recv()
+            except EOFError:  # the parent is gone
+                return
+            if task is None:
+                while pipeline.busy:
+                    for outcome in pipeline.step():
+                        send(outcome)
+                return
+            pipeline.feed(task)
+        for outcome in pipeline.step():  # with nothing queued: settles the frame in flight
+            send(outcome)
+
+
+def task_comes_first(connection: Connection, pipeline: Pipeline) -> bool:
+    """Wait until a task is waiting (True) or the frame in flight has finished its post-render work
+    (False, and no task is waiting); with nothing in flight, a task is all there is to wait for."""
+    if not pipeline.busy:
+        return True
+    while not pipeline.in_flight_finished():
+        if connection.poll(POLL_SECONDS):
+            return True
+    return connection.poll()

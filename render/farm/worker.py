@@ -57,6 +57,9 @@ class RenderJob:
     # (render/legibility.py) reads otherwise than its record, in any attribute of any object, is
     # re-sampled like one with a hidden object.
     legible_only: bool = False
+    # Each frame's post-render work (reading, encoding, writing) in a helper thread while the next
+    # frame renders (render/farm/pipeline.py); the same files either way (a test checks).
+    overlap: bool = False
     # What the records say the seed is: ``seed`` itself, or its commitment (--seed-file; ruclevr.secret_seed).
     seed_record: int | str | None = None
     # The engine's factory, looked up by ``settings.engine`` where the job is made; worker
