@@ -160,36 +160,51 @@ def fixed_and_per_sample(settings: RenderSettings, device: DeviceChoice, scenes:
             "per_sample_s": (many - one) / max(1, settings.samples - 1), "denoiser_s": denoised - many}
 
 
-def workers_sweep(job: RenderJob, scenes: int, counts: list[int]) -> dict:
-    """Scenes/s with each number of worker processes, from the moment every worker has finished its first scene."""
+def workers_sweep(job: RenderJob, scenes: int, counts: list[int], overlaps: tuple[bool, ...] = (False,)) -> dict:
+    """Scenes/s with each number of worker processes, from the moment every worker has finished its
+    first scene; with two ``overlaps``, each count serial and pipelined, one after the other."""
     from render import WorkerPolicy, run_in_worker_processes
 
     rates = {}
-    for workers in counts:
+    for workers, overlap in ((workers, overlap) for workers in counts for overlap in overlaps):
         with tempfile.TemporaryDirectory() as out:
             threads = job.settings.threads if job.device.backend != "cpu" or workers == 1 else 1  # as the CLI: 1 per CPU worker
             run = replace(job, out_dir=out, settings=job.settings.replace(threads=threads))
+            if overlap:
+                run = replace(run, overlap=True)  # set only when asked: main at 8f4f5ac had no such field
             run.layout.prepare()
             arrivals = []
             for outcome in run_in_worker_processes(run, list(range(scenes)), workers, WorkerPolicy()):
                 assert outcome.error is None, outcome
                 arrivals.append(time.perf_counter())
-            rates[str(workers)] = (scenes - workers) / (arrivals[-1] - arrivals[workers - 1])
+            name = str(workers) if len(overlaps) == 1 else f"{workers} {'pipelined' if overlap else 'serial'}"
+            rates[name] = (scenes - workers) / (arrivals[-1] - arrivals[workers - 1])
     return rates
 
 
 def overlap_rates(job: RenderJob, scenes: int, rounds: int) -> dict:
     """Scenes/s of the serial and the pipelined worker over the same scenes in one session, alternated
     (steady state: one warm-up scene first), and whether both wrote the same bytes."""
-    from render.farm.pipeline import pipelined_outcomes
+    import render.farm.pipeline as pipeline
     from render.farm.worker import render_with_retries
+
+    helper_cpu = [0.0]  # CPU seconds of the helper thread's post-render work: what left the render loop
+    finish_candidate = pipeline.finish_candidate
+
+    def timed_finish(drawn):
+        started = time.thread_time()
+        try:
+            return finish_candidate(drawn)
+        finally:
+            helper_cpu[0] += time.thread_time() - started
 
     def serial(session, run, indices):
         return (render_with_retries(session, run, index) for index in indices)
 
-    arms = {"serial": serial, "pipelined": pipelined_outcomes}
+    arms = {"serial": serial, "pipelined": pipeline.pipelined_outcomes}
     seconds: dict[str, list[float]] = {arm: [] for arm in arms}
     cpu: dict[str, float] = dict.fromkeys(arms, 0.0)
+    pipeline.finish_candidate = timed_finish
     with open_session(job) as session:
         render_index(session, job, WARM_UP_INDEX)
         for round_ in range(rounds):
@@ -201,11 +216,14 @@ def overlap_rates(job: RenderJob, scenes: int, rounds: int) -> dict:
                 seconds[arm].append(time.perf_counter() - started)
                 cpu[arm] += time.process_time() - cpu_started
                 assert not failed, failed[0]
+    pipeline.finish_candidate = finish_candidate
     rates = {arm: [round(scenes / wall, 4) for wall in walls] for arm, walls in seconds.items()}
     best = {arm: scenes / min(walls) for arm, walls in seconds.items()}
     return {"scenes": scenes, "rounds": rounds, "scenes_per_s": rates, "speedup_best": best["pipelined"] / best["serial"],
             "speedup_total": sum(seconds["serial"]) / sum(seconds["pipelined"]),
             "cpu_s_per_scene": {arm: round(total / (scenes * rounds), 4) for arm, total in cpu.items()},
+            "helper_cpu_s_per_scene": round(helper_cpu[0] / (scenes * rounds), 4),
+            "helper_share_of_serial_cpu": round(helper_cpu[0] / cpu["serial"], 4),
             "same_files": compare_folders(f"{job.out_dir}/serial-0", f"{job.out_dir}/pipelined-0")}
 
 
@@ -276,6 +294,7 @@ def main() -> None:
     parser.add_argument("--fixed", type=int, default=0, metavar="N", help="render call at 1 / S samples / S + denoiser over N scenes")
     parser.add_argument("--sweep", default="", metavar="1,2", help="worker counts for the scenes/s sweep (with --sweep-scenes)")
     parser.add_argument("--sweep-scenes", type=int, default=8)
+    parser.add_argument("--sweep-overlap", action="store_true", help="sweep each worker count serial and pipelined")
     parser.add_argument("--frame-cost", type=int, default=0, metavar="N", help="wall per finished scene over N scenes")
     parser.add_argument("--overlap", type=int, default=0, metavar="N", help="serial vs pipelined worker over N scenes")
     parser.add_argument("--rounds", type=int, default=3, help="alternations of --overlap's two arms")
@@ -306,7 +325,12 @@ def main() -> None:
         if args.fixed:
             figures["fixed"] = fixed_and_per_sample(job.settings.replace(denoise=True), device, args.fixed)
         if args.sweep:
-            figures["scenes_per_s"] = workers_sweep(job, args.sweep_scenes, [int(n) for n in args.sweep.split(",")])
+            counts = [int(n) for n in args.sweep.split(",")]
+            if not args.sweep_overlap:
+                figures["scenes_per_s"] = workers_sweep(job, args.sweep_scenes, counts)
+            for _ in range(args.rounds if args.sweep_overlap else 0):  # serial and pipelined alternated
+                for name, rate in workers_sweep(job, args.sweep_scenes, counts, (False, True)).items():
+                    figures.setdefault("scenes_per_s", {}).setdefault(name, []).append(round(rate, 4))
         if args.gil:
             figures["gil"] = gil_during_render(job.settings, device)
         if args.overlap:

@@ -159,7 +159,7 @@ def render_into(args: argparse.Namespace) -> int:
                     seed_record=args.seed_record,
                     min_visible_fraction=visible_fraction_floor(args),
                     legible_only=legible_only(args),
-                    mask_prepass=mask_prepass_pays(farm.device.backend), overlap=overlap_pays(farm.device.backend))
+                    mask_prepass=mask_prepass_pays(farm.device.backend), overlap=overlap_pays(farm))
     info = run_info(job)
     if shard:
         info["shard"] = shard.to_dict(args.start_index, args.n)  # for merge; the merged scenes.json leaves it out

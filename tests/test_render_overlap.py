@@ -4,6 +4,9 @@ frame k+1's render writes the bytes the serial worker writes. Real bpy renders a
 from __future__ import annotations
 
 import hashlib
+import os
+import time
+from pathlib import Path
 
 import pytest
 
@@ -97,3 +100,34 @@ def test_pipelined_worker_processes_write_the_serial_workers_bytes(tmp_path):
     assert [outcome.error for outcome in outcomes] == [None] * len(INDICES)
     assert [record.scenes for record in scheduler.workers] == [4, 2]  # recycling waits for the held index
     assert _files(tmp_path / "pipelined") == _files(tmp_path / "serial")
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="a core free beside one 1-thread worker turns the overlap on")
+def test_a_killed_pipelined_run_resumes_to_the_serial_runs_files(tmp_path):
+    """``--workers 1 --threads 1`` on two cores pipelines (the run record says so); killed part-way and
+    rerun, it holds the files the serial run (two pinned workers) makes."""
+    import signal
+    import subprocess
+    import sys
+
+    from helpers import run_stage_process
+
+    from ruclevr.io import read_json
+
+    args = ["--n", "6", "--width", "96", "--height", "64", "--samples", "2", "--seed", "5", "--device", "cpu", "--threads", "1"]
+    serial, pipelined = tmp_path / "serial", tmp_path / "pipelined"
+    assert run_stage_process("render", *args, "--workers", "2", "--out", str(serial)).returncode == 0
+    process = subprocess.Popen([sys.executable, "-m", "render", *args, "--workers", "1", "--out", str(pipelined)],
+                               cwd=Path(__file__).resolve().parents[1], stderr=subprocess.DEVNULL)
+    while len(list((pipelined / "scenes").glob("*.json"))) < 2 and process.poll() is None:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert not (pipelined / "scenes.json").exists(), "the run should have been killed part-way"
+    resumed = run_stage_process("render", *args, "--workers", "1", "--out", str(pipelined))
+    assert resumed.returncode == 0, resumed.stderr
+    assert read_json(pipelined / "render_run.json")["overlap"] is True
+    assert read_json(serial / "render_run.json")["overlap"] is False
+    for folder in ("images", "masks", "scenes"):
+        assert _files(pipelined / folder) == _files(serial / folder)
+    assert not list(pipelined.rglob("*.tmp"))

@@ -53,3 +53,21 @@ def test_workers_that_cannot_start_end_the_run_reporting_every_scene(tmp_path):
     assert sorted(o.index for o in outcomes) == list(range(5)) and not renders
     assert all("workers die before their Blender session opens" in o.error for o in outcomes)
     assert len(workers) == 4 and all(w.pid is None for w in workers)
+
+
+def test_the_overlap_is_on_where_a_core_is_free_beside_each_render(monkeypatch):
+    import render.farm.pipeline as pipeline
+    from render.engines.devices import DeviceChoice
+    from render.farm.plan import FarmPlan
+
+    monkeypatch.setattr(pipeline, "usable_cores", lambda: 2)
+    cpu, gpu = DeviceChoice("cpu", ()), DeviceChoice("optix", ("NVIDIA H200",))
+
+    def pays(device, workers, threads, executor="local"):
+        return pipeline.overlap_pays(FarmPlan(executor, device, workers, threads, WorkerPolicy()))
+
+    assert pays(gpu, 1, 0) and pays(gpu, 4, 0)
+    assert pays(cpu, 1, 1)  # one 1-thread worker on two cores
+    assert not pays(cpu, 2, 1)  # the CPU default: one pinned worker per core
+    assert not pays(cpu, 1, 0)  # one worker on every core
+    assert not pays(gpu, 1, 0, executor="ray")  # Ray actors render serially
