@@ -205,18 +205,20 @@ def overlap_rates(job: RenderJob, scenes: int, rounds: int) -> dict:
     seconds: dict[str, list[float]] = {arm: [] for arm in arms}
     cpu: dict[str, float] = dict.fromkeys(arms, 0.0)
     pipeline.finish_candidate = timed_finish
-    with open_session(job) as session:
-        render_index(session, job, WARM_UP_INDEX)
-        for round_ in range(rounds):
-            for arm, outcomes in arms.items():
-                run = replace(job, out_dir=f"{job.out_dir}/{arm}-{round_}")
-                run.layout.prepare()
-                started, cpu_started = time.perf_counter(), time.process_time()
-                failed = [outcome.error for outcome in outcomes(session, run, range(scenes)) if outcome.error]
-                seconds[arm].append(time.perf_counter() - started)
-                cpu[arm] += time.process_time() - cpu_started
-                assert not failed, failed[0]
-    pipeline.finish_candidate = finish_candidate
+    try:
+        with open_session(job) as session:
+            render_index(session, job, WARM_UP_INDEX)
+            for round_ in range(rounds):
+                for arm, outcomes in arms.items():
+                    run = replace(job, out_dir=f"{job.out_dir}/{arm}-{round_}")
+                    run.layout.prepare()
+                    started, cpu_started = time.perf_counter(), time.process_time()
+                    failed = [outcome.error for outcome in outcomes(session, run, range(scenes)) if outcome.error]
+                    seconds[arm].append(time.perf_counter() - started)
+                    cpu[arm] += time.process_time() - cpu_started
+                    assert not failed, failed[0]
+    finally:
+        pipeline.finish_candidate = finish_candidate
     rates = {arm: [round(scenes / wall, 4) for wall in walls] for arm, walls in seconds.items()}
     best = {arm: scenes / min(walls) for arm, walls in seconds.items()}
     return {"scenes": scenes, "rounds": rounds, "scenes_per_s": rates, "speedup_best": best["pipelined"] / best["serial"],
