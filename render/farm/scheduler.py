@@ -241,9 +241,11 @@ class Scheduler:
         if slot in self._retiring:
             if slot in self._busy:
                 return
-            record.ended = f"recycled: {self._retiring.pop(slot)}"
-            self.backend.stop(slot)
-            self._start(slot)
+            reason = self._retiring.pop(slot)
+            if self._pending:
+                record.ended = f"recycled: {reason}"
+                self.backend.stop(slot)
+                record = self._start(slot)
         while self._pending and self._has_room(slot):
             self._assign(slot)
         if slot not in self._busy:
@@ -258,11 +260,12 @@ class Scheduler:
             return True
         return len(held) < self.depth and not any(self._crashes[index] for index in (*held, self._pending.peek()))
 
-    def _start(self, slot: int) -> None:
+    def _start(self, slot: int) -> WorkerRecord:
         record = WorkerRecord(slot)
         self.workers.append(record)
         self._current[slot] = record
         self.backend.start(slot)
+        return record
 
     def _assign(self, slot: int) -> None:
         index = self._pending.popleft()
