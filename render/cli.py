@@ -24,6 +24,7 @@ from render.engines.devices import DEVICE_CHOICES
 from render.engines.registry import engine_names
 from render.farm.merge import main as merge_main
 from render.farm.outputs import OutputLayout, check_writable, merge_scenes
+from render.farm.pipeline import overlap_pays
 from render.farm.plan import FarmPlan, add_farm_arguments, plan_farm, shard_from_args
 from render.farm.runs import claim_output
 from render.farm.shard_layout import layout_for
@@ -158,7 +159,7 @@ def render_into(args: argparse.Namespace) -> int:
                     seed_record=args.seed_record,
                     min_visible_fraction=visible_fraction_floor(args),
                     legible_only=legible_only(args),
-                    mask_prepass=mask_prepass_pays(farm.device.backend))
+                    mask_prepass=mask_prepass_pays(farm.device.backend), overlap=overlap_pays(farm))
     info = run_info(job)
     if shard:
         info["shard"] = shard.to_dict(args.start_index, args.n)  # for merge; the merged scenes.json leaves it out
@@ -284,6 +285,7 @@ def run_info(job: RenderJob) -> dict:
         **(legible_only_record() if job.legible_only else {}),
         "scene_options": scene_options_record(job.options),
         "render": job.settings.to_dict(),
+        "overlap": job.overlap,  # post-render work beside the next render (render/farm/pipeline.py); never compared
     }
 
 
