@@ -75,7 +75,7 @@ def command_build(args: argparse.Namespace) -> int:
     from dataset.export import check_prompts
     from dataset.hf import check_license
     from dataset.prompt import PromptSet
-    from dataset.stage_args import StageModules, split_extra_args
+    from dataset.stage_args import split_extra_args
     from dataset.stage_processes import Terminated, terminate_on_sigterm
     from render import render_limit_problem
 
@@ -111,7 +111,7 @@ def command_build(args: argparse.Namespace) -> int:
     paths = BuildPaths(args.out)
     try:
         with terminate_on_sigterm():
-            report = Build(paths, settings, args.overwrite, StageModules()).run()
+            report = Build(paths, settings, args.overwrite).run()
     except StageFailed as failure:
         log.error(f"{PROG} build: {failure}")
         return failure.status or 1
