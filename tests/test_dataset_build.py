@@ -114,8 +114,7 @@ def fake_settings(args: argparse.Namespace) -> FakeSettings:
 
 
 def logged_settings(settings: FakeSettings) -> dict[str, Any]:
-    return {key: value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
-            for key, value in dataclasses.asdict(settings).items()}
+    return json.loads(json.dumps(dataclasses.asdict(settings), default=str))
 
 
 def fake_questions(settings: FakeSettings) -> int:
@@ -395,3 +394,64 @@ def test_tiny_end_to_end_build_with_the_real_stages(tmp_path, monkeypatch) -> No
     again = subprocess.run(command, capture_output=True, text=True, check=False)
     assert again.returncode == 0, again.stderr[-3000:]
     assert {p: p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()} == before
+
+
+def test_extra_arguments_are_read_once_into_the_stage_settings_and_the_build_values_set_over_them(
+    fake_stages, tmp_path
+) -> None:
+    root = tmp_path / "DATA"
+    report = build(root, seed=9, questions_args=("--per-image", "3"), filter_args=("--threshold", "0.7", "-q")).run()
+    assert [s.status for s in report.stages] == ["ran"] * 6
+    logged = {stage: settings for stage, settings in map(json.loads, fake_stages.read_text(encoding="utf-8").splitlines())}
+    assert logged["questions"]["per_image"] == 3 and logged["questions"]["input"] == str(root / "render" / "scenes.json")
+    assert logged["questions"]["seed"] == {"value": 9, "record": 9} and logged["translate"]["backend"] == "native"
+    assert logged["filter"]["threshold"] == 0.7 and logged["filter"]["verbosity"] == -1
+    from dataset.stage_settings import build_verbosity
+
+    assert logged["questions"]["verbosity"] == build_verbosity() and logged["questions"]["overwrite"] is False
+    recorded = read_json(root / "build.json")["info"]["settings"]
+    assert recorded["questions"]["args"] == {"per_image": 3} and recorded["questions"]["per_image"] == 3
+    assert recorded["filter"]["args"] == {"threshold": 0.7, "verbosity": -1} and recorded["translate"]["args"] == []
+
+
+def test_an_option_given_twice_or_unknown_is_refused_before_any_work(fake_stages, tmp_path) -> None:
+    root = tmp_path / "DATA"
+    for settings, message in (
+        ({"per_image": 4, "questions_args": ("--per-image", "3")},
+         "--questions-args sets per_image to 3, but the build sets it to 4 (--per-image); give it once"),
+        ({"filter_args": ("--backend", "none")}, "--filter-args sets backend to 'none', but the build sets it to 'morph' "
+                                                 "(--filter-backend)"),
+        ({"render_args": ("--width", "9")}, "--render-args sets width to 9, but the build sets it to 8 (--width)"),
+        ({"translate_args": ("--seed-file", "x")}, "--translate-args sets the seed (--seed-file x): a build has one seed"),
+        ({"questions_args": ("--bogus",)}, "--questions-args '--bogus': the questions stage does not accept these "
+                                           "arguments (unrecognized arguments: --bogus)"),
+    ):
+        with pytest.raises(UsageError) as refused:
+            build(root, **settings).run()
+        assert message in str(refused.value) and "\n" not in str(refused.value)
+    assert calls(fake_stages) == [] and not root.exists()
+
+
+def test_the_shipped_stages_get_their_own_settings_objects(tmp_path) -> None:
+    from dataset.stage_settings import StageComposer
+    from filter.settings import FilterSettings
+    from questions.settings import QuestionSettings
+    from translate.settings import TranslateSettings
+
+    root = tmp_path / "DATA"
+    settings = BuildSettings(n=4, seed=5, questions_args=("--mix-by", "skill", "--budget", "99"),
+                             translate_args=("--yo", "yo"), filter_args=("--threshold", "0.25"))
+    plans = StageComposer(Build(BuildPaths(root), settings, False), build_module.shipped_stages()).plans()
+    questions, translate, kept = (plans[name].settings for name in ("questions", "translate", "filter"))
+    assert isinstance(questions, QuestionSettings) and isinstance(translate, TranslateSettings)
+    assert isinstance(kept, FilterSettings)
+    assert (questions.scenes, questions.out, questions.mix_by, questions.budget) == (
+        root / "render" / "scenes.json", root / "questions.json", "skill", 99)
+    assert questions.seed == translate.seed == StageSeed(5, 5) and questions.per_image == 10
+    assert (translate.questions, translate.yo, translate.backend) == (root / "questions.json", "yo", "native")
+    assert (kept.input, kept.out, kept.threshold, kept.backend) == (
+        root / "questions_ru.json", root / "questions_ru_kept.json", 0.25, "morph")
+    assert plans["questions"].arguments.recorded() == {"budget": 99, "mix_by": "skill"}
+    with pytest.raises(UsageError, match="--translate-args sets executor: a build runs the translate stage in its own"):
+        StageComposer(Build(BuildPaths(root), BuildSettings(n=4, translate_args=("--executor", "ray")), False),
+                      build_module.shipped_stages()).plans()
