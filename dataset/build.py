@@ -129,10 +129,6 @@ class BuildSettings:
             return self.seed
         return SecretSeed(self.seed).record(stage)
 
-    def seed_argv(self) -> list[str]:
-        """How a stage is given the seed: never its value on a command line when it is secret."""
-        return ["--seed-file", str(self.seed_file)] if self.seed_file is not None else ["--seed", str(self.seed)]
-
     def by_stage(self, defaults: Mapping[str, Any] | None = None,
                  options: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
         """Settings grouped by the first stage they affect (for comparing with an earlier run).
@@ -164,6 +160,9 @@ class BuildSettings:
             "hf": {"license": self.license},
         }
 
+
+#: The render stage's settings file, in the build folder while the render process runs.
+RENDER_SETTINGS_NAME = "render.settings.json"
 
 # Changing these needs the stage itself to redo finished work, which only --overwrite asks of it.
 EXTERNAL_STAGES = ("render", "questions", "translate", "filter")
@@ -350,14 +349,22 @@ class Build:
             def show(done: int) -> None:
                 bar.update(max(0, min(done, n) - bar.n))
 
-            status = run_render_process(self.stages.render.name, self.plans["render"].settings,
-                                        self.paths.render_dir / "scenes", show)
+            status = self.run_render(show)
         if status != 0:
             raise StageFailed("render", status)
         if count_items(self.paths.scenes, "scenes") != n:
             raise StageFailed("render", 1, f"{self.paths.scenes} does not list {n} scenes")
         self.record_outputs("render", [])
         return "ran"
+
+    def run_render(self, show: Callable[[int], None]) -> int:
+        """The render process, given its settings in a file beside its folder (removed once it ends)."""
+        settings_file = self.paths.root / RENDER_SETTINGS_NAME
+        self.stages.render.write_settings(settings_file, self.plans["render"].settings)
+        try:
+            return run_render_process(self.stages.render.name, settings_file, self.paths.render_dir / "scenes", show)
+        finally:
+            settings_file.unlink(missing_ok=True)
 
     def external_stage(self, name: str, stage: Stage, output: Path, inputs: list[Path]) -> str:
         if self.is_current(name, inputs):

@@ -4,8 +4,8 @@ A text stage (questions, translate, filter) is a function with a frozen settings
 ``cli.settings_from_args`` reads a parsed command line into the settings and its ``cli.run``
 does the work. The build composes each stage's settings: the stage's extra arguments
 (``--questions-args "..."``) are parsed once, by the stage's own parser, into its settings, and
-the build's own values are set over them with :func:`dataclasses.replace`. The render stage
-runs as its own process (Blender); it is named by its package.
+the build's own values are set over them with :func:`dataclasses.replace`. The render stage's
+settings are composed the same way and written to a file its own process reads (Blender).
 
 One place decides each setting: an option given both as a build flag and in the stage's extra
 arguments is refused unless the two are equal, and an option given at its default value
@@ -21,6 +21,7 @@ import io
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ruclevr.cli import UsageError
@@ -38,10 +39,13 @@ class Stage:
 
 @dataclass(frozen=True)
 class RenderStage:
-    """The render stage: run as ``python -m NAME`` in its own process group (Blender holds global state)."""
+    """The render stage: run as ``python -m NAME --settings FILE`` in its own process group (Blender
+    holds global state and its own threads), with its settings written to FILE first."""
 
     name: str
     parser: Callable[[], argparse.ArgumentParser]
+    settings_from_args: Callable[[argparse.Namespace], Any]
+    write_settings: Callable[[Path, Any], None]  # the settings file ``python -m NAME --settings FILE`` reads
 
 
 @dataclass(frozen=True)
@@ -61,10 +65,11 @@ def shipped_stages() -> Stages:
     from filter import cli as filter_cli
     from questions import cli as questions_cli
     from render import cli as render_cli
+    from render.settings import write_settings_file
     from translate import cli as translate_cli
 
     return Stages(
-        render=RenderStage("render", render_cli.build_parser),
+        render=RenderStage("render", render_cli.build_parser, render_cli.settings_from_args, write_settings_file),
         questions=Stage("questions", questions_cli.generation_parser, questions_cli.settings_from_args, questions_cli.run),
         translate=Stage("translate", translate_cli.build_parser, translate_cli.settings_from_args, translate_cli.run),
         filter=Stage("filter", filter_cli.build_parser, filter_cli.settings_from_args, filter_cli.run),

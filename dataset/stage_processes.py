@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +39,8 @@ def run_stage_in_process(name: str, run: Callable[[Any], int], settings: Any) ->
         logger.setLevel(level)
 
 
-def run_render_process(module: str, argv: Sequence[str], scenes_dir: Path, on_progress: Callable[[int], None]) -> int:
-    """Run the render stage as ``python -m render``, reporting finished scenes as they appear.
+def run_render_process(module: str, settings_file: Path, scenes_dir: Path, on_progress: Callable[[int], None]) -> int:
+    """Run the render stage as ``python -m render --settings FILE``, reporting finished scenes as they appear.
 
     Its own progress bar is turned off (``TQDM_DISABLE``) so the build shows one display; its
     warnings and errors still reach stderr.
@@ -51,7 +51,7 @@ def run_render_process(module: str, argv: Sequence[str], scenes_dir: Path, on_pr
     environment["PYTHONPATH"] = os.pathsep.join(entry for entry in sys.path if entry)
     # Its own process group: a terminal's Ctrl-C reaches only the build, which passes it on below,
     # and stopping the group stops the Blender workers with it.
-    process = subprocess.Popen([sys.executable, "-m", module, *argv], env=environment, stdout=subprocess.DEVNULL,
+    process = subprocess.Popen([sys.executable, "-m", module, "--settings", str(settings_file)], env=environment, stdout=subprocess.DEVNULL,
                                process_group=0)
     try:
         while process.poll() is None:

@@ -4,8 +4,8 @@ For each stage: the paths it reads and writes (what its command line requires) a
 arguments are parsed once by the stage's own parser (:func:`dataset.stage_args.read_stage_arguments`),
 the options the extra arguments change are checked against the build's own values
 (:func:`dataset.stage_args.check_stage_arguments`), and the build's values are set over the
-stage's settings with :func:`dataclasses.replace`. The render stage's settings are its command
-line's, read by the render process itself (:mod:`dataset.stage_processes`).
+stage's settings with :func:`dataclasses.replace`. The render stage, a process of its own, reads
+its settings from a file the build writes (:mod:`dataset.stage_processes`).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from ruclevr.secret_seed import StageSeed
 
 @dataclass(frozen=True)
 class StagePlan:
-    """One stage as the build runs it: its settings (a text stage's settings object, or the render
-    stage's command line) and the options its extra arguments changed (None without extra arguments)."""
+    """One stage as the build runs it: its settings object and the options its extra arguments
+    changed (None without extra arguments)."""
 
     settings: Any
     arguments: StageArguments | None
@@ -62,17 +62,17 @@ class StageComposer:
         return {name: BuildValue("--out", "") for name in paths} | {"overwrite": BuildValue("--overwrite", self.overwrite)}
 
     def render(self) -> StagePlan:
-        s = self.settings
+        s, stage = self.settings, self.stages.render
         base = ["--n", str(s.n), "--out", str(self.paths.render_dir)]
         ours = self.common(["out"]) | {"n": BuildValue("--n", s.n), "seed": self.seed("render")}
-        ours |= {name: BuildValue(f"--{name}", value) for name, value in
-                 (("width", s.width), ("height", s.height), ("samples", s.samples)) if value is not None}
-        arguments = self.arguments("render", self.stages.render.parser, base, s.render_args, ours)
-        argv = [*base, *s.seed_argv()]
-        for flag, value in (("--width", s.width), ("--height", s.height), ("--samples", s.samples)):
+        values: dict[str, Any] = {"seed": self.stage_seed("render"), "seed_file": s.seed_file, "overwrite": self.overwrite}
+        for name, value in (("width", s.width), ("height", s.height), ("samples", s.samples)):
             if value is not None:
-                argv += [flag, str(value)]
-        return StagePlan(argv + list(s.render_args) + (["--overwrite"] if self.overwrite else []), arguments)
+                ours[name] = BuildValue(f"--{name}", value)
+                values[name] = value
+        arguments = self.arguments("render", stage.parser, base, s.render_args, ours)
+        parsed = arguments.parsed if arguments is not None else stage.parser().parse_args(base)
+        return StagePlan(dataclasses.replace(stage.settings_from_args(parsed), **values), arguments)
 
     def questions(self) -> StagePlan:
         s, paths = self.settings, self.paths

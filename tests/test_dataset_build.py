@@ -37,7 +37,7 @@ from ruclevr.io import atomic_write_json, read_json
 
 def log_call(stage, argv):
     with open(os.environ["FAKE_STAGE_LOG"], "a", encoding="utf-8") as handle:
-        handle.write(json.dumps([stage, list(argv)]) + "\\n")
+        handle.write(json.dumps([stage, argv]) + "\\n")
     return os.environ.get("FAKE_FAIL") == stage
 '''
 
@@ -49,12 +49,10 @@ from ruclevr.io import atomic_write_bytes
 
 def main(argv=None):
     parser = argparse.ArgumentParser()
-    for flag in ("--n", "--seed", "--width", "--height", "--samples"):
-        parser.add_argument(flag, type=int)
-    parser.add_argument("--out", type=Path)
-    parser.add_argument("--overwrite", action="store_true")
-    args = parser.parse_args(argv)
-    if log_call("render", argv if argv is not None else sys.argv[1:]):
+    parser.add_argument("--settings", type=Path, required=True)
+    args = argparse.Namespace(**read_json(parser.parse_args(argv).settings))
+    args.out = Path(args.out)
+    if log_call("render", vars(args) | {"out": str(args.out)}):
         return 1
     scenes = []
     for index in range(args.n):
@@ -153,8 +151,30 @@ def fake_render_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@dataclass(frozen=True)
+class FakeRenderSettings:
+    n: int
+    out: Path
+    seed: StageSeed
+    seed_file: Path | None
+    width: int | None
+    height: int | None
+    samples: int | None
+    overwrite: bool
+
+
+def fake_render_settings(args: argparse.Namespace) -> FakeRenderSettings:
+    return FakeRenderSettings(args.n, args.out, StageSeed.plain(args.seed or 0), args.seed_file, args.width,
+                              args.height, args.samples, args.overwrite)
+
+
+def write_fake_render_settings(path: Path, settings: FakeRenderSettings) -> None:
+    record = dataclasses.asdict(settings) | {"seed": settings.seed.value, "out": str(settings.out), "seed_file": None}
+    atomic_write_json(path, record)
+
+
 FAKE_STAGES_TO_RUN = Stages(
-    render=RenderStage("fake_render", fake_render_parser),
+    render=RenderStage("fake_render", fake_render_parser, fake_render_settings, write_fake_render_settings),
     questions=Stage("fake_questions", fake_parser, fake_settings, fake_questions),
     translate=Stage("fake_translate", fake_parser, fake_settings, fake_translate),
     filter=Stage("fake_filter", fake_parser, fake_settings, fake_filter),
@@ -204,7 +224,9 @@ def test_build_runs_every_stage_in_order_and_exports(fake_stages, tmp_path) -> N
                              "test": report.counts["test"]}
     assert (root / "hf" / "README.md").exists() and (root / "stats.json").exists()
     logged = [json.loads(line) for line in fake_stages.read_text(encoding="utf-8").splitlines()]
-    assert logged[0][1][:6] == ["--n", "6", "--out", str(root / "render"), "--seed", "0"]
+    assert logged[0][1] == {"n": 6, "out": str(root / "render"), "seed": 0, "seed_file": None, "width": 8,
+                            "height": None, "samples": 2, "overwrite": False}
+    assert not (root / "render.settings.json").exists()  # the render stage's settings file is gone once it ran
     assert logged[3][1]["threshold"] == 0.7 and logged[3][1]["backend"] == "morph"
     sources = read_export(root / "mera")["info"]["sources"]
     assert sources["translate"]["info"] == {"stage": "translate", "backend": "native"}
@@ -333,7 +355,8 @@ def test_an_explicit_default_is_not_a_settings_change(fake_stages, tmp_path) -> 
 
 
 def test_missing_stage_is_reported_before_any_work(fake_stages, tmp_path) -> None:
-    stages = dataclasses.replace(FAKE_STAGES_TO_RUN, render=RenderStage("no_such_render_stage", fake_render_parser))
+    stages = dataclasses.replace(FAKE_STAGES_TO_RUN, render=dataclasses.replace(FAKE_STAGES_TO_RUN.render,
+                                                                                name="no_such_render_stage"))
     with pytest.raises(UsageError, match="stage render is not available"):
         Build(BuildPaths(tmp_path / "DATA"), BuildSettings(n=2), False, stages).run()
     assert calls(fake_stages) == [] and not (tmp_path / "DATA").exists()
