@@ -62,14 +62,13 @@ class Stages:
 
 def shipped_stages() -> Stages:
     """The project's own stages."""
+    import render
     from filter import cli as filter_cli
     from questions import cli as questions_cli
-    from render import cli as render_cli
-    from render.settings import write_settings_file
     from translate import cli as translate_cli
 
     return Stages(
-        render=RenderStage("render", render_cli.build_parser, render_cli.settings_from_args, write_settings_file),
+        render=RenderStage("render", render.build_parser, render.settings_from_args, render.write_settings_file),
         questions=Stage("questions", questions_cli.generation_parser, questions_cli.settings_from_args, questions_cli.run),
         translate=Stage("translate", translate_cli.build_parser, translate_cli.settings_from_args, translate_cli.run),
         filter=Stage("filter", filter_cli.build_parser, filter_cli.settings_from_args, filter_cli.run),
