@@ -80,7 +80,8 @@ class StageComposer:
         ours = self.common(["scenes", "out"]) | {"seed": self.seed("questions")}
         values: dict[str, Any] = {"seed": self.stage_seed("questions")}
         if s.per_image is not None:
-            ours["per_image"] = values["per_image"] = BuildValue("--per-image", s.per_image)
+            ours["per_image"] = BuildValue("--per-image", s.per_image)
+            values["per_image"] = s.per_image
         if folders:
             ours["families"] = BuildValue("--families", list(folders))
             values["families"] = FamilySources(shipped=not only, folders=tuple(folders))
@@ -109,12 +110,12 @@ class StageComposer:
         parsed = arguments.parsed if arguments is not None else stage.parser().parse_args(base)
         settings = stage.settings_from_args(parsed)
         changed = arguments.changed if arguments is not None else {}
-        values = {key: value.value if isinstance(value, BuildValue) else value for key, value in values.items()}
         values |= {"overwrite": self.overwrite} | ({} if "verbosity" in changed else {"verbosity": build_verbosity()})
         return StagePlan(dataclasses.replace(settings, **values), arguments)
 
     def arguments(self, name: str, parser: Any, base: Sequence[str], extra: Sequence[str],
                   ours: dict[str, BuildValue]) -> StageArguments | None:
+        """The stage's extra arguments read by its parser and checked against the build's values (``ours``)."""
         if not extra:
             return None
         arguments = read_stage_arguments(name, parser, base, extra)
