@@ -12,10 +12,16 @@ every measure renders one warm-up scene first in the same session (or worker) an
 * ``--frame-cost N``: wall seconds per finished scene through the worker for one setting, its files
   written under ``--out``. It uses only what main at 8f4f5ac had, so ``benchmarks/side_by_side.py``
   can run it on both trees (give this file's absolute path);
+* ``--overlap N``: scenes/s of the serial worker and of the pipelined one (render/farm/pipeline.py:
+  a frame's reading, encoding and writing beside the next frame's render) over the same N scenes,
+  in one session, alternated ``--rounds`` times; the two arms' files compared byte for byte;
+* ``--gil``: whether the render call releases Python's GIL: a second thread's counting rate during
+  ``bpy.ops.render.render`` beside its rate while the main thread sleeps;
 * ``--compare A B``: two such folders, image by image: PSNR (inf = the same pixels), the share of
   mask pixels that agree, and whether the files are byte-identical.
 
     python benchmarks/frame_costs.py --profile 6 --samples 1 --no-denoise --no-legible-only --threads 1
+    python benchmarks/frame_costs.py --gil --overlap 6 --rounds 3 --width 240 --height 160 --threads 1
     python benchmarks/side_by_side.py --base 8f4f5ac -- python $PWD/benchmarks/frame_costs.py \\
         --frame-cost 6 --samples 1 --no-denoise --no-legible-only --threads 1 --out {out}
 """
@@ -154,22 +160,109 @@ def fixed_and_per_sample(settings: RenderSettings, device: DeviceChoice, scenes:
             "per_sample_s": (many - one) / max(1, settings.samples - 1), "denoiser_s": denoised - many}
 
 
-def workers_sweep(job: RenderJob, scenes: int, counts: list[int]) -> dict:
-    """Scenes/s with each number of worker processes, from the moment every worker has finished its first scene."""
+def workers_sweep(job: RenderJob, scenes: int, counts: list[int], overlaps: tuple[bool, ...] = (False,)) -> dict:
+    """Scenes/s with each number of worker processes, from the moment every worker has finished its
+    first scene; with two ``overlaps``, each count serial and pipelined, one after the other."""
     from render import WorkerPolicy, run_in_worker_processes
 
     rates = {}
-    for workers in counts:
+    for workers, overlap in ((workers, overlap) for workers in counts for overlap in overlaps):
         with tempfile.TemporaryDirectory() as out:
             threads = job.settings.threads if job.device.backend != "cpu" or workers == 1 else 1  # as the CLI: 1 per CPU worker
             run = replace(job, out_dir=out, settings=job.settings.replace(threads=threads))
+            if overlap:
+                run = replace(run, overlap=True)  # set only when asked: main at 8f4f5ac had no such field
             run.layout.prepare()
             arrivals = []
             for outcome in run_in_worker_processes(run, list(range(scenes)), workers, WorkerPolicy()):
                 assert outcome.error is None, outcome
                 arrivals.append(time.perf_counter())
-            rates[str(workers)] = (scenes - workers) / (arrivals[-1] - arrivals[workers - 1])
+            name = str(workers) if len(overlaps) == 1 else f"{workers} {'pipelined' if overlap else 'serial'}"
+            rates[name] = (scenes - workers) / (arrivals[-1] - arrivals[workers - 1])
     return rates
+
+
+def overlap_rates(job: RenderJob, scenes: int, rounds: int) -> dict:
+    """Scenes/s of the serial and the pipelined worker over the same scenes in one session, alternated
+    (steady state: one warm-up scene first), and whether both wrote the same bytes."""
+    import render.farm.pipeline as pipeline
+    from render.farm.worker import render_with_retries
+
+    helper_cpu = [0.0]  # CPU seconds of the helper thread's post-render work: what left the render loop
+    finish_candidate = pipeline.finish_candidate
+
+    def timed_finish(drawn):
+        started = time.thread_time()
+        try:
+            return finish_candidate(drawn)
+        finally:
+            helper_cpu[0] += time.thread_time() - started
+
+    def serial(session, run, indices):
+        return (render_with_retries(session, run, index) for index in indices)
+
+    arms = {"serial": serial, "pipelined": pipeline.pipelined_outcomes}
+    seconds: dict[str, list[float]] = {arm: [] for arm in arms}
+    cpu: dict[str, float] = dict.fromkeys(arms, 0.0)
+    pipeline.finish_candidate = timed_finish
+    try:
+        with open_session(job) as session:
+            render_index(session, job, WARM_UP_INDEX)
+            for round_ in range(rounds):
+                for arm, outcomes in arms.items():
+                    run = replace(job, out_dir=f"{job.out_dir}/{arm}-{round_}")
+                    run.layout.prepare()
+                    started, cpu_started = time.perf_counter(), time.process_time()
+                    failed = [outcome.error for outcome in outcomes(session, run, range(scenes)) if outcome.error]
+                    seconds[arm].append(time.perf_counter() - started)
+                    cpu[arm] += time.process_time() - cpu_started
+                    assert not failed, failed[0]
+    finally:
+        pipeline.finish_candidate = finish_candidate
+    rates = {arm: [round(scenes / wall, 4) for wall in walls] for arm, walls in seconds.items()}
+    best = {arm: scenes / min(walls) for arm, walls in seconds.items()}
+    return {"scenes": scenes, "rounds": rounds, "scenes_per_s": rates, "speedup_best": best["pipelined"] / best["serial"],
+            "speedup_total": sum(seconds["serial"]) / sum(seconds["pipelined"]),
+            "cpu_s_per_scene": {arm: round(total / (scenes * rounds), 4) for arm, total in cpu.items()},
+            "helper_cpu_s_per_scene": round(helper_cpu[0] / (scenes * rounds), 4),
+            "helper_share_of_serial_cpu": round(helper_cpu[0] / cpu["serial"], 4),
+            "same_files": compare_folders(f"{job.out_dir}/serial-0", f"{job.out_dir}/pipelined-0")}
+
+
+def gil_during_render(settings: RenderSettings, device: DeviceChoice, renders: int = 3) -> dict:
+    """A Python thread's counting rate while the main thread sleeps, and while it renders (Cycles):
+    near the first, the render call releases the GIL; near zero, it holds it."""
+    import threading
+
+    from render import first_scene
+    from render.engines.blender import BlenderSession
+
+    count, stop = [0], threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            count[0] += 1
+
+    options = SceneOptions(width=settings.width, height=settings.height)
+    with BlenderSession(settings, device) as session:
+        session.render(first_scene(0, WARM_UP_INDEX, options))
+        spinner = threading.Thread(target=spin, daemon=True)
+        spinner.start()
+
+        def rate(action) -> float:
+            before, started = count[0], time.perf_counter()
+            action()
+            return (count[0] - before) / (time.perf_counter() - started)
+
+        idle = rate(lambda: time.sleep(1.0))
+        rendering = []
+        for index in range(renders):
+            session.build(first_scene(0, index, options))
+            rendering.append(rate(lambda: session.draw(session._scene)))
+        stop.set()
+        spinner.join()
+    return {"counts_per_s_idle": round(idle), "counts_per_s_during_render": [round(r) for r in rendering],
+            "released": min(rendering) > 0.1 * idle}
 
 
 def compare_folders(first: str, second: str) -> dict:
@@ -203,7 +296,11 @@ def main() -> None:
     parser.add_argument("--fixed", type=int, default=0, metavar="N", help="render call at 1 / S samples / S + denoiser over N scenes")
     parser.add_argument("--sweep", default="", metavar="1,2", help="worker counts for the scenes/s sweep (with --sweep-scenes)")
     parser.add_argument("--sweep-scenes", type=int, default=8)
+    parser.add_argument("--sweep-overlap", action="store_true", help="sweep each worker count serial and pipelined")
     parser.add_argument("--frame-cost", type=int, default=0, metavar="N", help="wall per finished scene over N scenes")
+    parser.add_argument("--overlap", type=int, default=0, metavar="N", help="serial vs pipelined worker over N scenes")
+    parser.add_argument("--rounds", type=int, default=3, help="alternations of --overlap's two arms")
+    parser.add_argument("--gil", action="store_true", help="does the render call release the GIL?")
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda", "optix"))
     parser.add_argument("--width", type=int, default=480)
     parser.add_argument("--height", type=int, default=320)
@@ -230,7 +327,16 @@ def main() -> None:
         if args.fixed:
             figures["fixed"] = fixed_and_per_sample(job.settings.replace(denoise=True), device, args.fixed)
         if args.sweep:
-            figures["scenes_per_s"] = workers_sweep(job, args.sweep_scenes, [int(n) for n in args.sweep.split(",")])
+            counts = [int(n) for n in args.sweep.split(",")]
+            if not args.sweep_overlap:
+                figures["scenes_per_s"] = workers_sweep(job, args.sweep_scenes, counts)
+            for _ in range(args.rounds if args.sweep_overlap else 0):  # serial and pipelined alternated
+                for name, rate in workers_sweep(job, args.sweep_scenes, counts, (False, True)).items():
+                    figures.setdefault("scenes_per_s", {}).setdefault(name, []).append(round(rate, 4))
+        if args.gil:
+            figures["gil"] = gil_during_render(job.settings, device)
+        if args.overlap:
+            figures["overlap"] = overlap_rates(replace(job, out_dir=f"{scratch}/overlap"), args.overlap, args.rounds)
         if args.frame_cost:
             figures["frame_cost"] = frame_cost(job, args.frame_cost)
     print(json.dumps(figures))

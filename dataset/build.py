@@ -19,9 +19,10 @@ unchanged; a deleted or damaged output (a damaged one is removed first) makes th
 again, and each stage redoes only what is missing (render re-renders the missing scenes, export
 re-places the missing samples). Rendering runs in its own process group (Blender holds global
 state and its own threads; SIGINT and SIGTERM sent to the build are passed on to it, and the
-build waits until none of its processes is left); the other stages run in this process through
-their ``cli.main(argv)`` (both in :mod:`dataset.stage_processes`). The output records are
-:mod:`ruclevr.records`'s.
+build waits until none of its processes is left); the other stages run in this process, each a
+function called with its frozen settings object (``stage.run(settings)``), which the build composes
+from its own values and the stage's extra arguments (:mod:`dataset.stage_settings`; both runners in
+:mod:`dataset.stage_processes`). The output records are :mod:`ruclevr.records`'s.
 """
 
 from __future__ import annotations
@@ -45,14 +46,9 @@ from dataset.publish import (
     write_card_plots,
     write_hf_copy,
 )
-from dataset.stage_args import (
-    StageModules,
-    check_stage_modules,
-    check_stage_options,
-    stage_defaults,
-    stage_options,
-)
+from dataset.stage_args import Stage, Stages, check_render_stage, shipped_stages, stage_defaults
 from dataset.stage_processes import MemoryWatch, run_render_process, run_stage_in_process
+from dataset.stage_settings import StageComposer, StagePlan
 from filter import OutputPaths
 from ruclevr import __version__
 from ruclevr.cli import UsageError, progress_disabled
@@ -125,10 +121,6 @@ class BuildSettings:
     seed_file: Path | None = None  # the secret seed's file: stages are passed --seed-file, records hold commitments
     like: Any = None  # dataset.releases.like.LikeTarget: export keeps the test items of a set like it
 
-    def families_argv(self) -> list[str]:
-        folders, only = self.families
-        return [part for folder in folders for part in ("--families", str(folder))] + (["--families-only"] if only else [])
-
     def families_setting(self) -> dict[str, Any]:
         """The questions stage's families, recorded only when given (so earlier builds compare equal)."""
         folders, only = self.families
@@ -140,17 +132,13 @@ class BuildSettings:
             return self.seed
         return SecretSeed(self.seed).record(stage)
 
-    def seed_argv(self) -> list[str]:
-        """How a stage is given the seed: never its value on a command line when it is secret."""
-        return ["--seed-file", str(self.seed_file)] if self.seed_file is not None else ["--seed", str(self.seed)]
-
     def by_stage(self, defaults: Mapping[str, Any] | None = None,
                  options: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
         """Settings grouped by the first stage they affect (for comparing with an earlier run).
 
         A value not given is recorded as the stage's own default (``defaults``, see
         :func:`stage_defaults`), so giving the default explicitly is no change. With ``options``
-        (:func:`stage_options` of each stage's extra arguments) a stage's ``args`` are the values
+        (:meth:`dataset.stage_args.StageArguments.recorded` of each stage's extra arguments) a stage's ``args`` are the values
         they change, by option name, and a render or questions value they set is recorded as set."""
         prompt = PromptSet.from_paths(self.prompt)
         known = defaults or {}
@@ -175,6 +163,9 @@ class BuildSettings:
             "hf": {"license": self.license},
         }
 
+
+#: The render stage's settings file, in the build folder while the render process runs.
+RENDER_SETTINGS_NAME = "render.settings.json"
 
 # Changing these needs the stage itself to redo finished work, which only --overwrite asks of it.
 EXTERNAL_STAGES = ("render", "questions", "translate", "filter")
@@ -268,23 +259,21 @@ class StageFailed(Exception):
 class Build:
     """One build: the stages in order, each skipped when its output is fresh."""
 
-    def __init__(self, paths: BuildPaths, settings: BuildSettings, overwrite: bool, modules: StageModules) -> None:
+    def __init__(self, paths: BuildPaths, settings: BuildSettings, overwrite: bool, stages: Stages | None = None) -> None:
         self.paths = paths
         self.settings = settings
         self.overwrite = overwrite
-        self.modules = modules
+        self.stages = stages or shipped_stages()
         self.report = BuildReport()
         self.outputs: dict[str, Any] = {}  # stage -> what it read and wrote (build.json's "outputs")
         self.stage_settings: Mapping[str, Any] = {}
+        self.plans: dict[str, StagePlan] = {}
 
     def run(self) -> BuildReport:
-        check_stage_modules(self.modules)
-        s, modules = self.settings, self.modules
-        options = {stage: stage_options(module, args, f"--{stage}-args") for stage, module, args in (
-            ("render", modules.render, s.render_args), ("questions", modules.questions, s.questions_args),
-            ("translate", modules.translate, s.translate_args), ("filter", modules.filter, s.filter_args)) if args}
-        check_stage_options(s, options)
-        stage_settings = self.stage_settings = s.by_stage(stage_defaults(modules), options)
+        check_render_stage(self.stages)
+        self.plans = StageComposer(self, self.stages).plans()
+        options = {stage: plan.arguments.recorded() for stage, plan in self.plans.items() if plan.arguments is not None}
+        stage_settings = self.stage_settings = self.settings.by_stage(stage_defaults(self.stages), options)
         if not self.overwrite:
             check_previous_settings(self.paths, stage_settings)
             self.outputs = read_json(self.paths.record).get("outputs", {}) if self.paths.record.exists() else {}
@@ -295,12 +284,12 @@ class Build:
         # One progress line per stage, each with its rate and ETA: render's is drawn here from the
         # scene files that appear, the text stages draw their own, export and hf are one step each.
         self.stage("render", self.render)
-        self.stage("questions", lambda: self.external_stage("questions", self.modules.questions, self.paths.questions,
-                                                            [self.paths.scenes], self.questions_argv()))
-        self.stage("translate", lambda: self.external_stage("translate", self.modules.translate, self.paths.translated,
-                                                            [self.paths.questions], self.translate_argv()))
-        self.stage("filter", lambda: self.external_stage("filter", self.modules.filter, self.paths.kept,
-                                                         [self.paths.translated], self.filter_argv()))
+        self.stage("questions", lambda: self.external_stage("questions", self.stages.questions, self.paths.questions,
+                                                            [self.paths.scenes]))
+        self.stage("translate", lambda: self.external_stage("translate", self.stages.translate, self.paths.translated,
+                                                            [self.paths.questions]))
+        self.stage("filter", lambda: self.external_stage("filter", self.stages.filter, self.paths.kept,
+                                                         [self.paths.translated]))
         self.stage("export", lambda: one_step("export", self.export))
         self.stage("hf", lambda: one_step("hf", self.hf_copy))
         self.report.counts = self.counts()
@@ -343,37 +332,8 @@ class Build:
             "version": __version__,
             "seed": self.settings.stage_seed("build"),
             "settings": stage_settings,
-            "modules": {"render": self.modules.render, "questions": self.modules.questions,
-                        "translate": self.modules.translate, "filter": self.modules.filter},
+            "modules": self.stages.names(),
         }
-
-    def overwrite_flag(self) -> list[str]:
-        return ["--overwrite"] if self.overwrite else []
-
-    def render_argv(self) -> list[str]:
-        s = self.settings
-        argv = ["--n", str(s.n), "--out", str(self.paths.render_dir), *s.seed_argv()]
-        for flag, value in (("--width", s.width), ("--height", s.height), ("--samples", s.samples)):
-            if value is not None:
-                argv += [flag, str(value)]
-        return argv + list(s.render_args) + self.overwrite_flag()
-
-    def questions_argv(self) -> list[str]:
-        s = self.settings
-        argv = ["--in", str(self.paths.scenes), "--out", str(self.paths.questions), *s.seed_argv()]
-        if s.per_image is not None:
-            argv += ["--per-image", str(s.per_image)]
-        return argv + s.families_argv() + list(s.questions_args) + self.overwrite_flag()
-
-    def translate_argv(self) -> list[str]:
-        argv = ["--in", str(self.paths.questions), "--out", str(self.paths.translated),
-                "--backend", self.settings.backend, *self.settings.seed_argv()]
-        return argv + list(self.settings.translate_args) + self.overwrite_flag()
-
-    def filter_argv(self) -> list[str]:
-        argv = ["--in", str(self.paths.translated), "--out", str(self.paths.kept),
-                "--backend", self.settings.filter_backend]
-        return argv + list(self.settings.filter_args) + self.overwrite_flag()
 
     def stage(self, name: str, run: Callable[[], str]) -> None:
         """Run one stage (``run`` returns "ran" or "skipped"), recording its time and peak memory."""
@@ -392,7 +352,7 @@ class Build:
             def show(done: int) -> None:
                 bar.update(max(0, min(done, n) - bar.n))
 
-            status = run_render_process(self.modules.render, self.render_argv(), self.paths.render_dir / "scenes", show)
+            status = self.run_render(show)
         if status != 0:
             raise StageFailed("render", status)
         if count_items(self.paths.scenes, "scenes") != n:
@@ -400,11 +360,20 @@ class Build:
         self.record_outputs("render", [])
         return "ran"
 
-    def external_stage(self, name: str, module: str, output: Path, inputs: list[Path], argv: list[str]) -> str:
+    def run_render(self, show: Callable[[int], None]) -> int:
+        """The render process, given its settings in a file beside its folder (removed once it ends)."""
+        settings_file = self.paths.root / RENDER_SETTINGS_NAME
+        self.stages.render.write_settings(settings_file, self.plans["render"].settings)
+        try:
+            return run_render_process(self.stages.render.name, settings_file, self.paths.render_dir / "scenes", show)
+        finally:
+            settings_file.unlink(missing_ok=True)
+
+    def external_stage(self, name: str, stage: Stage, output: Path, inputs: list[Path]) -> str:
         if self.is_current(name, inputs):
             print(f"{name}: {output} is up to date", file=sys.stderr)
             return "skipped"
-        status = run_stage_in_process(module, argv)
+        status = run_stage_in_process(stage.name, stage.run, self.plans[name].settings)
         if status != 0:
             raise StageFailed(name, status)
         if not output.exists():

@@ -12,7 +12,7 @@ from filter import BACKENDS as FILTER_BACKENDS
 from questions import add_family_arguments, sources_from_arguments
 from ruclevr.cli import UsageError, add_common_options, output_path, positive_int, stage_logger
 from ruclevr.cli import seed as seed_type
-from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
+from ruclevr.secret_seed import add_seed_file_option, stage_seed
 from translate import BACKENDS as TRANSLATE_BACKENDS
 
 PROG = "python -m dataset"
@@ -74,11 +74,11 @@ def command_build(args: argparse.Namespace) -> int:
     from dataset.build import Build, BuildPaths, BuildSettings, StageFailed, format_summary
     from dataset.mera import PromptSet, check_prompts
     from dataset.publish import check_license
-    from dataset.stage_args import StageModules, split_extra_args
+    from dataset.stage_args import split_extra_args
     from dataset.stage_processes import Terminated, terminate_on_sigterm
     from render import render_limit_problem
 
-    apply_seed_file(args, "build")
+    seed = stage_seed(args.seed, args.seed_file, "build")
     options = dict(
         n=args.n, width=args.width, height=args.height, samples=args.samples,
         per_image=args.per_image, backend=args.backend, filter_backend=args.filter_backend, shots=args.shots,
@@ -88,29 +88,28 @@ def command_build(args: argparse.Namespace) -> int:
         families=family_folders(args),
         filter_args=split_extra_args(args.filter_args, "--filter-args"),
     )
-    like = like_target(args)
+    like = like_target(argparse.Namespace(**vars(args) | {"seed": seed.value}))  # checked against the seed drawn from
     if like is not None:
         options.update(like_build_options(args, like, options))
     elif args.n is None:
         raise UsageError("--n is required (or --like DATA, which takes it from an earlier set)")
     settings = BuildSettings(
-        seed=args.seed, prompt=tuple(args.prompt or ()), license=check_license(args.license),
+        seed=seed.value, prompt=tuple(args.prompt or ()), license=check_license(args.license),
         seed_file=args.seed_file.resolve() if args.seed_file is not None else None, like=like, **options,
     )
-    args.n, args.width, args.height, args.samples, args.shots = (settings.n, settings.width, settings.height,
-                                                                  settings.samples, settings.shots)
     check_prompts(PromptSet.from_paths(args.prompt))
-    problem = render_limit_problem(args.n, args.width, args.height, args.samples)
+    problem = render_limit_problem(settings.n, settings.width, settings.height, settings.samples)
     if problem:
         raise UsageError(problem)
-    if args.shots >= args.n:
-        fits = f"with --n {args.n} at most {args.n - 1} fit" if args.n > 1 else "render at least 2 scenes"
-        raise UsageError(f"--shots {args.shots} needs at least {args.shots + 1} scenes (each shot on its own image, "
+    n, shots = settings.n, settings.shots
+    if shots >= n:
+        fits = f"with --n {n} at most {n - 1} fit" if n > 1 else "render at least 2 scenes"
+        raise UsageError(f"--shots {shots} needs at least {shots + 1} scenes (each shot on its own image, "
                          f"and images left for the test split); {fits}")
     paths = BuildPaths(args.out)
     try:
         with terminate_on_sigterm():
-            report = Build(paths, settings, args.overwrite, StageModules()).run()
+            report = Build(paths, settings, args.overwrite).run()
     except StageFailed as failure:
         log.error(f"{PROG} build: {failure}")
         return failure.status or 1

@@ -1,88 +1,145 @@
-"""The extra arguments ``dataset build`` passes on to a stage (``--render-args`` and the like),
-read as that stage reads them: what they change, and whether they disagree with the build's own flags.
+"""The stages ``dataset build`` runs, and the settings it gives each of them.
 
-One place decides each render setting: an option given both as a build flag and in the stage's
-extra arguments is refused unless the two are equal, and an option given at its default value
+A text stage (questions, translate, filter) is a function with a frozen settings object: its
+``cli.settings_from_args`` reads a parsed command line into the settings and its ``cli.run``
+does the work. The build composes each stage's settings: the stage's extra arguments
+(``--questions-args "..."``) are parsed once, by the stage's own parser, into its settings, and
+the build's own values are set over them with :func:`dataclasses.replace`. The render stage's
+settings are composed the same way and written to a file its own process reads (Blender).
+
+One place decides each setting: an option given both as a build flag and in the stage's extra
+arguments is refused unless the two are equal, and an option given at its default value
 (``--render-args "--min-objects 3"``) changes nothing, so resuming a build is not refused for it.
 """
 
 from __future__ import annotations
 
-import importlib
+import argparse
+import contextlib
 import importlib.util
+import io
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ruclevr.cli import UsageError
 
 
-def stage_options(module: str, args: Sequence[str], flag: str) -> dict[str, Any]:
-    """The options a stage's extra arguments (``--render-args``...) set to other than the stage's
-    defaults, by name, read with the stage's own parser: ``--min-objects 3`` (the default) is none.
-    Arguments the parser does not know are kept under ``""``; {} for a stage without a parser."""
-    parser_of = getattr(importlib.import_module(f"{module}.cli"), "generation_parser", None) or \
-        getattr(importlib.import_module(f"{module}.cli"), "build_parser", None)
-    if parser_of is None or not args:
-        return {"": list(args)} if args else {}
-    parser = parser_of()
-    for action in parser._actions:  # the build gives the required ones itself
-        action.required = False
+@dataclass(frozen=True)
+class Stage:
+    """A text stage as the build calls it (tests give their own doubles)."""
+
+    name: str  # its package, recorded in build.json
+    parser: Callable[[], argparse.ArgumentParser]  # the stage's own command line
+    settings_from_args: Callable[[argparse.Namespace], Any]  # a parsed command line -> its frozen settings
+    run: Callable[[Any], int]  # does the work; the exit status
+
+
+@dataclass(frozen=True)
+class RenderStage:
+    """The render stage: run as ``python -m NAME --settings FILE`` in its own process group (Blender
+    holds global state and its own threads), with its settings written to FILE first."""
+
+    name: str
+    parser: Callable[[], argparse.ArgumentParser]
+    settings_from_args: Callable[[argparse.Namespace], Any]
+    write_settings: Callable[[Path, Any], None]  # the settings file ``python -m NAME --settings FILE`` reads
+
+
+@dataclass(frozen=True)
+class Stages:
+    render: RenderStage
+    questions: Stage
+    translate: Stage
+    filter: Stage
+
+    def names(self) -> dict[str, str]:
+        return {"render": self.render.name, "questions": self.questions.name, "translate": self.translate.name,
+                "filter": self.filter.name}
+
+
+def shipped_stages() -> Stages:
+    """The project's own stages."""
+    import render
+    from filter import cli as filter_cli
+    from questions import cli as questions_cli
+    from translate import cli as translate_cli
+
+    return Stages(
+        render=RenderStage("render", render.build_parser, render.settings_from_args, render.write_settings_file),
+        questions=Stage("questions", questions_cli.generation_parser, questions_cli.settings_from_args, questions_cli.run),
+        translate=Stage("translate", translate_cli.build_parser, translate_cli.settings_from_args, translate_cli.run),
+        filter=Stage("filter", filter_cli.build_parser, filter_cli.settings_from_args, filter_cli.run),
+    )
+
+
+@dataclass(frozen=True)
+class StageArguments:
+    """A stage's command line as its own parser reads it: the paths the build gives (``base``) and
+    the stage's extra arguments, and which options the extra arguments change."""
+
+    parsed: argparse.Namespace
+    changed: dict[str, Any]  # option name -> value, for those the extra arguments set to other than the default
+
+    def recorded(self) -> dict[str, Any]:
+        """``changed`` as build.json holds it (paths and other values as strings), sorted by name."""
+        return {name: value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
+                for name, value in sorted(self.changed.items())}
+
+
+def read_stage_arguments(stage: str, parser_of: Callable[[], argparse.ArgumentParser], base: Sequence[str],
+                         extra: Sequence[str]) -> StageArguments:
+    """Parse ``base`` (what the stage requires, from the build) and ``extra`` with the stage's parser;
+    an argument it does not accept is one line naming ``--STAGE-args``."""
+    defaults = vars(parse_quietly(parser_of(), base))
+    parsed = parse_quietly(parser_of(), [*base, *extra], f"--{stage}-args {shlex.join(extra)!r}: the {stage} stage "
+                                                          "does not accept these arguments")
+    changed = {name: value for name, value in vars(parsed).items() if value != defaults.get(name)}
+    return StageArguments(parsed, changed)
+
+
+def parse_quietly(parser: argparse.ArgumentParser, argv: Sequence[str], refusal: str = "") -> argparse.Namespace:
+    """``parser.parse_args(argv)``, its complaint (and a --help) turned into a UsageError led by ``refusal``."""
+    said = io.StringIO()
     try:
-        given, unknown = parser.parse_known_args(list(args))
+        with contextlib.redirect_stderr(said), contextlib.redirect_stdout(said):
+            return parser.parse_args(list(argv))
     except SystemExit:
-        raise UsageError(f"{flag} {shlex.join(args)!r}: the {module} stage does not accept these arguments") from None
-    changed = {name: value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
-               for name, value in vars(given).items() if value != parser.get_default(name)}
-    return changed | ({"": unknown} if unknown else {})
+        reason = said.getvalue().strip().splitlines()[-1:] or [""]
+        raise UsageError(f"{refusal or 'the build'} ({reason[0].partition('error: ')[2] or reason[0]})") from None
 
-
-#: What the build sets itself in each stage's arguments: option name -> the build's own flag.
-BUILD_SET_OPTIONS = {
-    "render": {"n": "--n", "seed": "--seed", "width": "--width", "height": "--height", "samples": "--samples",
-               "out": "--out", "overwrite": "--overwrite"},
-    "questions": {"scenes": "--out", "out": "--out", "seed": "--seed", "per_image": "--per-image",
-                  "overwrite": "--overwrite"},
-    "translate": {"questions": "--out", "out": "--out", "backend": "--backend", "seed": "--seed",
-                  "overwrite": "--overwrite"},
-    "filter": {"input": "--out", "out": "--out", "backend": "--filter-backend", "overwrite": "--overwrite"},
-}
 
 #: Options that set a stage's seed another way than ``--seed``: never in a stage's extra arguments, or the
 #: build would record one seed (and ``--like`` check it) while the stage drew from another.
 SEED_OPTIONS = {"seed_file": "--seed-file"}
-
-
-def check_stage_options(settings: Any, options: Mapping[str, Mapping[str, Any]]) -> None:
-    """Refuse an option given both as a build flag and in a stage's extra arguments, unless the
-    two are equal (``--width 64 --render-args "--width 72"`` would render 72 and record 64)."""
-    recorded = settings.by_stage()
-    for stage, changed in options.items():
-        for name, value in changed.items():
-            if name in SEED_OPTIONS:
-                raise UsageError(f"--{stage}-args sets the seed ({SEED_OPTIONS[name]} {value}): a build has one seed, "
-                                 "recorded once; give it as the build's --seed or --seed-file")
-            flag = BUILD_SET_OPTIONS.get(stage, {}).get(name)
-            if flag is None:
-                continue
-            ours = recorded[stage].get(name, getattr(settings, name, None) if name not in ("out", "scenes", "questions",
-                                                                                                "input") else "")
-            if name in ("width", "height", "samples", "per_image") and ours is None:
-                continue  # not given to the build: the stage's value is the one recorded
-            if value != ours:
-                raise UsageError(f"--{stage}-args sets {name} to {value!r}, but the build sets it to {ours!r} "
-                                 f"({flag}); give it once, as the build's flag")
+#: A text stage's farm options (ruclevr.text_farm): the build runs text stages in its own process.
+TEXT_FARM_OPTIONS = ("executor", "address", "shards")
 
 
 @dataclass(frozen=True)
-class StageModules:
-    """The packages that implement the other stages (tests substitute their own doubles)."""
+class BuildValue:
+    """A value the build gives a stage: the flag it came from, and what the stage's option must equal."""
 
-    render: str = "render"
-    questions: str = "questions"
-    translate: str = "translate"
-    filter: str = "filter"
+    flag: str
+    value: Any
+
+
+def check_stage_arguments(stage: str, changed: Mapping[str, Any], ours: Mapping[str, BuildValue]) -> None:
+    """Refuse an option given both as a build flag and in a stage's extra arguments, unless the
+    two are equal (``--width 64 --render-args "--width 72"`` would render 72 and record 64)."""
+    for name, value in changed.items():
+        if name in SEED_OPTIONS:
+            raise UsageError(f"--{stage}-args sets the seed ({SEED_OPTIONS[name]} {value}): a build has one seed, "
+                             "recorded once; give it as the build's --seed or --seed-file")
+        if name in TEXT_FARM_OPTIONS and stage != "render":
+            raise UsageError(f"--{stage}-args sets {name}: a build runs the {stage} stage in its own process; "
+                             f"run python -m {stage} by itself to spread it over a farm")
+        given = ours.get(name)
+        if given is not None and value != given.value:
+            raise UsageError(f"--{stage}-args sets {name} to {value!r}, but the build sets it to {given.value!r} "
+                             f"({given.flag}); give it once, as the build's flag")
 
 
 def split_extra_args(text: str | None, flag: str) -> tuple[str, ...]:
@@ -95,31 +152,22 @@ def split_extra_args(text: str | None, flag: str) -> tuple[str, ...]:
         raise UsageError(f"{flag} {text!r}: {error}") from None
 
 
-def stage_defaults(modules: StageModules) -> dict[str, Any]:
-    """The render and questions stages' own defaults of the values the build may leave unset
-    (read from their ``cli.generation_parser()`` or ``cli.build_parser()``; a stage without one gives none)."""
+def stage_defaults(stages: Stages) -> dict[str, Any]:
+    """The render and questions stages' own defaults of the values the build may leave unset."""
     defaults: dict[str, Any] = {}
-    for module, names in ((modules.render, ("width", "height", "samples")), (modules.questions, ("per_image",))):
-        cli = importlib.import_module(f"{module}.cli")
-        parser_of = getattr(cli, "generation_parser", None) or getattr(cli, "build_parser", None)
-        if parser_of is not None:
-            parser = parser_of()
-            defaults.update({name: parser.get_default(name) for name in names if parser.get_default(name) is not None})
+    for parser_of, names in ((stages.render.parser, ("width", "height", "samples")),
+                             (stages.questions.parser, ("per_image",))):
+        parser = parser_of()
+        defaults.update({name: parser.get_default(name) for name in names if parser.get_default(name) is not None})
     return defaults
 
 
-def check_stage_modules(modules: StageModules) -> None:
-    """Fail before any work when a stage is not installed, rather than after hours of rendering."""
-    wanted = {
-        "render": f"{modules.render}.__main__",
-        "questions": f"{modules.questions}.cli",
-        "translate": f"{modules.translate}.cli",
-        "filter": f"{modules.filter}.cli",
-    }
-    for stage, module in wanted.items():
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except ModuleNotFoundError:
-            found = False
-        if not found:
-            raise UsageError(f"stage {stage} is not available: module {module} cannot be found")
+def check_render_stage(stages: Stages) -> None:
+    """Fail before any work when the render stage cannot be run, rather than after the folder is claimed."""
+    module = f"{stages.render.name}.__main__"
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        found = False
+    if not found:
+        raise UsageError(f"stage render is not available: module {module} cannot be found")

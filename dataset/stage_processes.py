@@ -1,11 +1,10 @@
-"""How ``python -m dataset build`` runs its stages: the text stages in this process through their
-``cli.main(argv)``, the render stage as its own process group (SIGINT and SIGTERM passed on, the
+"""How ``python -m dataset build`` runs its stages: the text stages in this process, each a function
+called with its settings object, the render stage as its own process group (SIGINT and SIGTERM passed on, the
 group stopped before the build returns), and the peak memory of all of them."""
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import logging
 import os
 import signal
@@ -13,35 +12,35 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
 
-from ruclevr.cli import LOGGER_ROOT, exit_status
+from ruclevr.cli import LOGGER_ROOT, configure_logging, exit_status, run_cli
 
 POLL_SECONDS = 0.5
 STOP_GRACE_SECONDS = 10.0  # after SIGTERM/SIGINT, how long the render stage may take before SIGKILL
 
 
-def run_stage_in_process(module: str, argv: Sequence[str]) -> int:
-    """Call ``module.cli.main(argv)``; an argparse exit becomes its status, a UsageError propagates.
+def run_stage_in_process(name: str, run: Callable[[Any], int], settings: Any) -> int:
+    """Call ``run(settings)`` as ``python -m NAME`` would run it: a UsageError is one line on stderr
+    and exit status 2, an interruption 130 (:func:`ruclevr.cli.run_cli`).
 
-    The stage gets the build's ``-q`` or ``-v``, and the build's own logging level is restored afterwards.
+    The stage logs at its settings' ``verbosity``; the build's own logging level is restored afterwards.
     """
-    main: Callable[[Sequence[str]], int] = importlib.import_module(f"{module}.cli").main
     logger = logging.getLogger(LOGGER_ROOT)
     level = logger.level
-    loudness = {logging.WARNING: ["--quiet"], logging.DEBUG: ["--verbose"]}.get(logger.getEffectiveLevel(), [])
     try:
-        return exit_status(main, [*loudness, *argv])
+        configure_logging(settings.verbosity)
+        return exit_status(lambda _: run_cli(lambda _: run(settings), None, prog=f"python -m {name}"), [])
     finally:
         logger.setLevel(level)
 
 
-def run_render_process(module: str, argv: Sequence[str], scenes_dir: Path, on_progress: Callable[[int], None]) -> int:
-    """Run the render stage as ``python -m render``, reporting finished scenes as they appear.
+def run_render_process(module: str, settings_file: Path, scenes_dir: Path, on_progress: Callable[[int], None]) -> int:
+    """Run the render stage as ``python -m render --settings FILE``, reporting finished scenes as they appear.
 
     Its own progress bar is turned off (``TQDM_DISABLE``) so the build shows one display; its
     warnings and errors still reach stderr.
@@ -52,7 +51,7 @@ def run_render_process(module: str, argv: Sequence[str], scenes_dir: Path, on_pr
     environment["PYTHONPATH"] = os.pathsep.join(entry for entry in sys.path if entry)
     # Its own process group: a terminal's Ctrl-C reaches only the build, which passes it on below,
     # and stopping the group stops the Blender workers with it.
-    process = subprocess.Popen([sys.executable, "-m", module, *argv], env=environment, stdout=subprocess.DEVNULL,
+    process = subprocess.Popen([sys.executable, "-m", module, "--settings", str(settings_file)], env=environment, stdout=subprocess.DEVNULL,
                                process_group=0)
     try:
         while process.poll() is None:

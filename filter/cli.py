@@ -11,6 +11,7 @@ from pathlib import Path
 from filter.backends import BACKENDS, make_scorer
 from filter.pipeline import BatchFailures, FilterJob, merge_shards, run_filter
 from filter.rucola import DEFAULT_MAX_LENGTH, DEFAULT_MODEL, DEVICES, RucolaOptions
+from filter.settings import FilterSettings
 from ruclevr.cli import (
     ArgumentParser,
     add_common_options,
@@ -84,19 +85,19 @@ def build_parser() -> ArgumentParser:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    configure_logging(args.verbosity)
-    check_output_location(args.out, "file", "--out")
-    check_not_an_input(args.out, {"--in": args.input})
-    check_own_output(args.out, "python -m filter", lambda info: info.get("stage") == "filter")
+    settings = settings_from_args(args)
+    configure_logging(settings.verbosity)
+    check_filter_paths(settings)
     on_ray = run_text_stage(args, argv or [], TEXT_STAGE)
     if on_ray is not None:
         return on_ray
-    with hold_stage_output(args.out, "file", shared=args.shard is not None):
-        return filter_into(args)
+    return run(settings)
 
 
-def filter_into(args: argparse.Namespace) -> int:
-    """The filter run, once its output is held."""
+def settings_from_args(args: argparse.Namespace | Sequence[str]) -> FilterSettings:
+    """The settings a command line (parsed or not) gives the filter."""
+    if not isinstance(args, argparse.Namespace):
+        args = build_parser().parse_args(args)
     options = RucolaOptions(
         model=args.model,
         revision=args.revision,
@@ -107,10 +108,31 @@ def filter_into(args: argparse.Namespace) -> int:
         require_safetensors=args.require_safetensors,
         threads=args.threads,
     )
-    shard = parse_shard(args.shard, os.environ) if args.shard is not None else None
-    job = FilterJob(args.input, args.out, args.threshold, args.batch_size, args.overwrite, args.verbosity >= 0, shard)
+    return FilterSettings(input=args.input, out=args.out, backend=args.backend, threshold=args.threshold,
+                          batch_size=args.batch_size, overwrite=args.overwrite, shard=args.shard, rucola=options,
+                          verbosity=args.verbosity)
+
+
+def check_filter_paths(settings: FilterSettings) -> None:
+    check_output_location(settings.out, "file", "--out")
+    check_not_an_input(settings.out, {"--in": settings.input})
+    check_own_output(settings.out, "python -m filter", lambda info: info.get("stage") == "filter")
+
+
+def run(settings: FilterSettings) -> int:
+    """One filter run (its output held while it writes); the exit status."""
+    check_filter_paths(settings)
+    with hold_stage_output(settings.out, "file", shared=settings.shard is not None):
+        return filter_into(settings)
+
+
+def filter_into(settings: FilterSettings) -> int:
+    """The filter run, once its output is held."""
+    shard = parse_shard(settings.shard, os.environ) if settings.shard is not None else None
+    job = FilterJob(settings.input, settings.out, settings.threshold, settings.batch_size, settings.overwrite,
+                    settings.verbosity >= 0, shard)
     try:
-        result = run_filter(job, lambda: make_scorer(args.backend, options))
+        result = run_filter(job, lambda: make_scorer(settings.backend, settings.rucola))
     except BatchFailures as failures:
         for failure in failures.failures:
             log.error(f"{PROG}: failed: {failure}")

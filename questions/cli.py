@@ -15,9 +15,10 @@ from typing import Any
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from questions.families import families_digest, family_files, load_families
 from questions.family_sources import FamilySources, add_family_arguments, sources_from_arguments
-from questions.generate import CHUNK_SCENES, ResumeMismatch, SceneFailed, SplitWideUnique, generate_chunks
+from questions.generate import CHUNK_SCENES, SceneFailed, SplitWideUnique, generate_chunks
 from questions.image_geometry import ImageError, image_placement
 from questions.scene_questions import MIX_AXES, Settings, mix_class
+from questions.settings import QuestionSettings
 from questions.validator import FAMILY_SUFFIXES, FamilyError, validate_files
 from ruclevr import __version__
 from ruclevr.cli import (
@@ -45,7 +46,7 @@ from ruclevr.jsonstream import (
 from ruclevr.names import beside
 from ruclevr.paths import check_not_an_input, check_output_location, check_own_output, path_from_output
 from ruclevr.records import same_record
-from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
+from ruclevr.secret_seed import add_seed_file_option, stage_seed
 from ruclevr.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path
 from ruclevr.text_farm import TextStage, add_text_farm_arguments, run_text_stage
 
@@ -134,46 +135,70 @@ def generate_command(argv: Sequence[str]) -> int:
     args = generation_parser().parse_args(argv)
     configure_logging(args.verbosity)
     check_output_location(args.out, "file", "--out")
-    apply_seed_file(args, "questions")
-    check_not_an_input(args.out, {"--in": args.scenes})
-    check_own_output(args.out, "python -m questions", lambda info: info.get("stage") == "questions" and "translate" not in info)
+    settings = settings_from_args(args)
+    check_question_paths(settings)
     on_ray = run_text_stage(args, argv, TEXT_STAGE)
     if on_ray is not None:
         return on_ray
-    with hold_stage_output(args.out, "file", shared=args.shard is not None):
-        return generate_into(args)
+    return run(settings)
 
 
-def generate_into(args: argparse.Namespace) -> int:
+def settings_from_args(args: argparse.Namespace | Sequence[str]) -> QuestionSettings:
+    """The settings a command line (parsed or not) gives the questions stage."""
+    if not isinstance(args, argparse.Namespace):
+        args = generation_parser().parse_args(args)
+    return QuestionSettings(
+        scenes=args.scenes, out=args.out, per_image=args.per_image, seed=stage_seed(args.seed, args.seed_file, "questions"),
+        families=sources_from_arguments(args), budget=args.budget, split_repeats=args.split_repeats,
+        checkpoint_every=args.checkpoint_every, balance_block=args.balance_block,
+        unique_across_blocks=args.unique_across_blocks, shard=args.shard, mix=args.mix, mix_by=args.mix_by,
+        overwrite=args.overwrite, verbosity=args.verbosity,
+    )
+
+
+def check_question_paths(settings: QuestionSettings) -> None:
+    check_output_location(settings.out, "file", "--out")
+    check_not_an_input(settings.out, {"--in": settings.scenes})
+    check_own_output(settings.out, "python -m questions", lambda info: info.get("stage") == "questions" and "translate" not in info)
+
+
+def run(settings: QuestionSettings) -> int:
+    """One questions run (its output held while it writes); the exit status."""
+    check_question_paths(settings)
+    with hold_stage_output(settings.out, "file", shared=settings.shard is not None):
+        return generate_into(settings)
+
+
+def generate_into(run_settings: QuestionSettings) -> int:
     """The questions run, once its output is held."""
-    sources = sources_from_arguments(args) or FamilySources()
+    sources = run_settings.families or FamilySources()
     families = _load_families(sources)
-    scene_count, scenes_info = check_scenes(args.scenes)
-    mix = parse_mix(args.mix, args.mix_by, families) if args.mix is not None else ()
-    settings = Settings(seed=args.seed, per_image=args.per_image, budget=args.budget, split_repeats=args.split_repeats,
-                        balance_block=args.balance_block, unique_across_blocks=args.unique_across_blocks,
-                        mix=mix, mix_by=args.mix_by)
-    record = run_record(args, settings, sources, families, scenes_info)
-    shard = parse_shard(args.shard, os.environ) if args.shard is not None else None
+    scene_count, scenes_info = check_scenes(run_settings.scenes)
+    mix = parse_mix(run_settings.mix, run_settings.mix_by, families) if run_settings.mix is not None else ()
+    settings = Settings(seed=run_settings.seed.value, per_image=run_settings.per_image, budget=run_settings.budget,
+                        split_repeats=run_settings.split_repeats, balance_block=run_settings.balance_block,
+                        unique_across_blocks=run_settings.unique_across_blocks, mix=mix, mix_by=run_settings.mix_by)
+    record = run_record(run_settings, settings, sources, families, scenes_info)
+    shard = parse_shard(run_settings.shard, os.environ) if run_settings.shard is not None else None
     positions = shard_positions(shard, scene_count, settings.balance_block) if shard else range(scene_count)
-    out, file_record = args.out, record
+    out, file_record = run_settings.out, record
     if shard:
-        out = sharded_path(args.out, shard)
+        out = sharded_path(run_settings.out, shard)
         file_record = {**record, "shard": {"index": shard.index, "count": shard.count, "first": positions.start, "stop": positions.stop}}
     checkpoints = beside(out, ".partial")
-    if out.exists() and not args.overwrite:
+    if out.exists() and not run_settings.overwrite:
         if same_record(_existing_record(out), file_record):
             log.info(f"{PROG}: {out} is up to date")
             return 0
         raise UsageError(f"{out} exists and was made with other settings or inputs; pass --overwrite to replace it")
-    if args.overwrite and checkpoints.exists():
+    if run_settings.overwrite and checkpoints.exists():
         shutil.rmtree(checkpoints)
     remove_temporaries_of(out)  # only its own: shards of the run may be writing beside it
     refusals: Counter[str] = Counter()
     chunks = generate_chunks(
-        checked_items(JsonDocument(args.scenes, "scenes"), f"--in: {args.scenes}"), families, settings,
-        positions=positions, run_record=file_record, checkpoint_dir=checkpoints, chunk_scenes=args.checkpoint_every,
-        progress=args.verbosity >= 0, refusals=refusals,
+        checked_items(JsonDocument(run_settings.scenes, "scenes"), f"--in: {run_settings.scenes}"), families, settings,
+        positions=positions, run_record=file_record, checkpoint_dir=checkpoints,
+        chunk_scenes=run_settings.checkpoint_every, progress=run_settings.verbosity >= 0, refusals=refusals,
     )
     try:
         if shard:
@@ -181,8 +206,6 @@ def generate_into(args: argparse.Namespace) -> int:
         else:
             questions = (question for chunk in chunks for question in chunk)
             info = write_questions(out, record, settings, questions, scene_count, refusals)
-    except ResumeMismatch as error:
-        raise UsageError(str(error)) from None
     except SceneFailed as error:
         kept = f"; finished chunks are kept in {checkpoints}" if any(checkpoints.glob("scenes_*.json")) else ""
         log.error(f"{PROG}: failed on {error}{kept}")
@@ -275,12 +298,13 @@ def _load_families(sources: FamilySources) -> dict:
         raise UsageError(f"bad family files: {error}") from None
 
 
-def run_record(args: Any, settings: Settings, sources: FamilySources, families: dict, scenes_info: Any) -> dict[str, Any]:
+def run_record(run_settings: QuestionSettings, settings: Settings, sources: FamilySources, families: dict,
+               scenes_info: Any) -> dict[str, Any]:
     """What the output is made of and with: enough to tell whether an existing file or checkpoint matches."""
     return {
         "stage": "questions",
         "version": __version__,
-        "seed": getattr(args, "seed_record", settings.seed),
+        "seed": run_settings.seed.record,
         "per_image": settings.per_image,
         "budget": settings.budget,
         "family_steps": settings.family_steps,
@@ -292,8 +316,8 @@ def run_record(args: Any, settings: Settings, sources: FamilySources, families: 
         "families": sources.record(),
         "families_digest": families_digest(sources),
         "family_count": len(families),
-        "scenes_file": path_from_output(args.scenes, args.out),
-        "scenes_digest": _file_sha256(args.scenes),
+        "scenes_file": path_from_output(run_settings.scenes, run_settings.out),
+        "scenes_digest": _file_sha256(run_settings.scenes),
         "scenes_info": scenes_info,
     }
 

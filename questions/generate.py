@@ -20,8 +20,8 @@ from tqdm import tqdm
 from questions.family import Family
 from questions.scene_questions import QuestionMaker, RunState, Settings, program_key, text_key
 from ruclevr.cli import progress_disabled
-from ruclevr.io import atomic_write_compact_json, atomic_write_json, read_json
-from ruclevr.records import read_record, same_record
+from ruclevr.io import atomic_write_compact_json, read_json, remove_stale_temporaries
+from ruclevr.records import RunUnit, claim_run
 
 CHUNK_SCENES = 500
 RUN_FILE = "run.json"
@@ -37,11 +37,6 @@ class SceneFailed(RuntimeError):
 
     def __init__(self, scene: Mapping[str, Any], error: Exception) -> None:
         super().__init__(f"scene {scene.get('image_filename', scene.get('image_index'))}: {type(error).__name__}: {error}")
-
-
-class ResumeMismatch(ValueError):
-    def __init__(self, folder: Path) -> None:
-        super().__init__(f"{folder} holds a stopped run made with other settings; pass --overwrite to start over")
 
 
 def generate(scenes: Sequence[Mapping[str, Any]], families: Mapping[str, Family], settings: Settings, **options: Any) -> list[dict[str, Any]]:
@@ -148,6 +143,14 @@ def _save_chunk(folder: Path, start: int, end: int, questions: list[dict[str, An
     atomic_write_compact_json(folder / f"scenes_{start:08d}_{end:08d}.json", chunk)
 
 
+def checkpoint_unit(folder: Path) -> RunUnit:
+    """A checkpoint folder as the unit of work a run claims: a stopped run's chunks are resumed by a run
+    of the same record, refused (one line) to a run of another."""
+    return RunUnit(folder / RUN_FILE, has_work=lambda: next(folder.glob("scenes_*.json"), None),
+                   refusal=lambda _: f"{folder} holds a stopped run made with other settings; pass --overwrite to start over",
+                   prepare=lambda: remove_stale_temporaries(folder))
+
+
 def _saved_chunks(
     folder: Path, run_record: Mapping[str, Any], positions: range, balance_block: int, refusals: Counter[str]
 ) -> Generator[list[dict[str, Any]], None, tuple[int, RunState]]:
@@ -155,12 +158,7 @@ def _saved_chunks(
     run state of its block, rebuilt from the saved chunks of that block (``refusals``: the run's
     counts so far, restored)."""
     folder.mkdir(parents=True, exist_ok=True)
-    run_file = folder / RUN_FILE
-    if run_file.exists():
-        if not same_record(read_record(run_file), run_record):
-            raise ResumeMismatch(folder)
-    else:
-        atomic_write_json(run_file, dict(run_record))
+    claim_run(checkpoint_unit(folder), run_record)
     position = positions.start
     state = RunState(refusals)
     for chunk_file in sorted(folder.glob("scenes_*.json")):

@@ -297,6 +297,8 @@ class _Walk:
             values = (node.value_literal,) if node.value_literal else search.value_options(node.value_type)
             if self.wanted is not None and node.value_param is not None:
                 values = tuple(v for v in values if v == self.wanted.get(node.value_param))
+            if node.function == "seen_from" and self._viewpoint_blurred(node):
+                return None  # "facing the red metal thing, is the red sphere on your left?": the words allow one object
             args = tuple(self.out[i] for i in node.inputs)
             for k in self.stream.lazy_order(len(values)):
                 if search.steps >= self.stop_at:
@@ -363,6 +365,18 @@ class _Walk:
         if node.function in _EDIT_JUDGED and not self._edit_matters(node):
             return False  # "if the cube were blue, how many green things?": the "if" changes nothing
         return True
+
+    def _viewpoint_blurred(self, node: PlanNode) -> bool:
+        """Whether the object a perspective question asks about (``seen_from``'s last input) may be, by
+        the words alone, the one stood at or faced: its description and theirs name no attribute with
+        two values. Two blind readers took «красный шар» for «красный блестящий объект» faced."""
+        *places, asked = (self._description(unique) for unique in node.inputs)
+        return any(not any(kind in place and place[kind] != value for kind, value in asked.items()) for place in places)
+
+    def _description(self, unique: int) -> dict[str, str]:
+        """Attribute -> value the words give the object of ``unique`` node (its filter's chosen values)."""
+        described = self.nodes[unique].inputs[0]
+        return {slot.attribute: value for slot, value in zip(self.nodes[described].slots, self.choices[described], strict=True) if value}
 
     def _edit_matters(self, node: PlanNode) -> bool:
         """For the answer's count, or a comparison of counts, of descriptions read right after a what-if

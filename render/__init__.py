@@ -11,12 +11,14 @@
 * ``render.farm``: the job that renders a scene index to arrays and the writer of its files, local
   worker processes, Ray actors, the scheduler, shards, the run record, ``merge`` and ``verify``.
 
-``python -m render`` is :mod:`render.cli`. Other packages (dataset, benchmarks, tests) use the
+``python -m render`` is :mod:`render.cli`: ``settings_from_args`` reads a command line into a frozen
+:class:`RenderRunSettings` and ``run(settings)`` renders (``python -m render --settings FILE`` reads
+them from a file :func:`write_settings_file` wrote, as ``dataset build`` does). Other packages (dataset, benchmarks, tests) use the
 names below; a module inside ``render`` imports the module that defines a name, never this one.
 Importing this package does not import bpy: a Blender session starts when an engine is opened.
 """
 
-from render.cli import main
+from render.cli import build_parser, main, run, settings_from_args
 from render.engines.devices import DEVICE_CHOICES, DeviceChoice
 from render.engines.frame import RenderedFrame
 from render.engines.registry import RenderBackend, engine_factory, engine_names, register_engine
@@ -43,8 +45,15 @@ from render.model.sampler import SampledScene, SceneOptions, SceneSamplingError,
 from render.model.scene_graph import sample_scene_graph, scene_from_graph, scene_graph
 from render.model.settings import MAX_SCENES, RenderSettings, render_limit_problem
 from render.model.visibility import hidden_problems, object_visibility, visibility_problems, with_visibility
+from render.settings import RenderRunSettings, read_settings_file, write_settings_file
 
 __all__ = [
+    "write_settings_file",
+    "settings_from_args",
+    "run",
+    "read_settings_file",
+    "build_parser",
+    "RenderRunSettings",
     "Camera",
     "DEFAULT_RELATION_EPS",
     "DEVICE_CHOICES",

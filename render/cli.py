@@ -24,6 +24,7 @@ from render.engines.devices import DEVICE_CHOICES
 from render.engines.registry import engine_names
 from render.farm.merge import main as merge_main
 from render.farm.outputs import OutputLayout, check_writable, merge_scenes
+from render.farm.pipeline import overlap_pays
 from render.farm.plan import FarmPlan, add_farm_arguments, plan_farm, shard_from_args
 from render.farm.runs import claim_output
 from render.farm.shard_layout import layout_for
@@ -44,6 +45,7 @@ from render.model.settings import (
     render_limit_problem,
 )
 from render.model.visibility import DEFAULT_MIN_VISIBLE_FRACTION
+from render.settings import RenderRunSettings, read_settings_file
 from ruclevr.cli import (
     ArgumentParser,
     UsageError,
@@ -60,7 +62,7 @@ from ruclevr.cli import seed as seed_type
 from ruclevr.io import hold_stage_output
 from ruclevr.jsonstream import DocumentWriter
 from ruclevr.paths import check_name_part, check_output_location
-from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
+from ruclevr.secret_seed import add_seed_file_option, stage_seed
 
 PROG = "python -m render"
 log = stage_logger("render")
@@ -73,7 +75,7 @@ class SamplesNotGiven(int):
 
 def samples_for(args, backend: str) -> int:
     """--samples as given, else the default of the device the run renders on."""
-    return default_samples(backend) if isinstance(args.samples, SamplesNotGiven) else args.samples
+    return default_samples(backend) if args.samples is None else args.samples
 
 
 def build_parser() -> ArgumentParser:
@@ -82,7 +84,7 @@ def build_parser() -> ArgumentParser:
         description="Render CLEVR-style scenes with headless Blender (Cycles): an image, an instance mask and "
         "a scene graph per scene, and the merged scenes.json. Rerun the same command to resume.",
         epilog="Subcommands: 'python -m render merge OUT [SHARD_FOLDER ...]' combines the shards of a job array into "
-        "OUT/scenes.json; 'python -m render verify OUT' checks a finished folder (each has its own --help).",
+        "OUT/scenes.json; 'python -m render verify OUT' checks a finished folder (each has its own --help); 'python -m render --settings FILE' renders with the settings a file holds (render/settings.py).",
     )
     add_common_options(parser)
     parser.add_argument("--n", type=positive_int, required=True, help=f"number of scenes to render (indices start-index .. start-index+n-1; start-index+n at most {MAX_SCENES})")
@@ -129,40 +131,68 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
-    configure_logging(args.verbosity)
-    check_output_location(args.out, "dir", "--out")
-    with hold_stage_output(args.out, "dir", shared=args.shard is not None):
-        return render_into(args)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["--settings"]:
+        settings = read_settings_file(settings_parser().parse_args(arguments).settings)
+    else:
+        args = build_parser().parse_args(arguments)
+        configure_logging(args.verbosity)
+        check_output_location(args.out, "dir", "--out")
+        settings = settings_from_args(args)
+    configure_logging(settings.verbosity)
+    return run(settings)
 
 
-def render_into(args: argparse.Namespace) -> int:
+def settings_parser() -> ArgumentParser:
+    parser = ArgumentParser(prog=f"{PROG} --settings", description="Render with the settings a file holds "
+                            "(render/settings.py; python -m dataset build writes one).")
+    parser.add_argument("--settings", type=Path, required=True, metavar="FILE", help="a render settings file (JSON)")
+    return parser
+
+
+def settings_from_args(args: argparse.Namespace | Sequence[str]) -> RenderRunSettings:
+    """The settings a command line (parsed or not) gives the render stage."""
+    if not isinstance(args, argparse.Namespace):
+        args = build_parser().parse_args(args)
+    values = {field.name: getattr(args, field.name) for field in dataclasses.fields(RenderRunSettings)}
+    values["seed"] = stage_seed(args.seed, args.seed_file, "render")
+    values["samples"] = None if isinstance(args.samples, SamplesNotGiven) else args.samples
+    return RenderRunSettings(**values)
+
+
+def run(settings: RenderRunSettings) -> int:
+    """One render run (its folder held while it writes); the exit status."""
+    check_output_location(settings.out, "dir", "--out")
+    with hold_stage_output(settings.out, "dir", shared=settings.shard is not None):
+        return render_into(settings)
+
+
+def render_into(args: RenderRunSettings) -> int:
     """The render run, once its folder is held."""
-    apply_seed_file(args, "render")
     options = scene_options_from_args(args)
     shard = shard_from_args(args)
     indices = shard.indices(args.start_index, args.n) if shard else range(args.start_index, args.start_index + args.n)
-    check_scenes_possible(args.seed, indices.start, options)
+    check_scenes_possible(args.seed.value, indices.start, options)
     if args.graphs_only:
         return write_graphs_only(args, options, shard, indices)
     check_legible_when_undenoised(args)
     farm = plan_farm(args, PROG, log.warning)
-    layout = prepare_output(layout_for(Path(args.out), options.filename_prefix, shard, args.start_index, args.n), args.overwrite)
+    layout = layout_for(Path(args.out), options.filename_prefix, shard, args.start_index, args.n)
     settings = RenderSettings(
         engine=args.engine, look=args.look, width=args.width, height=args.height,
         samples=samples_for(args, farm.device.backend), denoise=not args.no_denoise, device=farm.device.backend,
         threads=farm.threads,
     )
     min_pixels = args.min_pixels if args.min_pixels is not None else default_min_pixels(args.width, args.height)
-    job = RenderJob(str(layout.root), args.seed, options, settings, farm.device, _blender_version(), min_pixels,
-                    seed_record=args.seed_record,
+    job = RenderJob(str(layout.root), args.seed.value, options, settings, farm.device, _blender_version(), min_pixels,
+                    seed_record=args.seed.record,
                     min_visible_fraction=visible_fraction_floor(args),
                     legible_only=legible_only(args),
-                    mask_prepass=mask_prepass_pays(farm.device.backend))
+                    mask_prepass=mask_prepass_pays(farm.device.backend), overlap=overlap_pays(farm))
     info = run_info(job)
     if shard:
         info["shard"] = shard.to_dict(args.start_index, args.n)  # for merge; the merged scenes.json leaves it out
-    claim_output(layout, info)
+    claim_render_output(layout, info, args.overwrite)
     failures = execute(farm, job, plan(layout, indices), len(indices))
     merged = merge_scenes(layout, info)
     log.info(f"{PROG}: {len(indices) - len(failures)} of {len(indices)} scenes ready in {layout.root} "
@@ -194,7 +224,7 @@ def check_legible_when_undenoised(args) -> None:
     """Refuse --no-denoise at few samples with the legibility check on: the reader cannot read such
     renders as recorded, so every candidate would be re-sampled and the run would crawl (0.04 scenes/s)."""
     # Not given: the device's default, not known yet (the GPUs are probed later); the larger one decides.
-    most_samples = max(DEFAULT_SAMPLES, GPU_DEFAULT_SAMPLES) if isinstance(args.samples, SamplesNotGiven) else args.samples
+    most_samples = max(DEFAULT_SAMPLES, GPU_DEFAULT_SAMPLES) if args.samples is None else args.samples
     if args.no_denoise and legible_only(args) and most_samples < UNDENOISED_LEGIBLE_SAMPLES:
         raise UsageError(f"--no-denoise below {UNDENOISED_LEGIBLE_SAMPLES} samples with the legibility check on (the default for "
                          "look 3 at 240x160 and larger): the reader cannot read such renders, so every scene would be re-sampled; "
@@ -221,14 +251,14 @@ def write_graphs_only(args, options: SceneOptions, shard, indices: range) -> int
     layout = layout_for(Path(args.out), options.filename_prefix, shard, args.start_index, args.n)
     if layout.scenes_json.exists() and not args.overwrite:
         raise UsageError(f"{layout.scenes_json} exists; pass --overwrite to replace it")
-    info = {"generator": "ruclevr.render", "version": ruclevr.__version__, "seed": args.seed_record, "graphs_only": True,
+    info = {"generator": "ruclevr.render", "version": ruclevr.__version__, "seed": args.seed.record, "graphs_only": True,
             "visibility_checked": False, "scene_options": dataclasses.asdict(options)}
     if shard:
         info["shard"] = shard.to_dict(args.start_index, args.n)
     with DocumentWriter(layout.scenes_json, "scenes") as writer:
         for index in tqdm(indices, desc="scene graphs", unit="scene", file=sys.stderr, disable=progress_disabled()):
             try:
-                writer.write({**sample_scene_graph(args.seed, index, options), "seed": args.seed_record})
+                writer.write({**sample_scene_graph(args.seed.value, index, options), "seed": args.seed.record})
             except SceneSamplingError as error:  # a later scene than the first checked: nothing is written
                 raise UsageError(str(error)) from None
         writer.finish(info)
@@ -260,16 +290,14 @@ def check_scenes_possible(seed: int, start_index: int, options: SceneOptions) ->
         raise UsageError(str(error)) from None
 
 
-def prepare_output(layout: OutputLayout, overwrite: bool) -> OutputLayout:
-    root = layout.root
+def claim_render_output(layout: OutputLayout, info: dict, overwrite: bool) -> None:
+    """Claim the (shard's) folder for this run (:func:`render.farm.runs.claim_output`); one line when it
+    cannot be written."""
     try:
-        check_writable(root)
-        if overwrite:
-            layout.remove_outputs()
-        layout.prepare()
+        check_writable(layout.root)
+        claim_output(layout, info, overwrite)
     except OSError as error:
-        raise UsageError(f"cannot write to --out {str(root)!r}: {error.strerror or error}") from None
-    return layout
+        raise UsageError(f"cannot write to --out {str(layout.root)!r}: {error.strerror or error}") from None
 
 
 def run_info(job: RenderJob) -> dict:
@@ -286,6 +314,7 @@ def run_info(job: RenderJob) -> dict:
         **(legible_only_record() if job.legible_only else {}),
         "scene_options": scene_options_record(job.options),
         "render": job.settings.to_dict(),
+        "overlap": job.overlap,  # post-render work beside the next render (render/farm/pipeline.py); never compared
     }
 
 

@@ -16,7 +16,7 @@ import shutil
 import socket
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,15 +28,34 @@ from ruclevr.cli import UsageError
 TMP_SUFFIX = ".tmp"
 
 
+NOT_REGULAR = "is not a regular file"
+
+
+def file_problem(path: str | os.PathLike[str]) -> str | None:
+    """What keeps ``path`` from being read as a regular file (symbolic links followed): "does not exist",
+    "cannot be read: REASON", or :data:`NOT_REGULAR` for a FIFO, a device, a socket or a folder; None
+    when it is a regular file. The one home of this check (:func:`ruclevr.paths.regular_file` words it
+    for the user)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as error:
+        return f"cannot be read: {error.strerror}"
+    return None if stat.S_ISREG(mode) else NOT_REGULAR
+
+
 def is_regular_or_missing(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is a regular file (symbolic links followed) or nothing at all (opening it then says
     so): a FIFO, a device or a socket is neither."""
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return True  # opening it will say what is wrong
+    return file_problem(path) != NOT_REGULAR
+
+
+def temporary_beside(target: Path, role: str = "") -> tuple[int, str]:
+    """A new temporary file in ``target``'s folder (descriptor, name), named ``.NAME.[ROLE.]*.tmp`` as every
+    temporary here is: what :func:`remove_stale_temporaries` and :func:`remove_temporaries_of` clear after a
+    killed run."""
+    return tempfile.mkstemp(prefix=f".{target.name}.{role + '.' if role else ''}", suffix=TMP_SUFFIX, dir=target.parent)
 
 
 @contextlib.contextmanager
@@ -44,7 +63,7 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) ->
     """Open a temporary file beside ``path``; on success fsync it and rename it over ``path``."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TMP_SUFFIX, dir=target.parent)
+    fd, tmp_name = temporary_beside(target)
     if "b" not in mode:
         kwargs.setdefault("encoding", "utf-8")
     try:
@@ -91,6 +110,57 @@ def atomic_write_compact_json(path: str | os.PathLike[str], obj: Any) -> None:
     except TypeError:
         data = json.dumps(obj, ensure_ascii=False).encode()
     atomic_write_bytes(path, data + b"\n")
+
+
+def atomic_link_or_copy(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    """Hard-link ``source`` at ``target`` (a copy where no link can be made: another file system), through a
+    temporary name beside ``target``: a reader sees the old file or the whole new one."""
+    path = Path(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}{TMP_SUFFIX}")
+    try:
+        try:
+            os.link(source, temporary)
+        except OSError:  # another file system, links not allowed, or a killed run's temporary of this pid
+            shutil.copyfile(source, temporary)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def rename_in_order(staged: Iterable[tuple[Path, Path]]) -> None:
+    """Rename each complete (staged, target) file over its target, in the order given."""
+    for temporary, target in staged:
+        os.replace(temporary, target)
+
+
+class StagedFiles:
+    """Temporary names for ``targets`` (``.NAME.staged.tmp`` beside each: a killed run's are removed like
+    every temporary here), renamed over the targets together by :meth:`commit`, once every one is complete;
+    leaving without a commit removes them, so a failed or killed run never changes the previous outputs."""
+
+    def __init__(self, targets: Sequence[Path]) -> None:
+        self.paths = {target: target.with_name(f".{target.name}.staged{TMP_SUFFIX}") for target in targets}
+
+    def __enter__(self) -> StagedFiles:
+        for target, staged in self.paths.items():
+            remove_temporaries_of(target)
+            remove_temporaries_of(staged)
+        return self
+
+    def __getitem__(self, target: Path) -> Path:
+        return self.paths[target]
+
+    def commit(self) -> None:
+        """Rename the staged files over the targets, the last target last; it is removed first, so that
+        while it exists every target comes from the same run (a run killed here leaves it missing)."""
+        *others, (last_target, last_staged) = self.paths.items()
+        last_target.unlink(missing_ok=True)
+        rename_in_order([(staged, target) for target, staged in others] + [(last_staged, last_target)])
+
+    def __exit__(self, *exc_info: object) -> None:
+        for staged in self.paths.values():
+            staged.unlink(missing_ok=True)
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:

@@ -23,7 +23,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -32,7 +31,7 @@ import orjson
 
 from ruclevr import jsonincremental
 from ruclevr.cli import UsageError
-from ruclevr.io import TMP_SUFFIX, atomic_open, is_regular_or_missing
+from ruclevr.io import atomic_open, is_regular_or_missing, temporary_beside
 from ruclevr.jsonlimits import MAX_DEPTH, MAX_ITEM_BYTES, TOO_DEEP_INDENT, JsonLimitError, loads
 
 _MEMBER_INDENT = "  "
@@ -403,7 +402,7 @@ class DocumentWriter:
         """The temporary file, made at the first item (bad input found before it leaves no trace)."""
         if self._spool is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, self._spool_name = tempfile.mkstemp(prefix=f".{self.path.name}.items.", suffix=TMP_SUFFIX, dir=self.path.parent)
+            fd, self._spool_name = temporary_beside(self.path, "items")
             self._spool = os.fdopen(fd, "w+b")
         return self._spool
 

@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from ruclevr.cli import UsageError
+from ruclevr.io import file_problem
 
 
 def confined_path(folder: str | os.PathLike[str], relative: object, what: str) -> Path:
@@ -193,14 +194,7 @@ def check_not_another_export(folder: str | os.PathLike[str], flag: str, marker: 
 def regular_file(path: str | os.PathLike[str], label: str) -> Path:
     """``path`` once it is a regular file (symbolic links followed): a FIFO, a device or a folder where a
     file is expected is refused in one line instead of hanging or reading without end."""
-    import stat
-
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        raise UsageError(f"{label} {str(path)!r} does not exist") from None
-    except OSError as error:
-        raise UsageError(f"{label} {str(path)!r} cannot be read: {error.strerror}") from None
-    if not stat.S_ISREG(mode):
-        raise UsageError(f"{label} {str(path)!r} is not a regular file")
+    problem = file_problem(path)
+    if problem is not None:
+        raise UsageError(f"{label} {str(path)!r} {problem}")
     return Path(path)

@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,23 +55,54 @@ def read_record(path: str | os.PathLike[str]) -> Any:
         return None
 
 
-def claim_run(
-    path: str | os.PathLike[str],
-    record: Mapping[str, Any],
-    *,
-    has_work: Callable[[], object],
-    refusal: Callable[[list[str]], str],
-    compared: Callable[[Any], Any] = lambda record: record,
-) -> None:
-    """Write this run's ``record`` at ``path``, unless the folder holds work (``has_work()`` is
-    true) of a run whose record differs in its ``compared`` part: then a UsageError with
-    ``refusal(differences)``, and nothing is written."""
-    previous = read_record(path)
-    if previous is not None and has_work():
-        differences = record_differences(compared(previous), compared(as_recorded(record)))
+def _nothing() -> None:
+    return None
+
+
+def _whole(record: Any) -> Any:
+    return record
+
+
+@dataclass(frozen=True)
+class RunUnit:
+    """The unit of work a resumable run claims: the folder's run ``record`` file, whether the folder holds
+    finished work (``has_work``), the part of a record two runs must share to write into it
+    (``compared``), the one-line ``refusal`` naming the differences, and how the folder's outputs are
+    removed (``start_over``, for ``--overwrite``) and made ready (``prepare``: its subfolders made, a
+    killed run's temporaries dropped)."""
+
+    record: Path
+    has_work: Callable[[], object]
+    refusal: Callable[[list[str]], str]
+    compared: Callable[[Any], Any] = _whole
+    start_over: Callable[[], object] = _nothing
+    prepare: Callable[[], object] = _nothing
+
+
+def claim_run(unit: RunUnit | str | os.PathLike[str], record: Mapping[str, Any], *, overwrite: bool = False,
+              **parts: Any) -> None:
+    """Claim ``unit``'s folder for the run of ``record``: with ``overwrite``, remove its earlier outputs
+    first; else, when it holds work (``has_work()`` is true) of a run whose record differs in its
+    ``compared`` part, raise a UsageError with ``refusal(differences)`` and write nothing. Then prepare
+    the folder and write the record: a rerun with the same record resumes the work.
+
+    ``unit`` may also be the record's path, with the other :class:`RunUnit` fields as keywords."""
+    unit = unit if isinstance(unit, RunUnit) else RunUnit(Path(unit), **parts)
+    if overwrite:
+        unit.start_over()
+    else:
+        refuse_other_run(unit, record)
+    unit.prepare()
+    atomic_write_json(unit.record, dict(record))
+
+
+def refuse_other_run(unit: RunUnit, record: Mapping[str, Any]) -> None:
+    """UsageError when ``unit``'s folder holds work of a run whose compared record differs from ``record``'s."""
+    previous = read_record(unit.record)
+    if previous is not None and unit.has_work():
+        differences = record_differences(unit.compared(previous), unit.compared(as_recorded(record)))
         if differences:
-            raise UsageError(refusal(differences))
-    atomic_write_json(path, dict(record))
+            raise UsageError(unit.refusal(differences))
 
 
 def fingerprint(decisive: Mapping[str, Any]) -> str:

@@ -98,6 +98,32 @@ def add_seed_file_option(parser: argparse.ArgumentParser) -> None:
                              "or written, the records hold its commitment (see docs/dataset.md, Secret seeds)")
 
 
+@dataclass(frozen=True)
+class StageSeed:
+    """A stage's seed as one value: ``value`` for the random streams, ``record`` for its files
+    (the value itself, or a secret seed's commitment)."""
+
+    value: int = 0
+    record: int | str = 0
+
+    @classmethod
+    def plain(cls, value: int) -> StageSeed:
+        return cls(value, value)
+
+    @classmethod
+    def secret(cls, secret: SecretSeed, context: str) -> StageSeed:
+        return cls(secret.value, secret.record(context))
+
+
+def stage_seed(seed: int | None, seed_file: Path | None, context: str) -> StageSeed:
+    """The seed ``--seed`` or ``--seed-file`` gives a stage (``context``: the stage, for the commitment)."""
+    if seed_file is None:
+        return StageSeed.plain(seed or 0)
+    if seed not in (None, 0):
+        raise UsageError("--seed and --seed-file cannot both be given")
+    return StageSeed.secret(read_seed_file(seed_file), context)
+
+
 def apply_seed_file(args: argparse.Namespace, context: str) -> SecretSeed | None:
     """With ``--seed-file``: set ``args.seed`` to its value and ``args.seed_record`` to its commitment;
     without: ``args.seed_record`` is ``args.seed`` itself. The secret seed, or None."""

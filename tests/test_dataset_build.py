@@ -7,22 +7,28 @@ real stages is skipped, with its reason, while any of them is missing.
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import importlib.util
 import json
 import os
 import subprocess
 import sys
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
-from sample_outputs import mera_export_problems
+from sample_outputs import mera_export_problems, questions_for_scene
 
 from dataset import build as build_module
-from dataset.build import Build, BuildPaths, BuildSettings, StageFailed, StageModules, format_summary
+from dataset.build import Build, BuildPaths, BuildSettings, StageFailed, format_summary
 from dataset.mera.document import read_export
+from dataset.stage_args import RenderStage, Stage, Stages
 from ruclevr.cli import UsageError
-from ruclevr.io import read_json
+from ruclevr.io import atomic_write_json, read_json
+from ruclevr.secret_seed import StageSeed
 
 FAKE_COMMON = '''
 import argparse, json, os, sys
@@ -31,7 +37,7 @@ from ruclevr.io import atomic_write_json, read_json
 
 def log_call(stage, argv):
     with open(os.environ["FAKE_STAGE_LOG"], "a", encoding="utf-8") as handle:
-        handle.write(json.dumps([stage, list(argv)]) + "\\n")
+        handle.write(json.dumps([stage, argv]) + "\\n")
     return os.environ.get("FAKE_FAIL") == stage
 '''
 
@@ -43,12 +49,10 @@ from ruclevr.io import atomic_write_bytes
 
 def main(argv=None):
     parser = argparse.ArgumentParser()
-    for flag in ("--n", "--seed", "--width", "--height", "--samples"):
-        parser.add_argument(flag, type=int)
-    parser.add_argument("--out", type=Path)
-    parser.add_argument("--overwrite", action="store_true")
-    args = parser.parse_args(argv)
-    if log_call("render", argv if argv is not None else sys.argv[1:]):
+    parser.add_argument("--settings", type=Path, required=True)
+    args = argparse.Namespace(**read_json(parser.parse_args(argv).settings))
+    args.out = Path(args.out)
+    if log_call("render", vars(args) | {"out": str(args.out)}):
         return 1
     scenes = []
     for index in range(args.n):
@@ -64,64 +68,117 @@ def main(argv=None):
 ''',
     "fake_render/__init__.py": "",
     "fake_render/__main__.py": "from fake_render.cli import main\nraise SystemExit(main())\n",
-    "fake_questions/__init__.py": "",
-    "fake_questions/cli.py": FAKE_COMMON + '''
-from sample_outputs import questions_for_scene
+}
 
-def main(argv):
+
+def log_call(stage: str, what: object) -> bool:
+    with open(os.environ["FAKE_STAGE_LOG"], "a", encoding="utf-8") as handle:
+        handle.write(json.dumps([stage, what]) + "\n")
+    return os.environ.get("FAKE_FAIL") == stage
+
+
+@dataclass(frozen=True)
+class FakeSettings:
+    """The settings of the stand-in text stages: the fields the build sets, and one option of their own."""
+
+    input: Path
+    out: Path
+    seed: StageSeed = StageSeed()
+    per_image: int = 7
+    families: Any = None
+    backend: str | None = None
+    threshold: float = 0.5
+    overwrite: bool = False
+    verbosity: int = 0
+
+
+def fake_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--in", dest="scenes", type=Path)
-    parser.add_argument("--out", type=Path)
-    parser.add_argument("--seed", type=int)
+    parser.add_argument("--in", dest="input", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed-file", type=Path)
     parser.add_argument("--per-image", type=int, default=7)
-    parser.add_argument("-q", "--quiet", action="store_true")
-    parser.add_argument("--overwrite", action="store_true")
-    args = parser.parse_args(argv)
-    if log_call("questions", argv):
-        return 1
-    scenes = read_json(args.scenes)["scenes"]
-    questions = [q for scene in scenes for q in questions_for_scene(scene)[: args.per_image]]
-    atomic_write_json(args.out, {"info": {"stage": "questions", "seed": args.seed}, "questions": questions})
-    return 0
-''',
-    "fake_translate/__init__.py": "",
-    "fake_translate/cli.py": FAKE_COMMON + '''
-def main(argv):
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--in", dest="questions", type=Path)
-    parser.add_argument("--out", type=Path)
-    parser.add_argument("--backend")
-    parser.add_argument("--seed", type=int)
-    parser.add_argument("-q", "--quiet", action="store_true")
-    parser.add_argument("--overwrite", action="store_true")
-    args = parser.parse_args(argv)
-    if log_call("translate", argv):
-        return 1
-    questions = read_json(args.questions)["questions"]
-    atomic_write_json(args.out, {"info": {"stage": "translate", "backend": args.backend}, "questions": questions})
-    return 0
-''',
-    "fake_filter/__init__.py": "",
-    "fake_filter/cli.py": FAKE_COMMON + '''
-def main(argv):
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--in", dest="source", type=Path)
-    parser.add_argument("--out", type=Path)
     parser.add_argument("--backend")
     parser.add_argument("--threshold", type=float, default=0.5)
-    parser.add_argument("-q", "--quiet", action="store_true")
+    parser.add_argument("-q", "--quiet", dest="verbosity", action="store_const", const=-1, default=0)
     parser.add_argument("--overwrite", action="store_true")
-    args = parser.parse_args(argv)
-    if log_call("filter", argv):
+    return parser
+
+
+def fake_settings(args: argparse.Namespace) -> FakeSettings:
+    return FakeSettings(args.input, args.out, StageSeed.plain(args.seed), args.per_image, None, args.backend,
+                        args.threshold, args.overwrite, args.verbosity)
+
+
+def logged_settings(settings: FakeSettings) -> dict[str, Any]:
+    return json.loads(json.dumps(dataclasses.asdict(settings), default=str))
+
+
+def fake_questions(settings: FakeSettings) -> int:
+    if log_call("questions", logged_settings(settings)):
         return 1
-    questions = read_json(args.source)["questions"]
-    info = {"stage": "filter", "backend": args.backend, "threshold": args.threshold}
-    atomic_write_json(args.out, {"info": info, "questions": questions})
+    scenes = read_json(settings.input)["scenes"]
+    questions = [q for scene in scenes for q in questions_for_scene(scene)[: settings.per_image]]
+    atomic_write_json(settings.out, {"info": {"stage": "questions", "seed": settings.seed.record}, "questions": questions})
     return 0
-''',
-}
-FAKE_MODULES = StageModules(render="fake_render", questions="fake_questions", translate="fake_translate",
-                            filter="fake_filter")
+
+
+def fake_translate(settings: FakeSettings) -> int:
+    if log_call("translate", logged_settings(settings)):
+        return 1
+    questions = read_json(settings.input)["questions"]
+    atomic_write_json(settings.out, {"info": {"stage": "translate", "backend": settings.backend}, "questions": questions})
+    return 0
+
+
+def fake_filter(settings: FakeSettings) -> int:
+    if log_call("filter", logged_settings(settings)):
+        return 1
+    questions = read_json(settings.input)["questions"]
+    info = {"stage": "filter", "backend": settings.backend, "threshold": settings.threshold}
+    atomic_write_json(settings.out, {"info": info, "questions": questions})
+    return 0
+
+
+def fake_render_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser()
+    for flag in ("--n", "--seed", "--width", "--height", "--samples"):
+        parser.add_argument(flag, type=int)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--seed-file", type=Path)
+    parser.add_argument("--overwrite", action="store_true")
+    return parser
+
+
+@dataclass(frozen=True)
+class FakeRenderSettings:
+    n: int
+    out: Path
+    seed: StageSeed
+    seed_file: Path | None
+    width: int | None
+    height: int | None
+    samples: int | None
+    overwrite: bool
+
+
+def fake_render_settings(args: argparse.Namespace) -> FakeRenderSettings:
+    return FakeRenderSettings(args.n, args.out, StageSeed.plain(args.seed or 0), args.seed_file, args.width,
+                              args.height, args.samples, args.overwrite)
+
+
+def write_fake_render_settings(path: Path, settings: FakeRenderSettings) -> None:
+    record = dataclasses.asdict(settings) | {"seed": settings.seed.value, "out": str(settings.out), "seed_file": None}
+    atomic_write_json(path, record)
+
+
+FAKE_STAGES_TO_RUN = Stages(
+    render=RenderStage("fake_render", fake_render_parser, fake_render_settings, write_fake_render_settings),
+    questions=Stage("fake_questions", fake_parser, fake_settings, fake_questions),
+    translate=Stage("fake_translate", fake_parser, fake_settings, fake_translate),
+    filter=Stage("fake_filter", fake_parser, fake_settings, fake_filter),
+)
 
 
 @pytest.fixture()
@@ -148,7 +205,7 @@ def calls(log: Path) -> list[str]:
 def build(root: Path, **settings) -> Build:
     overwrite = settings.pop("overwrite", False)
     values = {"n": 6, "shots": 2, "width": 8, "samples": 2} | settings
-    return Build(BuildPaths(root), BuildSettings(**values), overwrite, FAKE_MODULES)
+    return Build(BuildPaths(root), BuildSettings(**values), overwrite, FAKE_STAGES_TO_RUN)
 
 
 def output_bytes(root: Path) -> dict[str, bytes]:
@@ -167,8 +224,10 @@ def test_build_runs_every_stage_in_order_and_exports(fake_stages, tmp_path) -> N
                              "test": report.counts["test"]}
     assert (root / "hf" / "README.md").exists() and (root / "stats.json").exists()
     logged = [json.loads(line) for line in fake_stages.read_text(encoding="utf-8").splitlines()]
-    assert logged[0][1][:6] == ["--n", "6", "--out", str(root / "render"), "--seed", "0"]
-    assert logged[3][1][-2:] == ["--threshold", "0.7"]
+    assert logged[0][1] == {"n": 6, "out": str(root / "render"), "seed": 0, "seed_file": None, "width": 8,
+                            "height": None, "samples": 2, "overwrite": False}
+    assert not (root / "render.settings.json").exists()  # the render stage's settings file is gone once it ran
+    assert logged[3][1]["threshold"] == 0.7 and logged[3][1]["backend"] == "morph"
     sources = read_export(root / "mera")["info"]["sources"]
     assert sources["translate"]["info"] == {"stage": "translate", "backend": "native"}
     assert sources["questions"]["info"] == {"stage": "questions", "seed": 0}
@@ -279,10 +338,10 @@ def test_changed_export_settings_redo_only_export_but_render_settings_need_overw
 
 
 def test_an_explicit_default_is_not_a_settings_change(fake_stages, tmp_path) -> None:
-    from dataset.build import stage_defaults
+    from dataset.stage_args import shipped_stages, stage_defaults
     from render.model.settings import DEFAULT_SAMPLES
 
-    defaults = stage_defaults(StageModules())
+    defaults = stage_defaults(shipped_stages())
     assert defaults == {"width": 480, "height": 320, "samples": DEFAULT_SAMPLES, "per_image": 10}
     implicit = BuildSettings(n=4).by_stage(defaults)
     assert BuildSettings(n=4, width=480, height=320, samples=DEFAULT_SAMPLES, per_image=10).by_stage(defaults) == implicit
@@ -296,10 +355,10 @@ def test_an_explicit_default_is_not_a_settings_change(fake_stages, tmp_path) -> 
 
 
 def test_missing_stage_is_reported_before_any_work(fake_stages, tmp_path) -> None:
-    modules = StageModules(render="fake_render", questions="no_such_questions_stage", translate="fake_translate",
-                           filter="fake_filter")
-    with pytest.raises(UsageError, match="stage questions is not available"):
-        Build(BuildPaths(tmp_path / "DATA"), BuildSettings(n=2), False, modules).run()
+    stages = dataclasses.replace(FAKE_STAGES_TO_RUN, render=dataclasses.replace(FAKE_STAGES_TO_RUN.render,
+                                                                                name="no_such_render_stage"))
+    with pytest.raises(UsageError, match="stage render is not available"):
+        Build(BuildPaths(tmp_path / "DATA"), BuildSettings(n=2), False, stages).run()
     assert calls(fake_stages) == [] and not (tmp_path / "DATA").exists()
 
 
@@ -358,3 +417,64 @@ def test_tiny_end_to_end_build_with_the_real_stages(tmp_path, monkeypatch) -> No
     again = subprocess.run(command, capture_output=True, text=True, check=False)
     assert again.returncode == 0, again.stderr[-3000:]
     assert {p: p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()} == before
+
+
+def test_extra_arguments_are_read_once_into_the_stage_settings_and_the_build_values_set_over_them(
+    fake_stages, tmp_path
+) -> None:
+    root = tmp_path / "DATA"
+    report = build(root, seed=9, questions_args=("--per-image", "3"), filter_args=("--threshold", "0.7", "-q")).run()
+    assert [s.status for s in report.stages] == ["ran"] * 6
+    logged = {stage: settings for stage, settings in map(json.loads, fake_stages.read_text(encoding="utf-8").splitlines())}
+    assert logged["questions"]["per_image"] == 3 and logged["questions"]["input"] == str(root / "render" / "scenes.json")
+    assert logged["questions"]["seed"] == {"value": 9, "record": 9} and logged["translate"]["backend"] == "native"
+    assert logged["filter"]["threshold"] == 0.7 and logged["filter"]["verbosity"] == -1
+    from dataset.stage_settings import build_verbosity
+
+    assert logged["questions"]["verbosity"] == build_verbosity() and logged["questions"]["overwrite"] is False
+    recorded = read_json(root / "build.json")["info"]["settings"]
+    assert recorded["questions"]["args"] == {"per_image": 3} and recorded["questions"]["per_image"] == 3
+    assert recorded["filter"]["args"] == {"threshold": 0.7, "verbosity": -1} and recorded["translate"]["args"] == []
+
+
+def test_an_option_given_twice_or_unknown_is_refused_before_any_work(fake_stages, tmp_path) -> None:
+    root = tmp_path / "DATA"
+    for settings, message in (
+        ({"per_image": 4, "questions_args": ("--per-image", "3")},
+         "--questions-args sets per_image to 3, but the build sets it to 4 (--per-image); give it once"),
+        ({"filter_args": ("--backend", "none")}, "--filter-args sets backend to 'none', but the build sets it to 'morph' "
+                                                 "(--filter-backend)"),
+        ({"render_args": ("--width", "9")}, "--render-args sets width to 9, but the build sets it to 8 (--width)"),
+        ({"translate_args": ("--seed-file", "x")}, "--translate-args sets the seed (--seed-file x): a build has one seed"),
+        ({"questions_args": ("--bogus",)}, "--questions-args '--bogus': the questions stage does not accept these "
+                                           "arguments (unrecognized arguments: --bogus)"),
+    ):
+        with pytest.raises(UsageError) as refused:
+            build(root, **settings).run()
+        assert message in str(refused.value) and "\n" not in str(refused.value)
+    assert calls(fake_stages) == [] and not root.exists()
+
+
+def test_the_shipped_stages_get_their_own_settings_objects(tmp_path) -> None:
+    from dataset.stage_settings import StageComposer
+    from filter.settings import FilterSettings
+    from questions.settings import QuestionSettings
+    from translate.settings import TranslateSettings
+
+    root = tmp_path / "DATA"
+    settings = BuildSettings(n=4, seed=5, questions_args=("--mix-by", "skill", "--budget", "99"),
+                             translate_args=("--yo", "yo"), filter_args=("--threshold", "0.25"))
+    plans = StageComposer(Build(BuildPaths(root), settings, False), build_module.shipped_stages()).plans()
+    questions, translate, kept = (plans[name].settings for name in ("questions", "translate", "filter"))
+    assert isinstance(questions, QuestionSettings) and isinstance(translate, TranslateSettings)
+    assert isinstance(kept, FilterSettings)
+    assert (questions.scenes, questions.out, questions.mix_by, questions.budget) == (
+        root / "render" / "scenes.json", root / "questions.json", "skill", 99)
+    assert questions.seed == translate.seed == StageSeed(5, 5) and questions.per_image == 10
+    assert (translate.questions, translate.yo, translate.backend) == (root / "questions.json", "yo", "native")
+    assert (kept.input, kept.out, kept.threshold, kept.backend) == (
+        root / "questions_ru.json", root / "questions_ru_kept.json", 0.25, "morph")
+    assert plans["questions"].arguments.recorded() == {"budget": 99, "mix_by": "skill"}
+    with pytest.raises(UsageError, match="--translate-args sets executor: a build runs the translate stage in its own"):
+        StageComposer(Build(BuildPaths(root), BuildSettings(n=4, translate_args=("--executor", "ray")), False),
+                      build_module.shipped_stages()).plans()

@@ -11,9 +11,10 @@ import questions.generate as generation
 from questions.cli import main
 from questions.executor import execute_program
 from questions.families import load_families
-from questions.generate import ResumeMismatch, Settings, generate
+from questions.generate import Settings, generate
 from questions.scene_questions import program_key
 from render import sample_scene_graph
+from ruclevr.cli import UsageError
 
 SCENE_COUNT = 60
 
@@ -61,7 +62,7 @@ def test_interrupted_run_resumes_to_the_same_questions(tmp_path, scenes, familie
                       chunk_scenes=25, on_scene=lambda position, made: resumed.append(position), progress=False)
     assert resumed[0] == 25  # the first chunk was not made again
     assert result == reference
-    with pytest.raises(ResumeMismatch):
+    with pytest.raises(UsageError, match="holds a stopped run made with other settings"):
         generate(scenes, families, Settings(seed=5), run_record={"seed": 6}, checkpoint_dir=tmp_path, progress=False)
 
 

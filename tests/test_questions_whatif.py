@@ -157,6 +157,13 @@ def test_perspective_answers_recomputed_from_floor_coordinates(families, scenes,
         assert off_line >= math.sin(math.radians(SIDE_MARGIN)) - 1e-9, question["question"]
         assert math.dist(floor(scene, viewer), floor(scene, faced)) >= MIN_LEG
         assert question["answer"] == ("yes" if side == wanted_side else "no"), question["question"]
+        # The words keep the object asked about apart from where one stands and what one faces:
+        # each pair of descriptions names one attribute with two values (two blind readers took «красный
+        # шар» for «красный блестящий объект» faced, when the words allowed it).
+        asked = description(params, "3")
+        for place in ("", "2"):
+            there = description(params, place)
+            assert any(kind in there and there[kind] != value for kind, value in asked.items()), question["question"]
 
 
 def test_perspective_counts_recomputed_from_floor_coordinates(families, scenes):

@@ -59,12 +59,12 @@ def test_the_worker_reports_how_many_candidates_a_scene_took(tmp_path):
 
 
 def test_the_gpu_default_takes_more_samples_and_the_cpu_default_is_unchanged():
-    from render.cli import build_parser, samples_for
+    from render.cli import build_parser, samples_for, settings_from_args
     from render.model.settings import DEFAULT_SAMPLES, RenderSettings, default_samples
 
     assert default_samples("cpu") == DEFAULT_SAMPLES == RenderSettings().samples == 9
     assert default_samples("optix") == default_samples("cuda") == 64
-    not_given, given = (build_parser().parse_args(["--n", "1", *extra]) for extra in ([], ["--samples", "9"]))
+    not_given, given = (settings_from_args(["--n", "1", *extra]) for extra in ([], ["--samples", "9"]))
     assert [samples_for(not_given, backend) for backend in ("cpu", "cuda", "optix")] == [9, 64, 64]
     assert [samples_for(given, backend) for backend in ("cpu", "cuda", "optix")] == [9, 9, 9]
     assert build_parser().get_default("samples") == 9  # what dataset build reads as render's default

@@ -145,3 +145,55 @@ def test_a_shard_leaving_a_shared_lock_folder_keeps_it_for_the_shards_still_runn
     with hold_stage_output(out, "file"):
         assert lock.is_dir()
     assert not lock.exists()
+
+
+def test_one_check_says_what_keeps_a_path_from_being_a_regular_file(tmp_path) -> None:
+    from ruclevr.cli import UsageError
+    from ruclevr.io import NOT_REGULAR, file_problem, is_regular_or_missing
+    from ruclevr.paths import regular_file
+
+    file, fifo = tmp_path / "a.json", tmp_path / "pipe"
+    file.write_text("{}", encoding="utf-8")
+    os.mkfifo(fifo)
+    assert [file_problem(path) for path in (file, tmp_path / "gone", tmp_path, fifo)] == [
+        None, "does not exist", NOT_REGULAR, NOT_REGULAR]
+    assert [is_regular_or_missing(path) for path in (file, tmp_path / "gone", tmp_path, fifo)] == [True, True, False, False]
+    assert regular_file(file, "--in") == file
+    with pytest.raises(UsageError, match=r"^--in '.*pipe' is not a regular file$"):
+        regular_file(fifo, "--in")
+    with pytest.raises(UsageError, match=r"^--in '.*gone' does not exist$"):
+        regular_file(tmp_path / "gone", "--in")
+
+
+def test_a_linked_or_copied_file_replaces_its_target_whole_even_past_a_killed_runs_temporary(tmp_path) -> None:
+    from ruclevr.io import atomic_link_or_copy
+
+    source, target = tmp_path / "source.png", tmp_path / "out" / "image.png"
+    source.write_bytes(b"new picture")
+    target.parent.mkdir()
+    target.write_bytes(b"old")
+    (target.parent / f".image.png.{os.getpid()}.tmp").write_bytes(b"half")  # this pid's, from a killed run
+    atomic_link_or_copy(source, target)
+    assert target.read_bytes() == b"new picture" and os.listdir(target.parent) == ["image.png"]
+    (target.parent / "image.png").unlink()
+    atomic_link_or_copy(source, target)
+    assert target.stat().st_ino == source.stat().st_ino  # a hard link where one can be made
+
+
+def test_staged_files_change_nothing_until_the_commit_renames_them_all(tmp_path) -> None:
+    from ruclevr.io import StagedFiles
+
+    first, last = tmp_path / "test.json", tmp_path / "provenance.json"
+    first.write_text("old test", encoding="utf-8")
+    last.write_text("old provenance", encoding="utf-8")
+    with pytest.raises(RuntimeError), StagedFiles([first, last]) as staged:
+        staged[first].write_text("new test", encoding="utf-8")
+        raise RuntimeError("killed before the commit")
+    assert (first.read_text(), last.read_text()) == ("old test", "old provenance")
+    assert sorted(os.listdir(tmp_path)) == ["provenance.json", "test.json"]
+    with StagedFiles([first, last]) as staged:
+        staged[first].write_text("new test", encoding="utf-8")
+        staged[last].write_text("new provenance", encoding="utf-8")
+        staged.commit()
+    assert (first.read_text(), last.read_text()) == ("new test", "new provenance")
+    assert sorted(os.listdir(tmp_path)) == ["provenance.json", "test.json"]

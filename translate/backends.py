@@ -18,32 +18,38 @@ CACHE_FILENAME = "translate_cache.sqlite"
 log = stage_logger("translate")
 
 
-def check_backend_options(args: argparse.Namespace) -> None:
-    if args.model is not None and args.backend != "marian":
-        raise UsageError(f"--model applies only to --backend marian, not {args.backend}")
-    if args.cache is not None and args.backend == "native":
-        raise UsageError("--cache applies only to --backend google or marian; native needs no cache")
+def given_families(args: argparse.Namespace) -> FamilySources | None:
+    """The families ``--families``/``--families-only`` name (native only); None when neither is given."""
     if (args.families or args.families_only) and args.backend != "native":
         raise UsageError(f"--families applies only to --backend native, not {args.backend}")
-    sources_from_arguments(args)  # a folder that is not there is reported before anything is read
+    return sources_from_arguments(args)  # a folder that is not there is reported before anything is read
 
 
-def family_sources(args: argparse.Namespace, info: Mapping[str, Any]) -> FamilySources | None:
+def check_backend_options(settings: Any) -> None:
+    """Options that do not fit the backend (``settings``: translate.settings.TranslateSettings)."""
+    if settings.model is not None and settings.backend != "marian":
+        raise UsageError(f"--model applies only to --backend marian, not {settings.backend}")
+    if settings.cache is not None and settings.backend == "native":
+        raise UsageError("--cache applies only to --backend google or marian; native needs no cache")
+    if settings.families is not None and settings.backend != "native":
+        raise UsageError(f"--families applies only to --backend native, not {settings.backend}")
+
+
+def family_sources(settings: Any, info: Mapping[str, Any]) -> FamilySources | None:
     """native: the families ``--families`` names, else those the questions stage recorded in ``info.families``."""
-    if args.backend != "native":
+    if settings.backend != "native":
         return None
-    given = sources_from_arguments(args)
-    if given is not None:
-        return given
-    sources = recorded_sources(info, f"--in {args.questions}")
+    if settings.families is not None:
+        return settings.families
+    sources = recorded_sources(info, f"--in {settings.questions}")
     recorded = info.get("families_digest")
     if isinstance(recorded, str) and recorded != families_digest(sources):
-        log.warning(f"translate: the family files of {sources.describe()} changed since {args.questions} was made; "
+        log.warning(f"translate: the family files of {sources.describe()} changed since {settings.questions} was made; "
                     "its questions are realised with the files as they are now")
     return sources
 
 
-def translator_name(args: argparse.Namespace) -> str:
+def translator_name(args: Any) -> str:
     if args.backend == "marian":
         from translate import marian
 
@@ -51,10 +57,11 @@ def translator_name(args: argparse.Namespace) -> str:
     return str(args.backend)
 
 
-def make_backend(args: argparse.Namespace) -> Backend:
-    """Build the chosen backend; a backend that cannot start is a usage error (exit 2)."""
+def make_backend(args: Any, sources: FamilySources | None = None) -> Backend:
+    """Build the chosen backend (``args``: the run's settings; ``sources``: the native realiser's
+    families); a backend that cannot start is a usage error (exit 2)."""
     if args.backend == "native":
-        return make_native_backend(args)
+        return make_native_backend(sources, args.seed.value)
     from translate.cache import TranslationCache
 
     cache_path = args.cache or (args.out.parent / CACHE_FILENAME if args.backend == "google" else None)
@@ -78,11 +85,11 @@ def make_backend(args: argparse.Namespace) -> Backend:
         ) from None
 
 
-def make_native_backend(args: argparse.Namespace) -> Backend:
+def make_native_backend(sources: FamilySources | None, seed: int) -> Backend:
     from translate.native import NativeRealiser
 
     try:
-        return NativeRealiser(families_dir=args.family_sources, seed=args.seed)
+        return NativeRealiser(families_dir=sources, seed=seed)
     except ValueError as error:  # bad family files: every problem, one per line, joined into one
         raise UsageError("; ".join(str(error).splitlines())) from None
 

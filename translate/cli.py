@@ -11,19 +11,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
-from array import array
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
 import ruclevr
-from questions import add_family_arguments
+from questions import FamilySources, add_family_arguments
 from ruclevr import records
 from ruclevr.cli import (
     ArgumentParser,
@@ -41,19 +38,10 @@ from ruclevr.cli import (
     stage_logger,
 )
 from ruclevr.cli import seed as seed_type
-from ruclevr.io import file_sha256, hold_stage_output, remove_temporaries_of
-from ruclevr.jsonstream import (
-    DocumentError,
-    DocumentWriter,
-    JsonDocument,
-    UnreadMember,
-    checked_info,
-    checked_items,
-    encode_extended,
-    input_error,
-)
-from ruclevr.paths import check_not_an_input, check_output_location, check_own_output, path_from_output, regular_file
-from ruclevr.secret_seed import add_seed_file_option, apply_seed_file
+from ruclevr.io import hold_stage_output, remove_temporaries_of
+from ruclevr.jsonstream import DocumentWriter, JsonDocument, checked_items, encode_extended
+from ruclevr.paths import check_not_an_input, check_output_location, check_own_output, path_from_output
+from ruclevr.secret_seed import add_seed_file_option, stage_seed
 from ruclevr.shards import (
     SHARD_SPEC_HELP,
     consecutive_shards,
@@ -63,44 +51,35 @@ from ruclevr.shards import (
     sharded_path,
 )
 from ruclevr.text_farm import TextStage, add_text_farm_arguments, run_text_stage
-from translate.answers import answer_to_russian
 from translate.backends import (
     CACHE_FILENAME,
     check_backend_options,
     family_sources,
+    given_families,
     make_backend,
     realise_chunk,
     translator_name,
 )
 from translate.base import BACKENDS, DEFAULT_BACKOFF_S, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S, Backend
 from translate.progress import Progress, next_saved
+from translate.questions_input import (
+    PROGRAM,  # noqa: F401 (benchmarks and tests read it here)
+    check_question,
+    check_questions,
+    checked_questions,
+    input_sha256,
+    questions_info,
+    russian_answer,
+)
 from translate.records import russian_fields
+from translate.settings import DEFAULT_BATCH_SIZE, TranslateSettings
 from translate.spelling import DEFAULT_YO_POLICY, YO_POLICIES, apply_yo_policy
 
 log = stage_logger("translate")
 PROG = "translate"
 TEXT_STAGE = TextStage("translate", PROG, lambda out: main(["merge", "--out", str(out)]))
-DEFAULT_BATCH_SIZE = 32
 FAILURES_SHOWN = 20
 EXIT_FAILURES = 1
-
-
-def _program_member() -> UnreadMember:
-    """Each question's program, which translation never reads, in the exact form every questions.json
-    of this project holds it (nodes of function, inputs, value_inputs): passed on without parsing."""
-    # Possessive repeats (*+): what one matched is never tried again shorter (nothing after it could match).
-    string = rb'"[ !#-\[\]-~]*+"'  # printable ASCII but quote and backslash: written as it is
-    integer = rb"(?:0|[1-9][0-9]*+)"
-
-    def listed(item: bytes) -> bytes:
-        return rb"(?:\[\]|\[\n            " + item + rb"(?:,\n            " + item + rb")*+\n          \])"
-
-    node = (rb'\{\n          "function": ' + string + rb',\n          "inputs": ' + listed(integer)
-            + rb',\n          "value_inputs": ' + listed(string) + rb"\n        \}")
-    return UnreadMember("program", re.compile(rb'\n      "program": \[\n        ' + node + rb"(?:,\n        " + node + rb")*+\n      \],"))
-
-
-PROGRAM = _program_member()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -189,24 +168,47 @@ def translate_questions(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbosity)
     check_output_location(args.out, "file", "--out")
-    apply_seed_file(args, "translate")
-    check_not_an_input(args.out, {"--in": args.questions})
-    check_own_output(args.out, "python -m translate", lambda info: "translate" in info)
-    check_backend_options(args)
+    settings = settings_from_args(args)
+    check_translate_settings(settings)
     on_ray = run_text_stage(args, argv or [], TEXT_STAGE)
     if on_ray is not None:
         return on_ray
-    with hold_stage_output(args.out, "file", shared=args.shard is not None):
-        return translate_into(args)
+    return run(settings)
 
 
-def translate_into(args: argparse.Namespace) -> int:
+def settings_from_args(args: argparse.Namespace | Sequence[str]) -> TranslateSettings:
+    """The settings a command line (parsed or not) gives the translate stage."""
+    if not isinstance(args, argparse.Namespace):
+        args = build_parser().parse_args(args)
+    return TranslateSettings(
+        questions=args.questions, out=args.out, backend=args.backend, model=args.model, cache=args.cache,
+        batch_size=args.batch_size, yo=args.yo, timeout=args.timeout, retries=args.retries, backoff=args.backoff,
+        seed=stage_seed(args.seed, args.seed_file, "translate"), families=given_families(args), shard=args.shard,
+        overwrite=args.overwrite, verbosity=args.verbosity,
+    )
+
+
+def check_translate_settings(settings: TranslateSettings) -> None:
+    check_output_location(settings.out, "file", "--out")
+    check_not_an_input(settings.out, {"--in": settings.questions})
+    check_own_output(settings.out, "python -m translate", lambda info: "translate" in info)
+    check_backend_options(settings)
+
+
+def run(settings: TranslateSettings) -> int:
+    """One translate run (its output held while it writes); the exit status."""
+    check_translate_settings(settings)
+    with hold_stage_output(settings.out, "file", shared=settings.shard is not None):
+        return translate_into(settings)
+
+
+def translate_into(args: TranslateSettings) -> int:
     sha256 = input_sha256(args.questions)
     document = JsonDocument(args.questions, "questions")
     info = questions_info(document)
-    args.family_sources = family_sources(args, info)
+    sources = family_sources(args, info)
     translator = translator_name(args)
-    fingerprint = run_fingerprint(sha256, translator, args)
+    fingerprint = run_fingerprint(sha256, translator, args, sources)
     shard = parse_shard(args.shard, os.environ) if args.shard is not None else None
     out = sharded_path(args.out, shard) if shard else args.out
     if shard:  # a shard needs the scenes' positions first: one pass that also checks every question
@@ -220,22 +222,22 @@ def translate_into(args: argparse.Namespace) -> int:
         log.info(f"{PROG}: {out} is up to date")
         return 0
     remove_temporaries_of(out)
-    run = TranslationRun(args, translator, progress_log)
+    translation = TranslationRun(args, translator, progress_log, sources)
     try:
         with DocumentWriter(out, "questions") as writer:
-            for texts in run.encoded_windows(document, selected, expected_count(info, selected)):
+            for texts in translation.encoded_windows(document, selected, expected_count(info, selected)):
                 writer.write_encoded(texts)
-            settings = run_settings(args, translator, fingerprint, sha256, run.backend, run.failed)
+            settings = run_settings(args, translator, fingerprint, sha256, translation.backend, translation.failed)
             if shard:
                 settings["shard"] = {"index": shard.index, "count": shard.count, "first": selected.start, "stop": selected.stop}
             writer.finish({**info, "translate": settings})
     finally:
         progress_log.close()
-    if run.failed:
-        report_failures(run.failed, run.seen, out, retry_helps=args.backend != "native")
+    if translation.failed:
+        report_failures(translation.failed, translation.seen, out, retry_helps=args.backend != "native")
         return EXIT_FAILURES
     progress_log.remove()
-    refused = sum(getattr(run.backend, "refusals", {}).values())
+    refused = sum(getattr(translation.backend, "refusals", {}).values())
     log.info(f"{PROG}: wrote {writer.count} questions to {out} ({translator}"
              + (f"; {refused} realisations refused by the reading check, another template said them" if refused else "")
              + ")")
@@ -250,8 +252,10 @@ class TranslationRun:
     never starts one); failures are kept by index in ``failed``.
     """
 
-    def __init__(self, args: argparse.Namespace, translator: str, progress_log: Progress) -> None:
+    def __init__(self, args: TranslateSettings, translator: str, progress_log: Progress,
+                 sources: FamilySources | None) -> None:
         self.args = args
+        self.sources = sources
         self.translator = translator
         self.progress_log = progress_log
         self.done = bytearray() if args.overwrite else progress_log.load()
@@ -323,14 +327,17 @@ class TranslationRun:
             if isinstance(family, str) and family not in known:
                 raise UsageError(
                     f"--in {self.args.questions}: question {index} is of family {family!r}, which is not among "
-                    f"{self.args.family_sources.describe()}; pass --families DIR with the folder of its family file")
+                    f"{self.describe_sources()}; pass --families DIR with the folder of its family file")
+
+    def describe_sources(self) -> str:
+        return (self.sources or FamilySources()).describe()
 
     def is_done(self, index: int) -> bool:
         return index < len(self.done) and bool(self.done[index])
 
     def started_backend(self) -> Backend:
         if self.backend is None:
-            self.backend = make_backend(self.args)
+            self.backend = make_backend(self.args, self.sources)
             if self.args.overwrite:
                 self.progress_log.remove()  # only now: a backend that cannot start leaves the old progress alone
         return self.backend
@@ -345,77 +352,12 @@ def expected_count(info: Mapping[str, Any], selected: range) -> int | None:
     return recorded if isinstance(recorded, int) and not isinstance(recorded, bool) else None
 
 
-def russian_answer(index: int, question: Mapping[str, Any], yo_policy: str) -> str:
-    try:
-        return answer_to_russian(question["answer"], yo_policy)
-    except ValueError as error:
-        raise UsageError(f"question {index}: {error}") from None
-
-
-def input_sha256(path: Path) -> str:
-    if not path.exists():
-        raise UsageError(f"--in {path}: no such file")
-    return file_sha256(regular_file(path, "--in"))  # a FIFO would wait forever; unreadable: one line by run_cli
-
-
-def checked_questions(document: JsonDocument, path: Path) -> Iterator[tuple[Any, bytes | None]]:
-    """The items of questions.json with their texts (:meth:`JsonDocument.items_with_text`); a file
-    that is not one is a UsageError."""
-    try:
-        yield from document.items_with_text(unread=PROGRAM)
-    except (DocumentError, UnicodeDecodeError) as error:
-        raise input_error(error, f"--in {path}:", questions_shape(path)) from None
-
-
-def questions_info(document: JsonDocument) -> dict[str, Any]:
-    return dict(checked_info(document, f"--in {document.path}:", questions_shape(document.path)) or {})
-
-
-def questions_shape(path: Path) -> str:
-    return f"--in {path}: expected an object with a \"questions\" list"
-
-
-@dataclass(frozen=True)
-class Source:
-    """What a shard needs to know of a checked questions.json before it starts."""
-
-    count: int
-    scene_starts: array  # position of each scene's first question (scenes in file order)
-
-
-
-def check_questions(path: Path, *, needs_english: bool, yo_policy: str) -> Source:
-    """Check every question of questions.json, one at a time, and find where each scene's begin."""
-    document = JsonDocument(path, "questions")
-    scene_starts = array("q")
-    scene = None
-    count = 0
-    for index, (question, _) in enumerate(checked_questions(document, path)):
-        check_question(path, index, question, needs_english=needs_english)
-        russian_answer(index, question, yo_policy)
-        here = (question.get("split"), question.get("image_index"))
-        if here != scene:
-            scene_starts.append(index)
-            scene = here
-        count = index + 1
-    return Source(count, scene_starts)
-
-
-def check_question(path: Path, index: int, question: object, *, needs_english: bool) -> None:
-    if not isinstance(question, dict):
-        raise UsageError(f"--in {path}: question {index} is not an object")
-    required = ("question", "answer") if needs_english else ("answer",)
-    for key in required:
-        if not isinstance(question.get(key), str):
-            raise UsageError(f"--in {path}: question {index} has no {key!r} string")
-
-
-def run_fingerprint(source_sha256: str, translator: str, args: argparse.Namespace) -> str:
+def run_fingerprint(source_sha256: str, translator: str, args: TranslateSettings, sources: FamilySources | None) -> str:
     """What decides the output's content: a finished output or saved progress is reused only if it matches."""
-    decisive = {"source_sha256": source_sha256, "translator": translator, "yo": args.yo}
+    decisive: dict[str, Any] = {"source_sha256": source_sha256, "translator": translator, "yo": args.yo}
     if args.backend == "native":
-        sources = args.family_sources
-        decisive.update(seed=getattr(args, "seed_record", args.seed), families=None if sources.is_shipped_only else sources.record())
+        assert sources is not None  # native always has its families
+        decisive.update(seed=args.seed.record, families=None if sources.is_shipped_only else sources.record())
     return records.fingerprint(decisive)
 
 
@@ -434,7 +376,7 @@ def output_is_up_to_date(out: Path, fingerprint: str, *, overwrite: bool) -> boo
 
 
 def run_settings(
-    args: argparse.Namespace,
+    args: TranslateSettings,
     translator: str,
     fingerprint: str,
     source_sha256: str,
@@ -449,7 +391,7 @@ def run_settings(
         "source": path_from_output(args.questions, args.out),
         "source_sha256": source_sha256,
         "yo": args.yo,
-        "seed": getattr(args, "seed_record", args.seed),
+        "seed": args.seed.record,
         "batch_size": args.batch_size,
         "backend_settings": backend.settings() if backend is not None and hasattr(backend, "settings") else None,
         # native: reading-check refusals by "family ru template" among this run's realisations

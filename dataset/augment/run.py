@@ -24,7 +24,7 @@ from ruclevr import __version__
 from ruclevr.cli import MAX_SEED, UsageError
 from ruclevr.io import atomic_open, atomic_write_json, file_sha256, read_json
 from ruclevr.paths import confined_path
-from ruclevr.records import read_record, same_record
+from ruclevr.records import RunUnit, claim_run
 from translate import NativeRealiser
 
 
@@ -89,19 +89,26 @@ def render_defining_record(sources: AugmentSources, settings: AugmentSettings) -
     }
 
 
+def rerendered_unit(paths: AugmentPaths, record: Path, refusal: str, made_from_renders: Sequence[Path]) -> RunUnit:
+    """A folder of re-rendered scenes (augment's, pairs') as the unit of work a run claims, with its run
+    ``record`` file; ``made_from_renders``: the files --overwrite removes with the renders."""
+    layout = paths.layout
+
+    def start_over() -> None:
+        layout.remove_outputs()
+        for path in made_from_renders:
+            path.unlink(missing_ok=True)
+
+    return RunUnit(record, has_work=layout.finished_scene_files, refusal=lambda _: refusal, start_over=start_over,
+                   prepare=layout.prepare)
+
+
 def claim_output(paths: AugmentPaths, record: Mapping[str, Any], overwrite: bool) -> None:
     """Record what the renders are made from, refusing to mix them with another run's."""
-    previous = read_record(paths.run_record)
-    layout = paths.layout
-    if overwrite:
-        layout.remove_outputs()
-        for path in (paths.questions, paths.dropped, paths.translated, paths.kept, paths.report):
-            path.unlink(missing_ok=True)
-    elif previous is not None and not same_record(previous, record) and layout.finished_scene_files():
-        raise UsageError(f"{paths.root} holds augmented scenes made from other inputs or colour maps; "
-                         "rerun the same command to resume, or pass --overwrite")
-    layout.prepare()
-    atomic_write_json(paths.run_record, dict(record))
+    refusal = (f"{paths.root} holds augmented scenes made from other inputs or colour maps; "
+               "rerun the same command to resume, or pass --overwrite")
+    made = (paths.questions, paths.dropped, paths.translated, paths.kept, paths.report)
+    claim_run(rerendered_unit(paths, paths.run_record, refusal, made), record, overwrite=overwrite)
 
 
 def plan_scenes(scenes: Sequence[dict[str, Any]], swap: ColorSwap, paths: AugmentPaths) -> list[Planned]:

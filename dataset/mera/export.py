@@ -16,7 +16,7 @@ question), a pass over the scenes file keeps each asked-about scene's number of 
 export uses of a scene), and the split and the prompt of every item are computed from those. A
 second pass over the questions writes the items one at a time, each checked against MERA's
 format as it is made, under temporary names that are renamed once all are complete
-(:class:`dataset.mera.export_files.StagedFiles`); the test items' provenance waits on disk until the
+(:class:`ruclevr.io.StagedFiles`); the test items' provenance waits on disk until the
 shots' (few, kept) is written before it.
 """
 
@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import filecmp
-import os
-import shutil
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -37,14 +35,21 @@ import numpy as np
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from dataset.mera.document import LEGACY_DOCUMENT_NAME, PROVENANCE_NAME, SPLITS, split_path
-from dataset.mera.export_files import SpooledList, StagedFiles
+from dataset.mera.export_files import SpooledList
 from dataset.mera.groups import group_key, whole_groups, with_group
 from dataset.mera.prompt import PromptSet, instruction_format_problem
 from dataset.mera.splits import QuestionColumns, SplitPositions, split_positions
 from dataset.mera.stats import integer_comparison
 from ruclevr import __version__
 from ruclevr.cli import UsageError
-from ruclevr.io import TMP_SUFFIX, atomic_write_json, read_json, read_json_input, remove_stale_temporaries
+from ruclevr.io import (
+    StagedFiles,
+    atomic_link_or_copy,
+    atomic_write_json,
+    read_json,
+    read_json_input,
+    remove_stale_temporaries,
+)
 from ruclevr.jsonstream import (
     DocumentError,
     DocumentShapeError,
@@ -245,17 +250,7 @@ def place_image(source: Path, target: Path) -> None:
     """Hard-link (or copy) an image into the export, atomically, skipping an identical one."""
     if target.exists() and filecmp.cmp(source, target, shallow=False):
         return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(f".{target.name}.{os.getpid()}{TMP_SUFFIX}")
-    try:
-        try:
-            os.link(source, temporary)
-        except OSError:  # another file system, or links not allowed: copy instead
-            shutil.copyfile(source, temporary)
-        os.replace(temporary, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            temporary.unlink()
+    atomic_link_or_copy(source, target)
 
 
 def remove_unused_samples(samples_dir: Path, used: set[str]) -> int:

@@ -14,7 +14,7 @@ from PIL import Image
 
 from dataset.augment.colours import ColorSwap
 from dataset.augment.rendering import plan_rendering, render_pending
-from dataset.augment.run import check_sources, chosen_families, read_scenes
+from dataset.augment.run import check_sources, chosen_families, read_scenes, rerendered_unit
 from dataset.augment.settings import AugmentPaths, AugmentSettings, AugmentSources
 from dataset.mera import place_image, read_stage_file
 from dataset.pairs.edits import Edit, edited_scene, renamed
@@ -26,7 +26,7 @@ from ruclevr import __version__
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_write_json, file_sha256, read_json
 from ruclevr.paths import confined_path
-from ruclevr.records import read_record, same_record
+from ruclevr.records import claim_run
 
 DEFAULT_PREFIX = "ruclevr_pair"
 #: The question-record keys a pair needs of its source (the filter stage's output has them all).
@@ -89,17 +89,10 @@ def render_defining_record(sources: AugmentSources, settings: PairsSettings) -> 
 
 def claim_output(paths: AugmentPaths, record: Mapping[str, Any], overwrite: bool) -> None:
     """Record what the edited scenes are made from (``pairs_run.json``), refusing to mix them with another run's."""
-    run_record = paths.root / "pairs_run.json"
-    previous = read_record(run_record)
-    if overwrite:
-        paths.layout.remove_outputs()
-        for path in (paths.kept, paths.scenes, paths.root / "pairs_report.json"):
-            path.unlink(missing_ok=True)
-    elif previous is not None and not same_record(previous, record) and paths.layout.finished_scene_files():
-        raise UsageError(f"{paths.root} holds edited scenes made from other inputs, seed or --n; "
-                         "rerun the same command to resume, or pass --overwrite")
-    paths.layout.prepare()
-    atomic_write_json(run_record, dict(record))
+    refusal = (f"{paths.root} holds edited scenes made from other inputs, seed or --n; "
+               "rerun the same command to resume, or pass --overwrite")
+    made = (paths.kept, paths.scenes, paths.root / "pairs_report.json")
+    claim_run(rerendered_unit(paths, paths.root / "pairs_run.json", refusal, made), record, overwrite=overwrite)
 
 
 def read_frame(images_dir: Path, masks_dir: Path, filename: str) -> tuple[np.ndarray, np.ndarray]:

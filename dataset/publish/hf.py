@@ -40,7 +40,7 @@ from dataset.publish.card import CardFacts, missing_card_fields, render_card
 from dataset.publish.features import parquet_schema
 from dataset.publish.plots import PlotTally, item_row
 from ruclevr.cli import UsageError, progress_disabled
-from ruclevr.io import atomic_write_text, remove_stale_temporaries
+from ruclevr.io import TMP_SUFFIX, atomic_write_text, remove_stale_temporaries, rename_in_order
 
 CARD_NAME = "README.md"
 DATA_DIR = "data"
@@ -137,7 +137,7 @@ def write_split(
         with progress:
             for group in _groups(document.items(split), ROWS_PER_GROUP):
                 if writer is None:
-                    writer = _PieceWriter(out_dir / DATA_DIR / f".{split}-{len(pieces):05d}.parquet.part", schema)
+                    writer = _PieceWriter(out_dir / DATA_DIR / f".{split}-{len(pieces):05d}.parquet{TMP_SUFFIX}", schema)
                     pieces.append(writer.path)
                 # Each group reads its own images: a scene's questions sit together, so little is read twice.
                 rows = hf_rows(document, group, {}, transform)
@@ -162,8 +162,7 @@ def write_split(
     for old in (out_dir / DATA_DIR).glob(f"{split}-*.parquet"):
         if old not in files:
             old.unlink()
-    for piece, target in zip(pieces, files, strict=True):
-        os.replace(piece, target)
+    rename_in_order(zip(pieces, files, strict=True))
     return {"name": split, "num_bytes": num_bytes, "num_examples": num_examples}, files
 
 
@@ -241,9 +240,7 @@ def write_hf_copy(
         survey = check_hf_inputs(document, license_id)
     (out_dir / DATA_DIR).mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(out_dir)
-    remove_stale_temporaries(out_dir / DATA_DIR)
-    for piece in (out_dir / DATA_DIR).glob(".*.parquet.part"):  # left by a killed run
-        piece.unlink()
+    remove_stale_temporaries(out_dir / DATA_DIR)  # the parquet pieces of a killed run too
     written = [write_split(document, split, out_dir, show_progress, max_file_bytes, survey.items(split), transform)
                for split in SPLITS]
     splits = [split for split, _ in written]

@@ -33,8 +33,10 @@ from typing import Any, Protocol
 from render.engines.devices import worker_gpus
 from render.farm.blender_process import check_gpus_visible, drop_blender_script_paths, resident_memory
 from render.farm.outputs import OutputLayout
+from render.farm.pipeline import Pipeline, serve_pipelined
 from render.farm.scheduler import Died, Done, Ready, Scheduler, WorkerPolicy
 from render.farm.worker import Outcome, RenderJob, open_session, render_with_retries
+from ruclevr.io import remove_temporaries_of
 
 #: Seconds a worker is given to close its session and exit when told to stop, before it is killed.
 STOP_TIMEOUT = 30.0
@@ -60,11 +62,15 @@ class BlenderWorker:
         check_gpus_visible(job.device)
         self.job = job
         self.session = open_session(job)
+        # With job.overlap the worker serves through the pipeline (serve_scenes), holding two indices.
+        self.pipeline = Pipeline(self.session, job) if job.overlap else None
 
     def render(self, index: int) -> Outcome:
         return render_with_retries(self.session, self.job, index)
 
     def close(self) -> None:
+        if self.pipeline is not None:
+            self.pipeline.close()
         self.session.close()
 
 
@@ -81,15 +87,17 @@ def run_in_worker_processes(job: RenderJob, indices: Iterable[int], workers: int
 def worker_process_scheduler(job: RenderJob, workers: int, policy: WorkerPolicy,
                              log: Callable[[str], None] | None = None) -> Scheduler:
     """The scheduler behind :func:`run_in_worker_processes` (its ``workers`` records show each worker's RSS)."""
-    return blender_process_scheduler(open_blender_worker, job, job.settings.threads, job.layout, workers, policy, log)
+    return blender_process_scheduler(open_blender_worker, job, job.settings.threads, job.layout, workers, policy, log,
+                                     depth=2 if job.overlap else 1)
 
 
 def blender_process_scheduler(open_worker: Callable[[Any], SceneWorker], job: Any, threads: int, layout: OutputLayout,
                               workers: int, policy: WorkerPolicy, log: Callable[[str], None] | None = None,
-                              task_of: Callable[[int], Any] | None = None) -> Scheduler:
+                              task_of: Callable[[int], Any] | None = None, depth: int = 1) -> Scheduler:
     """A scheduler of ``workers`` Blender processes, each opened by ``open_worker(job)`` with the
     job's ``device`` narrowed to its own GPU(s) (or pinned to cores of its own on the CPU), writing
-    scenes into ``layout``; ``task_of(index)`` is what a worker is sent for an index (default: the index)."""
+    scenes into ``layout``; ``task_of(index)`` is what a worker is sent for an index (default: the index);
+    ``depth``: indices a worker holds at a time (2 for a pipelined worker)."""
 
     def job_of(slot: int) -> Any:
         return dataclasses.replace(job, device=worker_gpus(job.device, slot, workers)[0])
@@ -101,7 +109,7 @@ def blender_process_scheduler(open_worker: Callable[[Any], SceneWorker], job: An
         return worker_cores(slot, workers, threads) if job.device.backend == "cpu" else None
 
     backend = ProcessWorkers(open_worker, job_of, environment_of, cores_of, task_of)
-    return Scheduler(backend, workers, policy, log, after_death=lambda index: remove_index_temporaries(layout, index))
+    return Scheduler(backend, workers, policy, log, after_death=lambda index: remove_index_temporaries(layout, index), depth=depth)
 
 
 def worker_cores(slot: int, workers: int, threads: int, available: Sequence[int] | None = None) -> tuple[int, ...] | None:
@@ -122,9 +130,7 @@ def remove_index_temporaries(layout: OutputLayout, index: int) -> None:
     Only that worker wrote this index, so no live worker's file is touched.
     """
     for path in (layout.image_path(index), layout.mask_path(index), layout.scene_path(index)):
-        for stale in path.parent.glob(f".{path.name}.*.tmp"):
-            with contextlib.suppress(FileNotFoundError):
-                stale.unlink()
+        remove_temporaries_of(path)
 
 
 # --- the process backend (generic: tests run it with workers that need no Blender) -------------
@@ -278,6 +284,10 @@ def serve_scenes(connection: Connection, open_worker: Callable[[Any], SceneWorke
         return
     connection.send(("ready", os.getpid()))
     try:
+        pipeline = getattr(worker, "pipeline", None)
+        if pipeline is not None:
+            serve_pipelined(connection, pipeline, lambda outcome: send_outcome(connection, outcome))
+            return
         while True:
             try:
                 task = connection.recv()
@@ -285,10 +295,13 @@ def serve_scenes(connection: Connection, open_worker: Callable[[Any], SceneWorke
                 return
             if task is None:
                 return
-            outcome = worker.render(task)
-            connection.send(("done", outcome.index, outcome.error, resident_memory(), outcome.candidates))
+            send_outcome(connection, worker.render(task))
     finally:
         worker.close()
+
+
+def send_outcome(connection: Connection, outcome: Outcome) -> None:
+    connection.send(("done", outcome.index, outcome.error, resident_memory(), outcome.candidates))
 
 
 def die_with_parent(parent_pid: int) -> None:

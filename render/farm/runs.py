@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from render.farm.outputs import OutputLayout
 from render.model.settings import drawn_record
-from ruclevr.records import claim_run
+from ruclevr.records import RunUnit, claim_run
 
 #: Keys of the run record that change what is rendered; a resumed run must match them. The floors
 #: and the legibility reader decide which candidate of a scene is kept, so they are among them (a key
@@ -27,9 +27,16 @@ def output_defining(info: dict) -> dict:
     return defining
 
 
-def claim_output(layout: OutputLayout, info: dict) -> None:
-    """Record the run in the folder, refusing to mix scenes made with other settings."""
-    claim_run(layout.run_record, info, has_work=layout.finished_scene_files, compared=output_defining,
-              refusal=lambda differences: f"{layout.root} holds scenes made with other settings "
-                                          f"({'; '.join(differences[:3])}); rerun with the same settings to resume, "
-                                          "or pass --overwrite")
+def run_unit(layout: OutputLayout) -> RunUnit:
+    """A render folder (or a shard's part of one) as the unit of work a run claims."""
+    return RunUnit(layout.run_record, has_work=layout.finished_scene_files, compared=output_defining,
+                   refusal=lambda differences: f"{layout.root} holds scenes made with other settings "
+                                               f"({'; '.join(differences[:3])}); rerun with the same settings to resume, "
+                                               "or pass --overwrite",
+                   start_over=layout.remove_outputs, prepare=layout.prepare)
+
+
+def claim_output(layout: OutputLayout, info: dict, overwrite: bool = False) -> None:
+    """Record the run in the folder, refusing to mix scenes made with other settings (``overwrite``:
+    remove the folder's earlier renders first)."""
+    claim_run(run_unit(layout), info, overwrite=overwrite)

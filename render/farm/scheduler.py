@@ -4,7 +4,9 @@ The same rules hold for local worker processes (:mod:`render.farm.local_workers`
 (:mod:`render.farm.ray_executor`); each supplies a :class:`WorkerBackend`, and :class:`Scheduler` does
 the bookkeeping:
 
-* a worker gets one index at a time, so a worker's death names exactly one scene;
+* a worker gets one index at a time, so a worker's death names exactly one scene (``depth`` > 1: a
+  pipelined worker, render/farm/pipeline.py, holds that many; its death sends each back, counting a
+  crash for each, and each is then held alone, so a second death names the scene that kills);
 * a scene whose worker died is given to a fresh worker, at most ``crash_retries`` more times, then
   reported by index (its ``Outcome`` carries the error) while every other scene goes on;
 * a worker that dies before its Blender session opened costs no scene an attempt, but after
@@ -113,6 +115,14 @@ class PendingIndices:
         index, self._next = self._next, None
         return index  # type: ignore[return-value]  # not None: checked by bool(self)
 
+    def peek(self) -> int:
+        """The index :meth:`popleft` would give."""
+        if self._retries:
+            return self._retries[0]
+        if not self:
+            raise IndexError("no index left")
+        return self._next  # type: ignore[return-value]  # not None: checked by bool(self)
+
     def appendleft(self, index: int) -> None:
         self._retries.appendleft(index)
 
@@ -133,15 +143,17 @@ class Scheduler:
     """
 
     def __init__(self, backend: WorkerBackend, slots: int, policy: WorkerPolicy, log: Callable[[str], None] | None = None,
-                 after_death: Callable[[int], None] | None = None) -> None:
+                 after_death: Callable[[int], None] | None = None, depth: int = 1) -> None:
         self.backend = backend
         self.slots = slots
         self.policy = policy
         self.log = log or (lambda line: None)
         self.after_death = after_death or (lambda index: None)
+        self.depth = depth  # indices one worker holds at a time
         self.workers: list[WorkerRecord] = []
         self._pending = PendingIndices(())
-        self._busy: dict[int, int] = {}  # slot -> the index its worker renders
+        self._busy: dict[int, list[int]] = {}  # slot -> the indices its worker holds, in the order given
+        self._retiring: dict[int, str] = {}  # slot -> why its worker is replaced once it holds nothing
         self._current: dict[int, WorkerRecord] = {}  # slot -> its live worker
         self._crashes: Counter[int] = Counter()
         self._failed_starts = 0
@@ -162,18 +174,26 @@ class Scheduler:
                         self._current[event.slot].pid = event.pid
                         self._failed_starts = 0
                         continue
-                    index = self._busy.pop(event.slot)
                     if isinstance(event, Done):
-                        yield from self._finished(event, index)
+                        yield from self._finished(event, self._release(event.slot, event.outcome.index))
                     else:
-                        yield from self._died(event, index)
+                        self._retiring.pop(event.slot, None)
+                        yield from self._died(event, self._busy.pop(event.slot))
                     self._refill(event.slot)
         finally:
             self.backend.close()
 
+    def _release(self, slot: int, index: int) -> int:
+        """Take ``index`` off what ``slot``'s worker holds (it answered for it)."""
+        held = self._busy[slot]
+        if index not in held:
+            raise RuntimeError(f"worker {slot} answered for scene {index}, not {' or '.join(map(str, held))}")
+        held.remove(index)
+        if not held:
+            del self._busy[slot]
+        return index
+
     def _finished(self, event: Done, index: int) -> Iterator[Outcome]:
-        if event.outcome.index != index:
-            raise RuntimeError(f"worker {event.slot} answered for scene {event.outcome.index}, not {index}")
         record = self._current[event.slot]
         record.scenes += 1
         record.rss_bytes.append(event.rss_bytes)
@@ -181,55 +201,79 @@ class Scheduler:
         reason = self.policy.needs_recycling(record.scenes, event.rss_bytes)
         if reason and self._pending:
             self.log(f"worker {event.slot} (pid {record.pid}) recycled after scene {index}: {reason}")
-            record.ended = f"recycled: {reason}"
-            self.backend.stop(event.slot)
-            self._start(event.slot)
+            self._retiring[event.slot] = reason  # replaced once it holds nothing (_refill)
 
-    def _died(self, event: Died, index: int) -> Iterator[Outcome]:
+    def _died(self, event: Died, held: list[int]) -> Iterator[Outcome]:
+        """The indices the dead worker held: back to the queue, or failed; then a fresh worker if work is left."""
         record = self._current[event.slot]
         record.ended = f"died: {event.reason}"
-        self.after_death(index)
-        if record.pid is None:  # died before its session opened: not the scene's fault
+        for index in held:
+            self.after_death(index)
+        if record.pid is None:  # died before its session opened: not the scenes' fault
             self._failed_starts += 1
-            self._pending.appendleft(index)
+            for index in reversed(held):
+                self._pending.appendleft(index)
             if self._failed_starts >= MAX_FAILED_STARTS:
                 yield from self._give_up(event.reason)
                 return
         else:
-            self._crashes[index] += 1
-            attempt = self._crashes[index]
-            if attempt > self.policy.crash_retries:
-                yield Outcome(index, f"scene {index}: its worker died {attempt} times, last: {event.reason}")
-            else:
-                self.log(f"worker {event.slot} (pid {record.pid}) died rendering scene {index} ({event.reason}); "
-                         f"retrying the scene on a fresh worker (retry {attempt} of {self.policy.crash_retries})")
+            retried = []
+            for index in held:
+                self._crashes[index] += 1
+                attempt = self._crashes[index]
+                if attempt > self.policy.crash_retries:
+                    yield Outcome(index, f"scene {index}: its worker died {attempt} times, last: {event.reason}")
+                else:
+                    self.log(f"worker {event.slot} (pid {record.pid}) died rendering scene {index} ({event.reason}); "
+                             f"retrying the scene on a fresh worker (retry {attempt} of {self.policy.crash_retries})")
+                    retried.append(index)
+            for index in reversed(retried):
                 self._pending.appendleft(index)
         if self._pending:
             self._start(event.slot)
 
     def _refill(self, slot: int) -> None:
-        """Give ``slot`` the next index, or let its worker go when nothing is left."""
+        """Give ``slot`` the next indices (up to ``depth`` held), replace its worker once it holds nothing
+        after recycling was asked, or let it go when nothing is left."""
         record = self._current.get(slot)
-        if record is None or record.ended is not None or slot in self._busy:
+        if record is None or record.ended is not None:
             return
-        if self._pending:
+        if slot in self._retiring:
+            if slot in self._busy:
+                return
+            reason = self._retiring.pop(slot)
+            if self._pending:
+                record.ended = f"recycled: {reason}"
+                self.backend.stop(slot)
+                record = self._start(slot)
+        while self._pending and self._has_room(slot):
             self._assign(slot)
-        else:
+        if slot not in self._busy:
             record.ended = "finished"
             self.backend.stop(slot)
 
-    def _start(self, slot: int) -> None:
+    def _has_room(self, slot: int) -> bool:
+        """``slot``'s worker may take the next index: it holds fewer than ``depth``, and an index sent back
+        after a death is held alone (so that a second death names the scene that kills its worker)."""
+        held = self._busy.get(slot, [])
+        if not held:
+            return True
+        return len(held) < self.depth and not any(self._crashes[index] for index in (*held, self._pending.peek()))
+
+    def _start(self, slot: int) -> WorkerRecord:
         record = WorkerRecord(slot)
         self.workers.append(record)
         self._current[slot] = record
         self.backend.start(slot)
+        return record
 
     def _assign(self, slot: int) -> None:
-        self._busy[slot] = self._pending.popleft()
-        self.backend.submit(slot, self._busy[slot])
+        index = self._pending.popleft()
+        self._busy.setdefault(slot, []).append(index)
+        self.backend.submit(slot, index)
 
     def _give_up(self, reason: str) -> Iterator[Outcome]:
-        left = list(self._busy.values()) + list(self._pending)
+        left = [index for held in self._busy.values() for index in held] + list(self._pending)
         self._busy.clear()
         self._pending.clear()
         for index in sorted(left):

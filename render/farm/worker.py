@@ -57,6 +57,9 @@ class RenderJob:
     # (render/legibility.py) reads otherwise than its record, in any attribute of any object, is
     # re-sampled like one with a hidden object.
     legible_only: bool = False
+    # Each frame's post-render work (reading, encoding, writing) in a helper thread while the next
+    # frame renders (render/farm/pipeline.py); the same files either way (a test checks).
+    overlap: bool = False
     # What the records say the seed is: ``seed`` itself, or its commitment (--seed-file; ruclevr.secret_seed).
     seed_record: int | str | None = None
     # The engine's factory, looked up by ``settings.engine`` where the job is made; worker
@@ -165,9 +168,14 @@ def render_scene(session: RenderBackend, job: RenderJob, index: int) -> Rendered
             with_occlusion(graph, frame.mask)
             return RenderedScene(frame.image, frame.mask, rendered_scene_record(graph, job, visibility), attempt)
         reasons.append(problems[0])
-    raise VisibilityError(
+    raise visibility_failure(job, index, reasons[-1])
+
+
+def visibility_failure(job: RenderJob, index: int, last_reason: str) -> VisibilityError:
+    """What a scene index whose every candidate was rejected fails with."""
+    return VisibilityError(
         f"scene {index}: no candidate in {job.max_visibility_attempts} showed every object with at least "
-        f"{job.min_pixels} pixels{' and legibly' if job.legible_only else ''} (last: {reasons[-1]}); lower --min-pixels "
+        f"{job.min_pixels} pixels{' and legibly' if job.legible_only else ''} (last: {last_reason}); lower --min-pixels "
         "or --max-objects, or render larger images"
     )
 
