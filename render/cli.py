@@ -24,8 +24,7 @@ from render.engines.devices import DEVICE_CHOICES
 from render.engines.registry import engine_names
 from render.farm.merge import main as merge_main
 from render.farm.outputs import OutputLayout, check_writable, merge_scenes
-from render.farm.pipeline import overlap_pays
-from render.farm.plan import FarmPlan, add_farm_arguments, plan_farm, shard_from_args
+from render.farm.plan import FarmPlan, add_farm_arguments, overlap_pays, plan_farm, shard_from_args
 from render.farm.runs import claim_output
 from render.farm.shard_layout import layout_for
 from render.farm.verify import main as verify_main

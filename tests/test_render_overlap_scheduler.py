@@ -56,15 +56,15 @@ def test_workers_that_cannot_start_end_the_run_reporting_every_scene(tmp_path):
 
 
 def test_the_overlap_is_on_where_a_core_is_free_beside_each_render(monkeypatch):
-    import render.farm.pipeline as pipeline
+    import render.farm.plan as plan
     from render.engines.devices import DeviceChoice
-    from render.farm.plan import FarmPlan
+    from render.farm.plan import FarmPlan, overlap_pays
 
-    monkeypatch.setattr(pipeline, "usable_cores", lambda: 2)
+    monkeypatch.setattr(plan, "usable_cores", lambda: 2)
     cpu, gpu = DeviceChoice("cpu", ()), DeviceChoice("optix", ("NVIDIA H200",))
 
     def pays(device, workers, threads, executor="local"):
-        return pipeline.overlap_pays(FarmPlan(executor, device, workers, threads, WorkerPolicy()))
+        return overlap_pays(FarmPlan(executor, device, workers, threads, WorkerPolicy()))
 
     assert pays(gpu, 1, 0) and pays(gpu, 4, 0)
     assert pays(cpu, 1, 1)  # one 1-thread worker on two cores

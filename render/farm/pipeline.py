@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -45,21 +44,6 @@ from render.model.occlusion import with_occlusion
 from render.model.sampler import SampledScene, SceneSamplingError, candidate_scenes
 from render.model.scene_graph import scene_graph
 from render.model.visibility import object_visibility
-from ruclevr.cluster import usable_cores
-
-if TYPE_CHECKING:
-    from render.farm.plan import FarmPlan
-
-
-def overlap_pays(farm: FarmPlan) -> bool:
-    """Pipeline the local workers where a core is free beside each one's render: on a GPU (the render
-    is the GPU's time), and on the CPU only when the workers' Cycles threads leave a core free (e.g.
-    ``--workers 1 --threads 1``); CPU workers that fill the cores are pinned one per core, where the
-    helper thread would take its time from the worker's own render (docs/performance.md, "CPU work
-    beside the render"). Ray actors render serially."""
-    if farm.executor != "local":
-        return False
-    return farm.device.backend != "cpu" or 0 < farm.workers * farm.threads < usable_cores()
 
 
 @dataclass

@@ -155,3 +155,14 @@ def default_workers(device: DeviceChoice) -> int:
     if device.backend != "cpu":
         return max(1, len(device.devices))
     return usable_cores()
+
+
+def overlap_pays(farm: FarmPlan) -> bool:
+    """Pipeline the local workers where a core is free beside each one's render: on a GPU (the render
+    is the GPU's time), and on the CPU only when the workers' Cycles threads leave a core free (e.g.
+    ``--workers 1 --threads 1``); CPU workers that fill the cores are pinned one per core, where the
+    helper thread would take its time from the worker's own render (docs/performance.md, "CPU work
+    beside the render"). Ray actors render serially."""
+    if farm.executor != "local":
+        return False
+    return farm.device.backend != "cpu" or 0 < farm.workers * farm.threads < usable_cores()
