@@ -1,6 +1,6 @@
 """MERA's export layout (shots.json, test.json, provenance.json, samples/) and the earlier single file.
 
-Every reader (stats, evaluate, hf, gallery, build's counts) goes through dataset.document, so an
+Every reader (stats, evaluate, hf, gallery, build's counts) goes through dataset.mera.document, so an
 export in either layout gives the same results.
 """
 

@@ -97,7 +97,7 @@ class CardFacts:
         self.first_items: dict[str, Mapping[str, Any]] = {}
         self.translators: Counter[str] = Counter()
         self.filters: Counter[str] = Counter()
-        self.copy: Mapping[str, Any] | None = None  # public (watermarked) or private (clean): dataset.watermark
+        self.copy: Mapping[str, Any] | None = None  # public (watermarked) or private (clean): dataset.publish.watermark
 
     def add(self, split: str, item: Mapping[str, Any], record: Mapping[str, Any]) -> None:
         self.items += 1
