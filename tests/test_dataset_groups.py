@@ -129,3 +129,22 @@ def test_an_export_without_groups_reports_no_group_scores(tmp_path) -> None:
     assert all("group_id" not in item["meta"] for split in ("shots", "test") for item in document["data"][split])
     assert "dropped_incomplete_groups" not in document["info"]["counts"]
     assert "groups" not in evaluate(stream_document(out), "test", None)
+
+
+def test_the_hugging_face_copy_keeps_each_items_group_id(tmp_path) -> None:
+    import pyarrow.parquet as pq
+
+    from dataset.cli import main
+
+    paths = grouped_outputs(tmp_path / "in", ungrouped_scenes=4)
+    document = exported(paths, tmp_path / "mera", shots=2)
+    assert main(["hf", "--mera", str(tmp_path / "mera"), "--out", str(tmp_path / "hf")]) == 0
+    for split in ("shots", "test"):
+        files = sorted((tmp_path / "hf" / "data").glob(f"{split}-*.parquet"))
+        rows = [row for path in files for row in pq.read_table(path).to_pylist()]
+        expected = [(item["meta"]["id"], item["meta"].get("group_id")) for item in document["data"][split]]
+        assert [(row["meta"]["id"], row["meta"]["group_id"]) for row in rows] == expected
+    test_groups = [item["meta"].get("group_id") for item in document["data"]["test"]]
+    assert None in test_groups and any(group is not None for group in test_groups), "both kinds of item are checked"
+    card = (tmp_path / "hf" / "README.md").read_text(encoding="utf-8")
+    assert "`meta.group_id` (int32 or null" in card and "group exact match" in card
