@@ -15,7 +15,7 @@ as ``meta.change`` (``original``, ``remove``, ``recolour``, ``material``, ``move
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,20 +124,43 @@ def _share(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
 
 
+class GroupScoring:
+    """:func:`group_scores` fed one item at a time, so that a pass over the items made for another
+    score can fill it too (:meth:`passing`)."""
+
+    def __init__(self, predictions: Mapping[int, str] | None, matches: Callable[[str, str], bool]) -> None:
+        self.predictions = predictions
+        self.matches = matches
+        self.scores = GroupScores()
+
+    def add(self, item: Item) -> None:
+        self.scores.add_answer(item)
+        if item["meta"].get("group_id") is None:
+            return
+        prediction = self.predictions.get(item["meta"]["id"]) if self.predictions is not None else None
+        self.scores.add(item, prediction is not None and self.matches(prediction, item["outputs"]))
+
+    def passing(self, records: Iterable[tuple[Item, Any]]) -> Iterator[tuple[Item, Any]]:
+        """``records`` ((item, provenance record) pairs) as they are, each item added on its way."""
+        for item, record in records:
+            self.add(item)
+            yield item, record
+
+    def result(self) -> dict[str, Any] | None:
+        """The scores; None when no item is grouped."""
+        if not self.scores.groups:
+            return None
+        return self.scores.result(self.predictions is not None)
+
+
 def group_scores(items: Iterable[Item], predictions: Mapping[int, str] | None,
                  matches: Callable[[str, str], bool]) -> dict[str, Any] | None:
     """Group exact match of ``predictions`` (and of the per-type majority answer) over the grouped
     items of ``items``; None when no item is grouped. ``matches(prediction, gold)`` is the item rule."""
-    scores = GroupScores()
+    scoring = GroupScoring(predictions, matches)
     for item in items:
-        scores.add_answer(item)
-        if item["meta"].get("group_id") is None:
-            continue
-        prediction = predictions.get(item["meta"]["id"]) if predictions is not None else None
-        scores.add(item, prediction is not None and matches(prediction, item["outputs"]))
-    if not scores.groups:
-        return None
-    return scores.result(predictions is not None)
+        scoring.add(item)
+    return scoring.result()
 
 
 def format_group_results(result: Mapping[str, Any]) -> str:

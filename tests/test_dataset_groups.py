@@ -148,3 +148,31 @@ def test_the_hugging_face_copy_keeps_each_items_group_id(tmp_path) -> None:
     assert None in test_groups and any(group is not None for group in test_groups), "both kinds of item are checked"
     card = (tmp_path / "hf" / "README.md").read_text(encoding="utf-8")
     assert "`meta.group_id` (int32 or null" in card and "group exact match" in card
+
+
+class CountedReads:
+    """A streamed export that counts how often each split's items are read."""
+
+    def __init__(self, document) -> None:
+        self.document = document
+        self.reads: Counter[str] = Counter()
+
+    def records(self, split: str):
+        self.reads[split] += 1
+        return self.document.records(split)
+
+
+def test_evaluate_reads_the_split_once_to_score_items_and_groups(tmp_path) -> None:
+    paths = grouped_outputs(tmp_path / "in", ungrouped_scenes=2)
+    out = tmp_path / "mera"
+    document = exported(paths, out, shots=2)
+    gold = {item["meta"]["id"]: item["outputs"] for item in document["data"]["test"]}
+    counted = CountedReads(stream_document(out))
+    assert evaluate(counted, "test", None)["groups"]["overall"]["groups"] >= 4
+    assert counted.reads == {"test": 1}
+    counted.reads.clear()
+    result = evaluate(counted, "test", read_predictions(write_predictions(tmp_path / "gold.jsonl", gold)))
+    assert result["groups"]["overall"]["predictions"] == {"exact_match": 1.0, "group_exact_match": 1.0}
+    assert result["predictions"]["overall"]["exact_match"] == 1.0
+    # Once more over every split, for ids the dataset does not have; the scoring pass is the second.
+    assert counted.reads == {"shots": 1, "test": 2}
