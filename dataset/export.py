@@ -27,7 +27,7 @@ import filecmp
 import os
 import shutil
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -314,7 +314,10 @@ def export_dataset(
     split = split_positions(columns, settings.shots, settings.seed)
     if settings.select is not None:
         split = settings.select.apply(questions_path, columns, split, scene_sizes, settings.seed)
-        split = SplitPositions(split.shots, whole_groups(split.test, columns.groups), split.dropped)
+        whole = whole_groups(split.test, columns.groups)  # a group the selection left incomplete leaves whole
+        dropped = replace(split.dropped, dropped_incomplete_groups=split.dropped.dropped_incomplete_groups
+                          + int(split.test.size - whole.size))
+        split = SplitPositions(split.shots, whole, dropped)
     # In pipeline order: render, the other named stages, then the questions file exported here.
     base = out_dir.parent  # the build folder, when exporting into DATA/mera
     sources = {"scenes": source_record(scenes_path, scenes_info, base)}

@@ -176,3 +176,37 @@ def test_evaluate_reads_the_split_once_to_score_items_and_groups(tmp_path) -> No
     assert result["predictions"]["overall"]["exact_match"] == 1.0
     # Once more over every split, for ids the dataset does not have; the scoring pass is the second.
     assert counted.reads == {"shots": 1, "test": 2}
+
+
+class EveryOtherItem:
+    """A test-item selection (as ``dataset.like.LikeSelection`` makes one) keeping every other
+    test item: it splits groups, which the export then drops whole."""
+
+    def apply(self, questions_path, columns, split, scene_sizes, seed):
+        from dataset.splits import SplitPositions
+
+        return SplitPositions(split.shots, split.test[::2], split.dropped)
+
+    def record(self) -> dict:
+        return {"every_other_item": True}
+
+
+def test_export_counts_the_items_of_groups_a_selection_left_incomplete(tmp_path) -> None:
+    paths = grouped_outputs(tmp_path / "in", ungrouped_scenes=4)
+    plain = export_dataset(paths["questions"], paths["scenes"], tmp_path / "plain", ExportSettings(shots=2, seed=4))
+    info = export_dataset(paths["questions"], paths["scenes"], tmp_path / "mera",
+                          ExportSettings(shots=2, seed=4, select=EveryOtherItem()))
+    document = read_export(tmp_path / "mera")
+    # Recomputed from the plain export's test items: what the selection kept, less the groups it split.
+    plain_test = read_export(tmp_path / "plain")["data"]["test"]
+    provenance = {record["id"]: record for record in read_export(tmp_path / "plain")["provenance"]}
+    kept = plain_test[::2]
+    sizes = Counter(provenance[item["meta"]["id"]]["group"]["id"] for item in plain_test if "group_id" in item["meta"])
+    kept_sizes = Counter(provenance[item["meta"]["id"]]["group"]["id"] for item in kept if "group_id" in item["meta"])
+    split_groups = [group for group, count in kept_sizes.items() if count < sizes[group]]
+    assert split_groups, "the selection splits some groups"
+    left_out = sum(kept_sizes[group] for group in split_groups)
+    assert len(document["data"]["test"]) == len(kept) - left_out
+    before = plain["counts"].get("dropped_incomplete_groups", 0)
+    assert info["counts"]["dropped_incomplete_groups"] == before + left_out
+    assert document["info"]["counts"]["dropped_incomplete_groups"] == before + left_out
