@@ -20,7 +20,7 @@ from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from questions.hypothetical import EditRefused, edited_scene
 from questions.image_geometry import OPPOSITE, between_masks
 from questions.occlusion import SceneOcclusion
-from questions.perspective import seen_side
+from questions.perspective import Viewpoint, seen_side
 from questions.scene_index import SceneIndex
 
 #: Value types flowing between nodes (attribute values are typed by their attribute's name).
@@ -283,9 +283,10 @@ def _seen_from(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> bool:
 
 def _seen_from_set(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> int:
     viewer, faced = args
+    viewpoint = Viewpoint(scene, viewer, faced)  # the facing direction once, for every target
     found = 0
     for index in scene.indices(scene.all & ~(1 << viewer) & ~(1 << faced)):
-        side = seen_side(scene, viewer, faced, index, value)
+        side = viewpoint.side(index, value)
         if side is None:
             raise ExecutionError(f"seen_from_set: object {index} is not clearly {value} or the other way")
         found |= side << index

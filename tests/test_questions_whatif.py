@@ -183,3 +183,40 @@ def test_floor_left_is_the_renderers_left(scenes):
         behind, left = scene["directions"]["behind"], scene["directions"]["left"]
         side, off_line = left_of_facing((0.0, 0.0), behind[:2], left[:2])
         assert side == 1 and off_line == pytest.approx(1.0)
+
+
+def test_seen_from_set_judges_every_target_from_one_viewpoint_per_viewer_and_facing(monkeypatch):
+    from itertools import permutations
+
+    from questions import functions, perspective
+    from questions.functions import ExecutionError
+    from render import SceneOptions, sample_scene_graph
+
+    made = []
+
+    class CountedViewpoint(perspective.Viewpoint):
+        def __init__(self, scene, viewer, faced):
+            made.append((viewer, faced))
+            super().__init__(scene, viewer, faced)
+
+    monkeypatch.setattr(functions, "Viewpoint", CountedViewpoint)
+    handler = functions.function_registry()["seen_from_set"].handler
+    answered = 0
+    for index in range(3):
+        scene = SceneIndex.from_scene(sample_scene_graph(35, index, SceneOptions(min_objects=7, max_objects=8)))
+        for relation in perspective.SIDES:
+            for viewer, faced in permutations(range(scene.count), 2):
+                made.clear()
+                try:
+                    found = handler(scene, (viewer, faced), relation)
+                except ExecutionError:
+                    found = None
+                assert made == [(viewer, faced)], "one viewpoint for the pair, whatever the targets"
+                # Each target asked on its own (perspective.seen_side): the set is the clear ones on that side.
+                sides = [perspective.seen_side(scene, viewer, faced, t, relation)
+                         for t in range(scene.count) if t not in (viewer, faced)]
+                targets = [t for t in range(scene.count) if t not in (viewer, faced)]
+                expected = None if None in sides else sum(1 << t for t, side in zip(targets, sides, strict=True) if side)
+                assert found == expected
+                answered += found is not None
+    assert answered > 20
