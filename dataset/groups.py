@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -67,6 +67,16 @@ def whole_groups(positions: np.ndarray, groups: np.ndarray) -> np.ndarray:
     clipped = np.where(chosen == NO_GROUP, 0, chosen)
     keep = (chosen == NO_GROUP) | (inside[clipped] == total[clipped])
     return positions[keep]
+
+
+def keep_whole_groups(split: Any, groups: np.ndarray) -> Any:
+    """``split`` (a :class:`dataset.splits.SplitPositions`; that module imports this one) with its
+    test positions less every group they hold only part of (:func:`whole_groups`), the items so
+    dropped added to ``dropped_incomplete_groups``."""
+    whole = whole_groups(split.test, groups)
+    lost = int(split.test.size - whole.size)
+    dropped = replace(split.dropped, dropped_incomplete_groups=split.dropped.dropped_incomplete_groups + lost)
+    return replace(split, test=whole, dropped=dropped)
 
 
 @dataclass
