@@ -23,11 +23,18 @@ A what-if question is asked only where
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from questions.scene_index import SceneIndex
 
 #: The edit functions, each with the attribute it changes ("" for removal).
 EDITS = {"remove": "", "recolor": "color", "set_material": "material"}
+
+
+def edit_value_params(program: Iterable[Any]) -> frozenset[str]:
+    """The parameters a program's edit nodes take as their value (``set_material``'s <M2>): a
+    question always gives them a value (:func:`edited_scene` refuses an edit without one)."""
+    return frozenset(value for node in program if node.function in EDITS for value in node.value_inputs)
 
 
 class EditRefused(ValueError):

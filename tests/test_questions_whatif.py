@@ -220,3 +220,35 @@ def test_seen_from_set_judges_every_target_from_one_viewpoint_per_viewer_and_fac
                 assert found == expected
                 answered += found is not None
     assert answered > 20
+
+
+def test_material_what_if_is_said_in_the_subjunctive_with_the_material_agreeing(families, scenes):
+    """«Если бы маленький шар был металлическим, сколько было бы …» / «… если бы маленькая сфера была
+    металлической?»: the verb and the instrumental adjective agree with the noun named before them,
+    read back with pymorphy3, and the adjective says the new material; the English says "were <material>"."""
+    import re
+
+    from assets.vocabulary import load_vocabulary
+    from russian.morphology import analyzer
+    from translate.native import NativeRealiser
+
+    _, questions, _ = asked_questions(families["hypothetical/material/count"], scenes, 30, 35)
+    realiser = NativeRealiser(seed=35)
+    materials = load_vocabulary().values["material"]
+    words_of = {value.name: set(value.ru["synonyms"]) for value in materials}
+    genders = set()
+    for question in questions:
+        english = "|".join(next(value for value in materials if value.name == question["params"]["<M2>"]).en["synonyms"])
+        assert re.search(rf"\bwere ({english})[,?]", question["question"]) and " instead" not in question["question"]
+        for template in (0, 1):
+            text = realiser.realise_with_template(question, template)
+            match = re.search(r"если бы (?:[а-яё]+ )*([а-яё]+) (был|была) ([а-яё]+)[,?]", text.lower())
+            assert match and "сколько было бы" in text.lower(), text
+            noun, verb, adjective = match.groups()
+            gender = next(p.tag.gender for p in analyzer().parse(noun) if p.tag.POS == "NOUN")
+            assert analyzer().parse(verb)[0].tag.gender == gender, text
+            said = {p.normal_form for p in analyzer().parse(adjective)
+                    if p.tag.POS == "ADJF" and p.tag.case == "ablt" and p.tag.number == "sing" and p.tag.gender == gender}
+            assert said & words_of[question["params"]["<M2>"]], text
+            genders.add(gender)
+    assert genders == {"masc", "femn"}, "both a masculine and a feminine noun are checked"
