@@ -252,3 +252,61 @@ def test_material_what_if_is_said_in_the_subjunctive_with_the_material_agreeing(
             assert said & words_of[question["params"]["<M2>"]], text
             genders.add(gender)
     assert genders == {"masc", "femn"}, "both a masculine and a feminine noun are checked"
+
+
+def hand_swapped(scene, first, second):
+    """The scene graph with two objects in each other's places, edited by hand: floor x, y exchanged
+    (each keeps its height), relationships recomputed by the renderer's own function."""
+    from render import DEFAULT_RELATION_EPS, relationships
+
+    edited = copy.deepcopy(scene)
+    objects = edited["objects"]
+    a, b = objects[first]["3d_coords"], objects[second]["3d_coords"]
+    a[:2], b[:2] = b[:2], a[:2]
+    edited["relationships"] = relationships([obj["3d_coords"] for obj in objects], edited["directions"], DEFAULT_RELATION_EPS)
+    return edited
+
+
+def test_a_swap_sees_the_relations_of_a_graph_edited_by_hand(families):
+    from itertools import combinations
+
+    from questions.hypothetical import swapped_scene
+
+    checked = changed = 0
+    for scene in realise_scenes(None, 35, 12):
+        index = SceneIndex.from_scene(scene)
+        for first, second in combinations(range(index.count), 2):
+            swapped = swapped_scene(index, first, second)
+            by_hand = SceneIndex.from_scene(hand_swapped(scene, first, second))
+            assert swapped.ground == by_hand.ground and swapped.image.points == by_hand.image.points
+            for relation in by_hand.relations():
+                for k in range(index.count):
+                    assert swapped.related(relation, k) == by_hand.related(relation, k), (relation, k)
+                    assert swapped.unclear(relation, k) == by_hand.unclear(relation, k), (relation, k)
+                    changed += swapped.related(relation, k) != index.related(relation, k)
+            checked += 1
+    assert checked > 100 and changed > 0
+
+
+def test_a_swap_program_re_executed_on_a_graph_edited_by_hand():
+    scene = realise_scenes(None, 35, 1)[0]
+    objects = scene["objects"]
+    first, second = 0, 1
+
+    def the(index):  # the object by every attribute: one object in these scenes (checked below)
+        return [{"function": "scene", "inputs": [], "value_inputs": []},
+                *({"function": f"filter_{a}", "inputs": [k], "value_inputs": [objects[index][a]]}
+                  for k, a in enumerate(("size", "color", "material", "shape"))),
+                {"function": "unique", "inputs": [4], "value_inputs": []}]
+
+    assert sum(all(o[a] == objects[first][a] for a in ("size", "color", "material", "shape")) for o in objects) == 1
+    assert sum(all(o[a] == objects[second][a] for a in ("size", "color", "material", "shape")) for o in objects) == 1
+    named = the(first) + [{**node, "inputs": [i + 6 for i in node["inputs"]]} for node in the(second)]  # nodes 0-5, 6-11
+    for relation in ("left", "right", "front", "behind"):
+        program = [*named,
+                   {"function": "swap", "inputs": [5, 11], "value_inputs": []},  # 12
+                   {"function": "relate", "inputs": [5], "value_inputs": [relation]},  # 13 around the first, in its new place
+                   {"function": "count", "inputs": [13], "value_inputs": []}]
+        plain = [*the(first), {"function": "relate", "inputs": [5], "value_inputs": [relation]},
+                 {"function": "count", "inputs": [6], "value_inputs": []}]
+        assert execute_program(program, scene) == execute_program(plain, hand_swapped(scene, first, second))
