@@ -310,3 +310,31 @@ def test_a_swap_program_re_executed_on_a_graph_edited_by_hand():
         plain = [*the(first), {"function": "relate", "inputs": [5], "value_inputs": [relation]},
                  {"function": "count", "inputs": [6], "value_inputs": []}]
         assert execute_program(program, scene) == execute_program(plain, hand_swapped(scene, first, second))
+
+
+def test_swap_counts_re_executed_on_graphs_swapped_by_hand(families, scenes):
+    """Each answer of hypothetical/swap/count recounted on the scene graph edited by hand (the two
+    objects' floor places exchanged, relationships from the renderer's function, the relation margin
+    from the graph's own camera): the count there, and never the picture's."""
+    _, questions, _ = asked_questions(families["hypothetical/swap/count"], scenes, 30, 35)
+    assert len(questions) >= 20
+    scene_of = {scene["image_index"]: scene for scene in scenes}
+    for question in questions:
+        scene, params = scene_of[question["image_index"]], question["params"]
+        moved, partner = (the_one(scene["objects"], description(params, suffix)) for suffix in ("", "2"))
+        counted = description(params, "3")
+
+        swapped, before = (SceneIndex.from_scene(graph) for graph in (hand_swapped(scene, moved, partner), scene))
+        relation = params["<R>"]
+        assert not swapped.unclear(relation, moved) & described_mask(swapped, counted), "every counted relation is clear there"
+        after = (swapped.related(relation, moved) & described_mask(swapped, counted)).bit_count()
+        assert question["answer"] == str(after), question["question"]
+        in_picture = (before.related(relation, moved) & described_mask(before, counted)).bit_count()
+        assert in_picture != after, f"the swap must change the count: {question['question']}"
+
+
+def described_mask(index, wanted):
+    mask = index.all
+    for attribute, value in wanted.items():
+        mask &= index.mask(attribute, value)
+    return mask
