@@ -17,7 +17,7 @@ from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from dataset.document import SPLITS
-from dataset.features import card_dataset_info, mera_features
+from dataset.features import card_dataset_info, copy_features
 from translate.answers import answer_vocabulary, recorded_yo_policy
 
 CARD_TEMPLATE_PATH = Path(__file__).parent / "templates" / "card.md.j2"
@@ -50,7 +50,7 @@ def front_matter(dataset_info: Mapping[str, Any], license_id: str, n_items: int)
     splits = SplitDict()
     for split in dataset_info["splits"]:
         splits.add(SplitInfo(name=split["name"], num_bytes=split["num_bytes"], num_examples=split["num_examples"]))
-    info = DatasetInfo(features=mera_features(), splits=splits, download_size=dataset_info["download_size"],
+    info = DatasetInfo(features=copy_features(), splits=splits, download_size=dataset_info["download_size"],
                        dataset_size=dataset_info["dataset_size"])
     card_data = DatasetCardData(
         license=license_id,

@@ -33,7 +33,7 @@ from typing import IO, Any
 
 from dataset.document import SPLITS, MeraDocument, StreamedDocument, family_in
 from dataset.em_rules import HEADLINE, OTHER_RULES, RULE_LABELS, normalise_answer, task_exact_match
-from dataset.groups import format_group_results, group_scores
+from dataset.groups import GroupScoring, format_group_results
 from dataset.submission_zip import TASK_FILE, is_submission_zip, open_task_file
 from ruclevr import jsonincremental, jsonlimits
 from ruclevr.cli import UsageError
@@ -351,10 +351,11 @@ def evaluate(document: MeraDocument | StreamedDocument, split: str, predictions:
             ordered = sorted(unknown)
             shown = ", ".join(str(i) for i in ordered[:5])
             raise UsageError(f"predictions name ids that are not in the dataset: {shown}{' ...' if len(ordered) > 5 else ''}")
-    result = _scored(document.records(split), predictions)
-    groups = group_scores((item for item, _ in document.records(split)), predictions, exact_match)
-    if groups is not None:  # minimal pairs (dataset.groups): group exact match beside exact match
-        result["groups"] = groups
+    groups = GroupScoring(predictions, exact_match)  # minimal pairs (dataset.groups), in the same pass
+    result = _scored(groups.passing(document.records(split)), predictions)
+    group_result = groups.result()
+    if group_result is not None:  # group exact match beside exact match
+        result["groups"] = group_result
     return result
 
 
