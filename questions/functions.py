@@ -17,10 +17,10 @@ from functools import cache
 from typing import Any
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
-from questions.hypothetical import EditRefused, edited_scene
+from questions.hypothetical import EditRefused, edited_scene, swapped_scene
 from questions.image_geometry import OPPOSITE, between_masks
 from questions.occlusion import SceneOcclusion
-from questions.perspective import seen_side
+from questions.perspective import Viewpoint, seen_side
 from questions.scene_index import SceneIndex
 
 #: Value types flowing between nodes (attribute values are typed by their attribute's name).
@@ -274,6 +274,13 @@ def _edit_function(name: str, input_type: str, value_type: str | None) -> Functi
     return Function(name, (input_type,), value_type, OBJECTS, lambda scene, args, value: edit(scene, args, value).all, edit)
 
 
+def _swap(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> SceneIndex:
+    try:
+        return swapped_scene(scene, args[0], args[1])
+    except EditRefused as error:
+        raise ExecutionError(str(error)) from None
+
+
 def _seen_from(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> bool:
     side = seen_side(scene, args[0], args[1], args[2], value)
     if side is None:
@@ -283,9 +290,10 @@ def _seen_from(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> bool:
 
 def _seen_from_set(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> int:
     viewer, faced = args
+    viewpoint = Viewpoint(scene, viewer, faced)  # the facing direction once, for every target
     found = 0
     for index in scene.indices(scene.all & ~(1 << viewer) & ~(1 << faced)):
-        side = seen_side(scene, viewer, faced, index, value)
+        side = viewpoint.side(index, value)
         if side is None:
             raise ExecutionError(f"seen_from_set: object {index} is not clearly {value} or the other way")
         found |= side << index
@@ -298,6 +306,7 @@ def _beyond_clevr_functions() -> list[Function]:
         _edit_function("remove", OBJECTS, None),
         _edit_function("recolor", OBJECT, "color"),
         _edit_function("set_material", OBJECT, "material"),
+        Function("swap", (OBJECT, OBJECT), None, OBJECTS, lambda scene, args, value: _swap(scene, args, value).all, _swap),
         Function("seen_from", (OBJECT, OBJECT, OBJECT), RELATION, BOOL, _seen_from),
         Function("seen_from_set", (OBJECT, OBJECT), RELATION, OBJECTS, _seen_from_set),
     ]

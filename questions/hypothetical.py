@@ -1,8 +1,9 @@
 """What-if questions: a program node that edits the scene, and the rules that keep such a question honest.
 
-An edit node (``remove``, ``recolor``, ``set_material``; registered in :mod:`questions.functions`)
-takes objects described in the picture and makes a copy of the scene graph with them taken away,
-recoloured or made of another material (:meth:`SceneIndex.edited`). Every node after the edit
+An edit node (``remove``, ``recolor``, ``set_material``, ``swap``; registered in
+:mod:`questions.functions`) takes objects described in the picture and makes a copy of the scene
+graph with them taken away, recoloured, made of another material, or two of them in each other's
+places (:meth:`SceneIndex.edited`). Every node after the edit
 node reads that copy: "If all the red things were removed, how many cubes would be left?" is
 ``scene → filter red → remove → filter cube → count``, the cubes counted in the edited scene.
 Objects keep their indices and places, so a description made before the edit still names the
@@ -23,15 +24,31 @@ A what-if question is asked only where
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from questions.scene_index import SceneIndex
 
-#: The edit functions, each with the attribute it changes ("" for removal).
-EDITS = {"remove": "", "recolor": "color", "set_material": "material"}
+#: The edit functions, each with the attribute it changes ("" for removal, "place" for two objects
+#: changing places: :func:`swapped_scene`).
+EDITS = {"remove": "", "recolor": "color", "set_material": "material", "swap": "place"}
+
+
+def edit_value_params(program: Iterable[Any]) -> frozenset[str]:
+    """The parameters a program's edit nodes take as their value (``set_material``'s <M2>): a
+    question always gives them a value (:func:`edited_scene` refuses an edit without one)."""
+    return frozenset(value for node in program if node.function in EDITS for value in node.value_inputs)
 
 
 class EditRefused(ValueError):
     """An edit that changes nothing (an empty set removed, a colour an object already has)."""
+
+
+def swapped_scene(scene: SceneIndex, first: int, second: int) -> SceneIndex:
+    """``scene`` with objects ``first`` and ``second`` in each other's places (:meth:`SceneIndex.edited`);
+    EditRefused for one object twice."""
+    if first == second:
+        raise EditRefused("swap: an object cannot change places with itself")
+    return scene.edited(swapped=(first, second))
 
 
 def removed_scene(scene: SceneIndex, removed: int) -> SceneIndex:
@@ -56,6 +73,8 @@ def edited_scene(scene: SceneIndex, function: str, argument: int, value: str | N
     attribute = EDITS[function]
     if not attribute:
         return removed_scene(scene, argument)
+    if attribute == "place":
+        raise EditRefused(f"{function}: takes two objects (swapped_scene)")
     if value is None:
         raise EditRefused(f"{function}: needs a value")
     return changed_scene(scene, attribute, argument, value)

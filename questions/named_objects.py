@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from questions.functions import ExecutionError, format_answer
@@ -78,13 +79,36 @@ def refuse_decided(plan: Plan, choices: Sequence[Any], outputs: Sequence[Any], s
     return reason is not None
 
 
+class PlanKey:
+    """A plan as a cache key, by identity: a Plan's own hash would walk its whole family. The cache
+    holding the key holds the plan, so no other plan can take its ``id`` while it is there."""
+
+    __slots__ = ("plan",)
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+
+    def __hash__(self) -> int:
+        return id(self.plan)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PlanKey) and other.plan is self.plan
+
+
 def early_checks(plan: Plan) -> tuple[tuple[tuple[int, int, str], ...], ...]:
     """Per node, the (named object, tested set, answer function) pairs whose later of the two nodes
     it is: once the search has chosen that far, :func:`refused_early` can tell. The answer
     function is the tested set's consumer where that is the answer node, else ""."""
-    known = _EARLY.get(id(plan))
-    if known is not None and known[0] is plan:
-        return known[1]
+    return _early_checks(PlanKey(plan))
+
+
+#: Plans whose early checks are kept (a long run makes a few hundred plans).
+EARLY_CHECKS_CACHED = 2048
+
+
+@lru_cache(maxsize=EARLY_CHECKS_CACHED)
+def _early_checks(key: PlanKey) -> tuple[tuple[tuple[int, int, str], ...], ...]:
+    plan = key.plan
     named = [t for t, node in enumerate(plan.nodes) if node.kind == "unique"] if not plan.edits else []
     last = len(plan.nodes) - 1
     tested = [(node.inputs[0], node.function if t == last else "") for t, node in enumerate(plan.nodes) if node.function in TESTED]
@@ -93,14 +117,7 @@ def early_checks(plan: Plan) -> tuple[tuple[tuple[int, int, str], ...], ...]:
         for node, final in tested:
             if plan.nodes[thing].inputs[0] != node:
                 checks[max(thing, node)].append((thing, node, final))
-    found = tuple(tuple(c) for c in checks)
-    if len(_EARLY) >= 2000:
-        _EARLY.clear()
-    _EARLY[id(plan)] = (plan, found)
-    return found
-
-
-_EARLY: dict[int, tuple[Plan, tuple[tuple[tuple[int, int, str], ...], ...]]] = {}
+    return tuple(tuple(c) for c in checks)
 
 
 def refused_early(plan: Plan, choices: Sequence[Any], outputs: Sequence[Any], checks: tuple[tuple[int, int, str], ...]) -> str | None:
@@ -136,22 +153,18 @@ def _answer_without(plan: Plan, choices: Sequence[Any], outputs: Sequence[Any], 
         return None
 
 
-#: The facts of the named objects by (plan, the choices of the nodes up to the last of them): the
-#: search asks again for every option of a later node. Emptied when it grows past _CACHED entries.
-_FACTS: dict[tuple[int, tuple[Any, ...]], tuple[Plan, _NamedFacts]] = {}
-_CACHED = 4096
+#: The facts of the named objects kept, by (plan, the choices of the nodes up to the last of
+#: them): the search asks again for every option of a later node.
+FACTS_CACHED = 4096
 
 
 def _facts_of(plan: Plan, choices: Sequence[Any], named: list[int]) -> _NamedFacts:
-    key = (id(plan), tuple(choices[: named[-1] + 1]))
-    known = _FACTS.get(key)
-    if known is not None and known[0] is plan:
-        return known[1]
-    if len(_FACTS) >= _CACHED:
-        _FACTS.clear()
-    facts = _NamedFacts(plan, choices, named)
-    _FACTS[key] = (plan, facts)
-    return facts
+    return _named_facts(PlanKey(plan), tuple(choices[: named[-1] + 1]), tuple(named))
+
+
+@lru_cache(maxsize=FACTS_CACHED)
+def _named_facts(key: PlanKey, choices: tuple[Any, ...], named: tuple[int, ...]) -> _NamedFacts:
+    return _NamedFacts(key.plan, choices, list(named))
 
 
 class _NamedFacts:

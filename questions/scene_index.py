@@ -8,6 +8,7 @@ the spatial relations are then those the image shows by a margin (:mod:`question
 from __future__ import annotations
 
 from collections.abc import Mapping
+from copy import copy as shallow_copy
 from typing import Any
 
 from assets.vocabulary import ATTRIBUTES
@@ -93,10 +94,12 @@ class SceneIndex:
     def relations(self) -> tuple[str, ...]:
         return tuple(self._related)
 
-    def edited(self, removed: int = 0, changes: Mapping[tuple[str, int], str] | None = None) -> SceneIndex:
+    def edited(self, removed: int = 0, changes: Mapping[tuple[str, int], str] | None = None,
+               swapped: tuple[int, int] | None = None) -> SceneIndex:
         """A copy of this scene with the objects of ``removed`` taken away and each (attribute, object)
         of ``changes`` given its new value (questions.hypothetical): objects keep their indices and
-        places, the removed ones are in no set any more."""
+        places, the removed ones are in no set any more. ``swapped``: two objects that change places
+        (:func:`_swapped_places`)."""
         keep = self.all & ~removed
         values = {attribute: list(column) for attribute, column in self.values.items()}
         for (attribute, index), value in (changes or {}).items():
@@ -107,11 +110,42 @@ class SceneIndex:
         copy._masks = {attribute: {value: mask & keep for value, mask in masks.items()} for attribute, masks in copy._masks.items()}
         copy._related = {relation: [mask & keep for mask in lists] for relation, lists in self._related.items()}
         copy._unclear = {relation: [mask & keep for mask in lists] for relation, lists in self._unclear.items()}
+        if swapped is not None:
+            _swapped_places(copy, *swapped)
         return copy
 
     def indices(self, mask: int) -> list[int]:
         """The object indices in ``mask``, ascending."""
         return [i for i in range(self.count) if mask >> i & 1]
+
+
+def _swapped_places(scene: SceneIndex, first: int, second: int) -> None:
+    """Objects ``first`` and ``second`` of ``scene`` in each other's places: their floor and image
+    points exchanged, and every relation as the renderer and the margin would find it from the new
+    places. A relation of two objects depends on their two places alone (CLEVR's relationships
+    compare the offset along a direction on the floor, render/model/relations.py; the margin
+    compares image points, questions/image_geometry.py), so each object's related set is the one
+    of the object whose place it took, with the two exchanged in it. Who hides whom is not known
+    for places no render showed: the copy has no occlusion."""
+
+    def exchanged(mask: int) -> int:
+        if (mask >> first ^ mask >> second) & 1:
+            mask ^= (1 << first) | (1 << second)
+        return mask
+
+    def moved(items: list[Any]) -> list[Any]:
+        items = list(items)
+        items[first], items[second] = items[second], items[first]
+        return items
+
+    scene._related = {relation: [exchanged(mask) for mask in moved(lists)] for relation, lists in scene._related.items()}
+    scene._unclear = {relation: [exchanged(mask) for mask in moved(lists)] for relation, lists in scene._unclear.items()}
+    scene.ground = moved(scene.ground) if scene.ground is not None else None
+    if scene.image is not None:
+        image = shallow_copy(scene.image)
+        image.points = moved(image.points)
+        scene.image = image
+    scene.occlusion = None
 
 
 def _ground_positions(objects: list[Any]) -> list[tuple[float, float]] | None:

@@ -26,7 +26,7 @@ built from that object's own attribute values. Each search has a step budget, so
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -34,7 +34,7 @@ from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from questions.functions import RELATION, ExecutionError, format_answer
 from questions.hypothetical import edit_matters, removal_decides
 from questions.named_objects import early_checks, refuse_decided, refused_early
-from questions.plan import EMPTY, FIXED, FREE, SET, Plan, PlanNode, Slot
+from questions.plan import EMPTY, FIXED, FREE, SET, Plan, PlanNode, Slot, run_plan
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
 from questions.unclear import answer_is_clear, sure_refusals, unclear_passes
@@ -440,7 +440,22 @@ class _Walk:
             return None  # its answer hangs on a pair the image leaves unclear
         if refuse_decided(self.plan, self.choices, self.out, self.scene):
             return None  # its words decide the answer, or leave open whether a named object counts
+        if any(node.function == "swap" for node in self.nodes) and answer == self._answer_unswapped():
+            return None  # "if A and B changed places …": the answer is the picture's, the "if" changes nothing
         return Candidate(tuple(self.choices), answer, tuple(self.out))
+
+    def _answer_unswapped(self) -> str | None:
+        """The answer with the swap node leaving the objects where they stand; None where that cannot be answered."""
+        unswapped = replace(self.plan, nodes=tuple(
+            replace(node, edit=None, handler=_every_object) if node.function == "swap" else node for node in self.nodes))
+        try:
+            return format_answer(run_plan(unswapped, tuple(self.choices), self.scene)[-1])
+        except ExecutionError:
+            return None
+
+
+def _every_object(scene: SceneIndex, args: tuple[Any, ...], value: Any) -> int:
+    return scene.all
 
 
 def _overlapping(a: Any, b: Any) -> bool:

@@ -50,10 +50,11 @@ def unclear_steps(plan: Plan, choices: tuple[Any, ...], outputs: tuple[Any, ...]
     found = []
     for t in _spatial_nodes(plan):
         node = plan.nodes[t]
+        read = _scene_read_by(plan, choices, outputs, scene, t) if plan.edits else scene
         if node.function == "relate":
-            mask = scene.unclear(choices[t], outputs[node.inputs[0]])
+            mask = read.unclear(choices[t], outputs[node.inputs[0]])
         elif node.function == "between":
-            mask = between_split(scene, outputs[node.inputs[0]], outputs[node.inputs[1]])[1]
+            mask = between_split(read, outputs[node.inputs[0]], outputs[node.inputs[1]])[1]
         if mask:
             found.append((t, mask))
     return found
@@ -79,6 +80,17 @@ def _nodes_of(plan: Plan) -> tuple[tuple[int, ...], dict[int, int]]:
         }
         entry = _BY_PLAN[id(plan)] = (plan, spatial, sure)
     return entry[1], entry[2]
+
+
+def _scene_read_by(plan: Plan, choices: tuple[Any, ...], outputs: tuple[Any, ...] | list[Any], scene: SceneIndex,
+                   t: int) -> SceneIndex:
+    """The scene node ``t`` reads: ``scene`` edited by every what-if edit node before it (a relation
+    after a swap is judged where the objects stand then)."""
+    for e in range(t):
+        node = plan.nodes[e]
+        if node.edit is not None:
+            scene = node.edit(scene, _inputs(plan, outputs, e), choices[e] if node.kind == "valued" else None)
+    return scene
 
 
 def _spatial_nodes(plan: Plan) -> tuple[int, ...]:

@@ -170,6 +170,35 @@ def adjective_form(
     return _inflect(parse, grammemes, "the adjective")
 
 
+def past_verb_form(lemma: str, gender: str, number: str) -> str:
+    """A past-tense verb (given as masculine singular: был) agreeing with its subject: была, было, были."""
+    parse = _past_verb_parse(lemma)
+    if parse is None:
+        raise MorphologyError(f"{lemma!r} is not a past-tense verb in the masculine singular")
+    return _inflect(parse, {"plur"} if number == "plur" else {gender}, "the verb")
+
+
+@cache
+def _past_verb_parse(word: str) -> pymorphy3.analyzer.Parse | None:
+    parses = analyzer().parse(word)
+    if parses and all(p.tag.POS == "VERB" and {"past", "masc", "sing"} <= p.tag.grammemes for p in parses):
+        return parses[0]
+    return None
+
+
+def agreeing_form(kind: str, word: str, case: str, number: str, noun: Noun, short: bool = False,
+                  after_preposition: bool = False) -> str:
+    """A word of a group agreeing with ``noun``: an ``adjective`` (a literal, or an attribute's
+    adjective; "" stays ""), the ``pronoun`` standing for the noun, a past-tense ``verb``, or a fixed word."""
+    if kind == "adjective":
+        return adjective_form(word, case, number, noun.gender, noun.animate, short) if word else ""
+    if kind == "pronoun":
+        return pronoun_form(noun.gender, number, case, after_preposition)
+    if kind == "verb":
+        return past_verb_form(word, noun.gender, number)
+    return word
+
+
 @cache
 def pronoun_form(gender: str, number: str, case: str, after_preposition: bool = False) -> str:
     """The third-person pronoun standing for a noun: ``(femn, sing, gent, True)`` -> ``"неё"``."""
@@ -236,7 +265,8 @@ def noun_phrase(modifiers: tuple[tuple[str, str], ...], noun: Noun, case: str, n
 
 def word_role(word: str, lexicon: Lexicon | None = None) -> str:
     """What a literal word of a template can do: ``noun`` (from the lexicon), ``pronoun`` (он),
-    ``adjective`` (agrees: другой, который, один, сделанный), ``invariable`` (ещё, же) or ``unknown``.
+    ``adjective`` (agrees: другой, который, один, сделанный), ``verb`` (a past-tense verb, agrees
+    in gender and number: был), ``invariable`` (ещё, же) or ``unknown``.
     """
     if word in (lexicon or default_lexicon()).nouns:
         return "noun"
@@ -249,6 +279,8 @@ def _grammatical_role(word: str) -> str:
         return "pronoun"
     if _adjective_parse(word) is not None:
         return "adjective"
+    if _past_verb_parse(word) is not None:
+        return "verb"
     parses = analyzer().parse(word)
     if parses and all(p.tag.POS in _INVARIABLE_POS for p in parses):
         return "invariable"

@@ -396,7 +396,7 @@ def _missing_real_stages() -> list[str]:
 def test_tiny_end_to_end_build_with_the_real_stages(tmp_path, monkeypatch) -> None:
     import datasets
 
-    from dataset.publish.features import mera_features
+    from dataset.publish.features import copy_features
 
     root = tmp_path / "DATA"
     command = [sys.executable, "-m", "dataset", "build", "--n", "4", "--out", str(root), "--width", "96",
@@ -409,7 +409,7 @@ def test_tiny_end_to_end_build_with_the_real_stages(tmp_path, monkeypatch) -> No
     assert len(document["data"]["shots"]) == 2 and document["data"]["test"]
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
     loaded = datasets.load_dataset(str(root / "hf"), cache_dir=str(tmp_path / "cache"))
-    assert loaded["test"].features == mera_features()
+    assert loaded["test"].features == copy_features()
     ids = [row["meta"]["id"] for split in ("shots", "test") for row in loaded[split]]
     assert ids == list(range(1, len(ids) + 1))
     # A second run finds everything finished and changes nothing.

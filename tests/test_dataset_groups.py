@@ -129,3 +129,84 @@ def test_an_export_without_groups_reports_no_group_scores(tmp_path) -> None:
     assert all("group_id" not in item["meta"] for split in ("shots", "test") for item in document["data"][split])
     assert "dropped_incomplete_groups" not in document["info"]["counts"]
     assert "groups" not in evaluate(stream_document(out), "test", None)
+
+
+def test_the_hugging_face_copy_keeps_each_items_group_id(tmp_path) -> None:
+    import pyarrow.parquet as pq
+
+    from dataset.cli import main
+
+    paths = grouped_outputs(tmp_path / "in", ungrouped_scenes=4)
+    document = exported(paths, tmp_path / "mera", shots=2)
+    assert main(["hf", "--mera", str(tmp_path / "mera"), "--out", str(tmp_path / "hf")]) == 0
+    for split in ("shots", "test"):
+        files = sorted((tmp_path / "hf" / "data").glob(f"{split}-*.parquet"))
+        rows = [row for path in files for row in pq.read_table(path).to_pylist()]
+        expected = [(item["meta"]["id"], item["meta"].get("group_id")) for item in document["data"][split]]
+        assert [(row["meta"]["id"], row["meta"]["group_id"]) for row in rows] == expected
+    test_groups = [item["meta"].get("group_id") for item in document["data"]["test"]]
+    assert None in test_groups and any(group is not None for group in test_groups), "both kinds of item are checked"
+    card = (tmp_path / "hf" / "README.md").read_text(encoding="utf-8")
+    assert "`meta.group_id` (int32 or null" in card and "group exact match" in card
+
+
+class CountedReads:
+    """A streamed export that counts how often each split's items are read."""
+
+    def __init__(self, document) -> None:
+        self.document = document
+        self.reads: Counter[str] = Counter()
+
+    def records(self, split: str):
+        self.reads[split] += 1
+        return self.document.records(split)
+
+
+def test_evaluate_reads_the_split_once_to_score_items_and_groups(tmp_path) -> None:
+    paths = grouped_outputs(tmp_path / "in", ungrouped_scenes=2)
+    out = tmp_path / "mera"
+    document = exported(paths, out, shots=2)
+    gold = {item["meta"]["id"]: item["outputs"] for item in document["data"]["test"]}
+    counted = CountedReads(stream_document(out))
+    assert evaluate(counted, "test", None)["groups"]["overall"]["groups"] >= 4
+    assert counted.reads == {"test": 1}
+    counted.reads.clear()
+    result = evaluate(counted, "test", read_predictions(write_predictions(tmp_path / "gold.jsonl", gold)))
+    assert result["groups"]["overall"]["predictions"] == {"exact_match": 1.0, "group_exact_match": 1.0}
+    assert result["predictions"]["overall"]["exact_match"] == 1.0
+    # Once more over every split, for ids the dataset does not have; the scoring pass is the second.
+    assert counted.reads == {"shots": 1, "test": 2}
+
+
+class EveryOtherItem:
+    """A test-item selection (as ``dataset.releases.like.LikeSelection`` makes one) keeping every other
+    test item: it splits groups, which the export then drops whole."""
+
+    def apply(self, questions_path, columns, split, scene_sizes, seed):
+        from dataset.mera.splits import SplitPositions
+
+        return SplitPositions(split.shots, split.test[::2], split.dropped)
+
+    def record(self) -> dict:
+        return {"every_other_item": True}
+
+
+def test_export_counts_the_items_of_groups_a_selection_left_incomplete(tmp_path) -> None:
+    paths = grouped_outputs(tmp_path / "in", ungrouped_scenes=4)
+    plain = export_dataset(paths["questions"], paths["scenes"], tmp_path / "plain", ExportSettings(shots=2, seed=4))
+    info = export_dataset(paths["questions"], paths["scenes"], tmp_path / "mera",
+                          ExportSettings(shots=2, seed=4, select=EveryOtherItem()))
+    document = read_export(tmp_path / "mera")
+    # Recomputed from the plain export's test items: what the selection kept, less the groups it split.
+    plain_test = read_export(tmp_path / "plain")["data"]["test"]
+    provenance = {record["id"]: record for record in read_export(tmp_path / "plain")["provenance"]}
+    kept = plain_test[::2]
+    sizes = Counter(provenance[item["meta"]["id"]]["group"]["id"] for item in plain_test if "group_id" in item["meta"])
+    kept_sizes = Counter(provenance[item["meta"]["id"]]["group"]["id"] for item in kept if "group_id" in item["meta"])
+    split_groups = [group for group, count in kept_sizes.items() if count < sizes[group]]
+    assert split_groups, "the selection splits some groups"
+    left_out = sum(kept_sizes[group] for group in split_groups)
+    assert len(document["data"]["test"]) == len(kept) - left_out
+    before = plain["counts"].get("dropped_incomplete_groups", 0)
+    assert info["counts"]["dropped_incomplete_groups"] == before + left_out
+    assert document["info"]["counts"]["dropped_incomplete_groups"] == before + left_out

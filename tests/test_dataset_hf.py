@@ -14,7 +14,7 @@ from sample_outputs import write_sample_stage_outputs
 
 from dataset.cli import main
 from dataset.mera.document import load_document, read_export
-from dataset.publish.features import mera_features
+from dataset.publish.features import copy_features
 from ruclevr.io import read_json
 
 
@@ -43,7 +43,7 @@ def test_load_dataset_reads_the_copy_offline_with_declared_features(built, tmp_p
     document = read_export(built["mera"])
     assert set(loaded) == {"shots", "test"}
     for split in ("shots", "test"):
-        assert loaded[split].features == mera_features()
+        assert loaded[split].features == copy_features()
         rows = loaded[split].to_list()
         items = document["data"][split]
         assert len(rows) == len(items)
@@ -53,12 +53,14 @@ def test_load_dataset_reads_the_copy_offline_with_declared_features(built, tmp_p
             assert image["bytes"] == (built["mera"] / item["inputs"]["image"]).read_bytes()
             expected = json.loads(json.dumps(item))
             expected["inputs"].pop("image")
+            expected["meta"].setdefault("group_id", None)  # declared for every item: null outside a group
             assert row == expected
     ids = [row["meta"]["id"] for split in ("shots", "test") for row in loaded[split]]
     assert ids == list(range(1, len(ids) + 1))
 
 
-MERA_FEATURES_YAML = Path(__file__).parent / "data" / "mera_ruclevr_features.yaml"
+#: MERA's features and meta.group_id.
+COPY_FEATURES_YAML = Path(__file__).parent / "data" / "ruclevr_copy_features.yaml"
 
 
 def card_parts(card: str) -> tuple[dict, str]:
@@ -71,7 +73,7 @@ def test_card_yaml_declares_features_splits_and_configs(built) -> None:
     header, _ = card_parts((built["hf"] / "README.md").read_text(encoding="utf-8"))
     document = read_export(built["mera"])
     info = header["dataset_info"]
-    assert info["features"] == yaml.safe_load(MERA_FEATURES_YAML.read_text(encoding="utf-8"))
+    assert info["features"] == yaml.safe_load(COPY_FEATURES_YAML.read_text(encoding="utf-8"))
     assert "sequence: string" in (built["hf"] / "README.md").read_text(encoding="utf-8")
     assert {s["name"]: s["num_examples"] for s in info["splits"]} == {
         "shots": len(document["data"]["shots"]), "test": len(document["data"]["test"])}

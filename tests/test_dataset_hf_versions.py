@@ -1,7 +1,8 @@
-"""The Hugging Face copy loads with MERA's ruCLEVR features under datasets 3.6 and 4.x.
+"""The Hugging Face copy loads with MERA's ruCLEVR features (and ``meta.group_id``) under datasets 3.6 and 4.x.
 
-MERA's features are read from MERA's card YAML (tests/data/mera_ruclevr_features.yaml) by each
-version of datasets itself, so "equal" means what that version makes of MERA's card.
+The features are read from MERA's card YAML with ``meta.group_id`` added
+(tests/data/ruclevr_copy_features.yaml) by each version of datasets itself, so "equal" means what
+that version makes of MERA's card.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from sample_outputs import write_sample_export
 
 from dataset.cli import main
 
-MERA_FEATURES_YAML = Path(__file__).parent / "data" / "mera_ruclevr_features.yaml"
+COPY_FEATURES_YAML = Path(__file__).parent / "data" / "ruclevr_copy_features.yaml"
 
 # Run by the python of the environment under test: load the copy and MERA's features, compare.
 CHECK_FEATURES = textwrap.dedent(
@@ -52,7 +53,7 @@ def hf_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def check_features(python: str | Path, hf_copy: Path, cache: Path) -> dict:
-    result = subprocess.run([str(python), "-c", CHECK_FEATURES, str(hf_copy), str(MERA_FEATURES_YAML), str(cache)],
+    result = subprocess.run([str(python), "-c", CHECK_FEATURES, str(hf_copy), str(COPY_FEATURES_YAML), str(cache)],
                             capture_output=True, text=True, timeout=600, env=offline_environment(), check=False)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -81,5 +82,5 @@ def test_features_equal_meras_under_datasets_3_6(hf_copy, tmp_path) -> None:
 def test_card_spells_list_features_as_meras_card(hf_copy) -> None:
     card = (hf_copy / "README.md").read_text(encoding="utf-8")
     header = yaml.safe_load(card.split("---\n")[1])
-    assert header["dataset_info"]["features"] == yaml.safe_load(MERA_FEATURES_YAML.read_text(encoding="utf-8"))
+    assert header["dataset_info"]["features"] == yaml.safe_load(COPY_FEATURES_YAML.read_text(encoding="utf-8"))
     assert "list:" not in card.split("---\n")[1]

@@ -217,20 +217,26 @@ def test_scorer_key_changes_with_the_rules(tmp_path, monkeypatch) -> None:
 
 def realised_questions(per_template: int) -> dict[tuple[str, int], list[str]]:
     """Questions the native realiser writes for every shipped family × Russian template, with
-    parameter values (empty ones included) and synonyms drawn from seeded generators."""
+    parameter values (empty ones included, except a what-if edit's value, which a question always
+    has) and synonyms drawn from seeded generators."""
     from assets.vocabulary import load_vocabulary
+    from questions.families import load_families
+    from questions.hypothetical import edit_value_params
     from translate.native import NativeRealiser
 
     vocabulary = load_vocabulary()
     values = {kind: [*vocabulary.names(kind), ""] for kind in ("size", "color", "material", "shape")}
     values["relation"] = list(vocabulary.relations)
     realiser = NativeRealiser(seed=0)
+    programs = load_families()
     texts: dict[tuple[str, int], list[str]] = {}
     for number, (name, family) in enumerate(sorted(realiser.families.items())):
         for template in range(len(family.templates)):
             rng = np.random.default_rng([number, template])
+            required = edit_value_params(programs[name].program) if name in programs else frozenset()
             for _ in range(per_template):
-                params = {slot: str(rng.choice(values[kind])) for slot, kind in family.kinds.items()}
+                params = {slot: str(rng.choice(values[kind][:-1] if slot in required else values[kind]))
+                          for slot, kind in family.kinds.items()}
                 words = {slot: str(rng.choice(options)) for slot, options in realiser.word_options(name, params).items()}
                 texts.setdefault((name, template), []).append(realiser.render(name, params, template, words))
     return texts

@@ -46,8 +46,9 @@ def test_every_scene_gets_its_questions(run):
     # and issue 23 (relations read in the image, unclear pairs refused): 95.9 % with both;
     # 94 % since issue 35: the what-if and perspective families refuse most candidates (an edit that
     # changes nothing, a side within the angular margin) and spend the scenes' search budget: 94.5 %
-    # with them, 95.5 % without the 4 what-if families, 95.7 % without the 3 perspective ones
-    assert sum(1 for index in range(SCENES) if per_image[index] == 10) >= 0.94 * SCENES
+    # with them, 95.5 % without the 4 what-if families, 95.7 % without the 3 perspective ones;
+    # 93.6 % with hypothetical/swap/count (a swap that leaves the count as in the picture is refused)
+    assert sum(1 for index in range(SCENES) if per_image[index] == 10) >= 0.93 * SCENES
 
 
 def test_every_answer_is_its_program_run_on_its_scene(run):

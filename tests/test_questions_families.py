@@ -285,6 +285,10 @@ CASES = [
     ("hypothetical/material/count", {"<C>": "blue", "<M2>": "metal", "<M3>": "metal"}, "4"),  # 2 metal: 0, 2, 3, 4
     ("hypothetical/material/count", {"<C>": "blue", "<M2>": "metal", "<M3>": "rubber"}, "1"),  # 1
     ("hypothetical/material/count", {"<C>": "gray", "<M2>": "metal", "<M3>": "metal"}, None),  # 0 is metal already
+    ("hypothetical/swap/count", {"<C>": "gray", "<C2>": "yellow", "<R>": "left"}, "4"),  # 0 at (2, 4): 1, 2, 3 and 4 at (-2, 2)
+    ("hypothetical/swap/count", {"<C>": "gray", "<C2>": "yellow", "<R>": "right"}, "0"),  # nothing right of x = 2
+    ("hypothetical/swap/count", {"<C>": "gray", "<C2>": "red", "<S2>": "sphere", "<R>": "right", "<C3>": "yellow"}, None),
+    # 0 at (-1, 0): the yellow sphere is right of it there as in the picture, the "if" changes nothing
     # ---- perspective: standing at one object facing another, on the floor (no camera here) ----
     ("perspective/side/left", {"<C>": "gray", "<C2>": "yellow", "<C3>": "red", "<S3>": "cube"}, "no"),
     # at 0 (-2, 2) facing 4 (2, 4): 3 at (1, 1) is 45 degrees to the right

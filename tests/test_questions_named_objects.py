@@ -97,3 +97,31 @@ def test_the_search_finds_no_refused_candidate(families):
             candidate = search.find(plan, search.steps + 3000)
             if candidate is not None:
                 assert text_refusal(plan, candidate.choices, candidate.outputs, index) is None
+
+
+def test_the_caches_are_bounded_least_recently_used_ones_that_change_no_answer(families):
+    from questions import named_objects
+
+    caches = (named_objects._early_checks, named_objects._named_facts)
+    assert [cache.cache_info().maxsize for cache in caches] == [named_objects.EARLY_CHECKS_CACHED,
+                                                               named_objects.FACTS_CACHED]
+    index = SceneIndex.from_scene(ROW)
+    plans = [Plan.of(families[family_id]) for family_id in ("exist/two_hop", "count/two_hop")]
+
+    def found() -> list:
+        """The search's candidates (it asks early_checks and the named objects' facts) and their refusals."""
+        results = []
+        for plan in plans:
+            search = SceneSearch(index, RandomStream.for_unit("questions.search", 7, 0))
+            for _ in range(4):
+                candidate = search.find(plan, search.steps + 3000)
+                if candidate is not None:
+                    results.append((candidate.choices, text_refusal(plan, candidate.choices, candidate.outputs, index)))
+        return results
+
+    for cache in caches:
+        cache.cache_clear()
+    cold = found()
+    assert cold and all(0 < cache.cache_info().currsize <= cache.cache_info().maxsize for cache in caches)
+    assert found() == cold, "answered again from the caches, the same candidates and refusals"
+    assert named_objects._early_checks.cache_info().hits > 0

@@ -190,3 +190,158 @@ def test_floor_left_is_the_renderers_left(scenes):
         behind, left = scene["directions"]["behind"], scene["directions"]["left"]
         side, off_line = left_of_facing((0.0, 0.0), behind[:2], left[:2])
         assert side == 1 and off_line == pytest.approx(1.0)
+
+
+def test_seen_from_set_judges_every_target_from_one_viewpoint_per_viewer_and_facing(monkeypatch):
+    from itertools import permutations
+
+    from questions import functions, perspective
+    from questions.functions import ExecutionError
+    from render import SceneOptions, sample_scene_graph
+
+    made = []
+
+    class CountedViewpoint(perspective.Viewpoint):
+        def __init__(self, scene, viewer, faced):
+            made.append((viewer, faced))
+            super().__init__(scene, viewer, faced)
+
+    monkeypatch.setattr(functions, "Viewpoint", CountedViewpoint)
+    handler = functions.function_registry()["seen_from_set"].handler
+    answered = 0
+    for index in range(3):
+        scene = SceneIndex.from_scene(sample_scene_graph(35, index, SceneOptions(min_objects=7, max_objects=8)))
+        for relation in perspective.SIDES:
+            for viewer, faced in permutations(range(scene.count), 2):
+                made.clear()
+                try:
+                    found = handler(scene, (viewer, faced), relation)
+                except ExecutionError:
+                    found = None
+                assert made == [(viewer, faced)], "one viewpoint for the pair, whatever the targets"
+                # Each target asked on its own (perspective.seen_side): the set is the clear ones on that side.
+                sides = [perspective.seen_side(scene, viewer, faced, t, relation)
+                         for t in range(scene.count) if t not in (viewer, faced)]
+                targets = [t for t in range(scene.count) if t not in (viewer, faced)]
+                expected = None if None in sides else sum(1 << t for t, side in zip(targets, sides, strict=True) if side)
+                assert found == expected
+                answered += found is not None
+    assert answered > 20
+
+
+def test_material_what_if_is_said_in_the_subjunctive_with_the_material_agreeing(families, scenes):
+    """«Если бы маленький шар был металлическим, сколько было бы …» / «… если бы маленькая сфера была
+    металлической?»: the verb and the instrumental adjective agree with the noun named before them,
+    read back with pymorphy3, and the adjective says the new material; the English says "were <material>"."""
+    import re
+
+    from assets.vocabulary import load_vocabulary
+    from russian.morphology import analyzer
+    from translate.native import NativeRealiser
+
+    _, questions, _ = asked_questions(families["hypothetical/material/count"], scenes, 30, 35)
+    realiser = NativeRealiser(seed=35)
+    materials = load_vocabulary().values["material"]
+    words_of = {value.name: set(value.ru["synonyms"]) for value in materials}
+    genders = set()
+    for question in questions:
+        english = "|".join(next(value for value in materials if value.name == question["params"]["<M2>"]).en["synonyms"])
+        assert re.search(rf"\bwere ({english})[,?]", question["question"]) and " instead" not in question["question"]
+        for template in (0, 1):
+            text = realiser.realise_with_template(question, template)
+            match = re.search(r"если бы (?:[а-яё]+ )*([а-яё]+) (был|была) ([а-яё]+)[,?]", text.lower())
+            assert match and "сколько было бы" in text.lower(), text
+            noun, verb, adjective = match.groups()
+            gender = next(p.tag.gender for p in analyzer().parse(noun) if p.tag.POS == "NOUN")
+            assert analyzer().parse(verb)[0].tag.gender == gender, text
+            said = {p.normal_form for p in analyzer().parse(adjective)
+                    if p.tag.POS == "ADJF" and p.tag.case == "ablt" and p.tag.number == "sing" and p.tag.gender == gender}
+            assert said & words_of[question["params"]["<M2>"]], text
+            genders.add(gender)
+    assert genders == {"masc", "femn"}, "both a masculine and a feminine noun are checked"
+
+
+def hand_swapped(scene, first, second):
+    """The scene graph with two objects in each other's places, edited by hand: floor x, y exchanged
+    (each keeps its height), relationships recomputed by the renderer's own function."""
+    from render import DEFAULT_RELATION_EPS, relationships
+
+    edited = copy.deepcopy(scene)
+    objects = edited["objects"]
+    a, b = objects[first]["3d_coords"], objects[second]["3d_coords"]
+    a[:2], b[:2] = b[:2], a[:2]
+    edited["relationships"] = relationships([obj["3d_coords"] for obj in objects], edited["directions"], DEFAULT_RELATION_EPS)
+    return edited
+
+
+def test_a_swap_sees_the_relations_of_a_graph_edited_by_hand(families):
+    from itertools import combinations
+
+    from questions.hypothetical import swapped_scene
+
+    checked = changed = 0
+    for scene in realise_scenes(None, 35, 12):
+        index = SceneIndex.from_scene(scene)
+        for first, second in combinations(range(index.count), 2):
+            swapped = swapped_scene(index, first, second)
+            by_hand = SceneIndex.from_scene(hand_swapped(scene, first, second))
+            assert swapped.ground == by_hand.ground and swapped.image.points == by_hand.image.points
+            for relation in by_hand.relations():
+                for k in range(index.count):
+                    assert swapped.related(relation, k) == by_hand.related(relation, k), (relation, k)
+                    assert swapped.unclear(relation, k) == by_hand.unclear(relation, k), (relation, k)
+                    changed += swapped.related(relation, k) != index.related(relation, k)
+            checked += 1
+    assert checked > 100 and changed > 0
+
+
+def test_a_swap_program_re_executed_on_a_graph_edited_by_hand():
+    scene = realise_scenes(None, 35, 1)[0]
+    objects = scene["objects"]
+    first, second = 0, 1
+
+    def the(index):  # the object by every attribute: one object in these scenes (checked below)
+        return [{"function": "scene", "inputs": [], "value_inputs": []},
+                *({"function": f"filter_{a}", "inputs": [k], "value_inputs": [objects[index][a]]}
+                  for k, a in enumerate(("size", "color", "material", "shape"))),
+                {"function": "unique", "inputs": [4], "value_inputs": []}]
+
+    assert sum(all(o[a] == objects[first][a] for a in ("size", "color", "material", "shape")) for o in objects) == 1
+    assert sum(all(o[a] == objects[second][a] for a in ("size", "color", "material", "shape")) for o in objects) == 1
+    named = the(first) + [{**node, "inputs": [i + 6 for i in node["inputs"]]} for node in the(second)]  # nodes 0-5, 6-11
+    for relation in ("left", "right", "front", "behind"):
+        program = [*named,
+                   {"function": "swap", "inputs": [5, 11], "value_inputs": []},  # 12
+                   {"function": "relate", "inputs": [5], "value_inputs": [relation]},  # 13 around the first, in its new place
+                   {"function": "count", "inputs": [13], "value_inputs": []}]
+        plain = [*the(first), {"function": "relate", "inputs": [5], "value_inputs": [relation]},
+                 {"function": "count", "inputs": [6], "value_inputs": []}]
+        assert execute_program(program, scene) == execute_program(plain, hand_swapped(scene, first, second))
+
+
+def test_swap_counts_re_executed_on_graphs_swapped_by_hand(families, scenes):
+    """Each answer of hypothetical/swap/count recounted on the scene graph edited by hand (the two
+    objects' floor places exchanged, relationships from the renderer's function, the relation margin
+    from the graph's own camera): the count there, and never the picture's."""
+    _, questions, _ = asked_questions(families["hypothetical/swap/count"], scenes, 30, 35)
+    assert len(questions) >= 20
+    scene_of = {scene["image_index"]: scene for scene in scenes}
+    for question in questions:
+        scene, params = scene_of[question["image_index"]], question["params"]
+        moved, partner = (the_one(scene["objects"], description(params, suffix)) for suffix in ("", "2"))
+        counted = description(params, "3")
+
+        swapped, before = (SceneIndex.from_scene(graph) for graph in (hand_swapped(scene, moved, partner), scene))
+        relation = params["<R>"]
+        assert not swapped.unclear(relation, moved) & described_mask(swapped, counted), "every counted relation is clear there"
+        after = (swapped.related(relation, moved) & described_mask(swapped, counted)).bit_count()
+        assert question["answer"] == str(after), question["question"]
+        in_picture = (before.related(relation, moved) & described_mask(before, counted)).bit_count()
+        assert in_picture != after, f"the swap must change the count: {question['question']}"
+
+
+def described_mask(index, wanted):
+    mask = index.all
+    for attribute, value in wanted.items():
+        mask &= index.mask(attribute, value)
+    return mask

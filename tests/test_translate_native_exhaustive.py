@@ -24,6 +24,8 @@ from native_fixtures import fixture_realiser
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from filter.morph import MorphChecker
 from filter.report import reason_category
+from questions.families import load_families
+from questions.hypothetical import edit_value_params
 from russian.morphology import CASES, NUMBERS, adjective_form, analyzer, default_lexicon, noun_phrase
 from translate.native import NativeRealiser, RealisationError
 
@@ -61,25 +63,34 @@ def attribute_words(kind: str) -> tuple[tuple[str, str], ...]:
     return tuple(empty + synonyms)
 
 
-def object_rows(slots: list[str], kinds: dict[str, str]) -> list[dict[str, tuple[str, str]]]:
+def object_rows(slots: list[str], kinds: dict[str, str], required: frozenset[str] = frozenset()) -> list[dict[str, tuple[str, str]]]:
     """(value, word) choices for one object's placeholders: every shape word with every colour
     word, the size and material words rotating so that each of them meets every shape word too,
     and every shape word with no adjective at all. An adjective's form depends only on its own
     word and on the noun's gender, case and number, so this reaches every adjective word × noun
-    word pair in every place of every template, with 70 rows instead of 3 × 9 × 3 × 4 values."""
+    word pair in every place of every template, with 70 rows instead of 3 × 9 × 3 × 4 values.
+    A ``required`` size or material (an edit's value: :func:`edit_values`) is never empty."""
     axes = [slot for slot in slots if kinds[slot] in ("shape", "color")]
     rotating = [slot for slot in slots if slot not in axes]
     rows = []
     for i, combo in enumerate(itertools.product(*(attribute_words(kinds[slot]) for slot in axes))):
         row = dict(zip(axes, combo, strict=True))
         for k, slot in enumerate(rotating):
-            words = attribute_words(kinds[slot])
+            words = [pair for pair in attribute_words(kinds[slot]) if pair[0] or slot not in required]
             row[slot] = words[(i + 2 * k) % len(words)]
         rows.append(row)
     shapes = [slot for slot in slots if kinds[slot] == "shape"]
     for choice in (attribute_words("shape") if shapes else ()):
-        rows.append({slot: choice if slot in shapes else ("", "") for slot in slots})
+        rows.append({slot: choice if slot in shapes else attribute_words(kinds[slot])[1] if slot in required else ("", "")
+                     for slot in slots})
     return rows
+
+
+@cache
+def edit_values() -> dict[str, frozenset[str]]:
+    """Per shipped family, the parameters its what-if edit node takes as its value (set_material's
+    <M2>): the engine never leaves them empty (questions/hypothetical.py refuses the edit)."""
+    return {family_id: edit_value_params(family.program) for family_id, family in load_families().items()}
 
 
 def objects_of(kinds: dict[str, str]) -> dict[str, list[str]]:
@@ -128,7 +139,8 @@ def realisations(realisers: list[NativeRealiser]):
     :func:`object_rows`; the other objects, relations, numbers and their words rotate."""
     for realiser, family_id, family in ((r, i, f) for r in realisers for i, f in r.families.items()):
         kinds = dict(family.kinds)
-        objects = {name: object_rows(slots, kinds) for name, slots in objects_of(kinds).items()}
+        required = edit_values().get(family_id, frozenset())
+        objects = {name: object_rows(slots, kinds, required) for name, slots in objects_of(kinds).items()}
         others = {slot: values_of(kind) for slot, kind in kinds.items() if kind not in ATTRIBUTES}
         for template in range(len(family.templates)):
             for name, rows in objects.items():

@@ -120,3 +120,37 @@ def test_vocabulary_noun_without_gender_is_reported(tmp_path):
     path.write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
     with pytest.raises(MorphologyError, match="shape sphere: Russian noun 'сфера' needs its gender in ru.genders"):
         build_lexicon(load_vocabulary(path))
+
+
+def test_past_tense_verbs_agree_with_their_noun_in_gender_and_number():
+    from russian.morphology import agreeing_form, past_verb_form
+
+    assert word_role("был") == "verb" and word_role("стал") == "verb"
+    assert word_role("была") == "unknown"  # given as the masculine singular, as adjectives are
+    assert [past_verb_form("был", gender, "sing") for gender in ("masc", "femn", "neut")] == ["был", "была", "было"]
+    assert past_verb_form("был", "femn", "plur") == "были"
+    with pytest.raises(MorphologyError, match="'находится' is not a past-tense verb"):
+        past_verb_form("находится", "masc", "sing")
+    sphere, ball = default_lexicon().noun("сфера"), default_lexicon().noun("шар")
+    said = [(agreeing_form("verb", "был", "nomn", "sing", noun), agreeing_form("adjective", "металлический", "ablt", "sing", noun))
+            for noun in (sphere, ball)]
+    assert said == [("была", "металлической"), ("был", "металлическим")]
+    assert agreeing_form("adjective", "", "ablt", "sing", ball) == ""
+
+
+@pytest.mark.parametrize(("group", "problem"), [
+    ("[был|<S>] [<M2>|твор,<S>]", None),
+    ("[был|твор,<S>] [<M2>|твор,<S>]", "a verb agrees alone"),
+    ("[был <M2>|твор,<S>]", "a verb agrees alone"),
+    ("[был|<S>] [<M2> <S2>|твор,<S>]", "<S2> cannot be in a group that agrees with <S>"),
+    ("[находится|<S>] [<M2>|твор,<S>]", "'находится' cannot agree with <S>"),
+])
+def test_an_agreeing_group_takes_a_past_tense_verb_and_an_attributes_adjective(group, problem):
+    from translate.templates import validate_template
+
+    params = {"<Z>": "size", "<C>": "color", "<M>": "material", "<S>": "shape", "<M2>": "material", "<S2>": "shape"}
+    problems = validate_template(f"Если бы [<Z> <C> <M> <S>] {group}, был бы он [<S2>|твор]?", params)
+    if problem is None:
+        assert problems == []
+    else:
+        assert len(problems) == 1 and problem in problems[0], problems

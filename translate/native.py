@@ -26,7 +26,7 @@ import numpy as np
 from assets.vocabulary import Vocabulary, load_vocabulary
 from questions import FAMILIES_DIR, NO_TEMPLATE, UNSAFE_FIELD, Family, Sources, Structure, admitted, as_sources
 from ruclevr import streams
-from russian.morphology import Noun, adjective_form, build_lexicon, count_number, noun_phrase, pronoun_form
+from russian.morphology import Noun, agreeing_form, build_lexicon, count_number, noun_phrase
 from translate.russian_families import (
     OTHER_WORDS,
     RussianFamily,
@@ -487,10 +487,7 @@ class NativeRealiser:
         prefix, case = self._case_after(agreement.relation, words, agreement.case)
         pieces = []
         for kind, word in agreement.words:
-            if kind == "adjective":
-                pieces.append(adjective_form(word, case, number, noun.gender, noun.animate, agreement.short))
-            elif kind == "pronoun":
-                pieces.append(pronoun_form(noun.gender, number, case, after_preposition=bool(prefix)))
-            else:
-                pieces.append(word)
-        return prefix + " ".join(pieces)
+            if kind == "slot":  # an attribute's adjective: «был [<M2>|твор,<S>]»
+                kind, word = "adjective", words[int(word)]
+            pieces.append(agreeing_form(kind, str(word), case, number, noun, agreement.short, after_preposition=bool(prefix)))
+        return prefix + " ".join(piece for piece in pieces if piece)

@@ -68,7 +68,7 @@ class Agreement:
     """Words agreeing with a noun phrase elsewhere in the template: который, сделан, него."""
 
     relation: int | None
-    words: tuple[tuple[str, str], ...]  # ("adjective", lemma) ("pronoun", он) ("fixed", text)
+    words: tuple[tuple[str, str | int], ...]  # ("adjective", lemma) ("pronoun", он) ("verb", был) ("fixed", text) ("slot", index)
     phrase: NounPhrase
     case: str
     short: bool
@@ -379,27 +379,32 @@ class _Compiler:
             self.problems.append(
                 f"{group.where()}: {reference} is not in any noun phrase group of this template, so there is nothing to agree with"
             )
-        words: list[tuple[str, str]] = []
+        words: list[tuple[str, str | int]] = []
         for token in tokens:
             if isinstance(token, Placeholder):
+                if self.kinds.get(token.name) in _MODIFIER_KINDS:  # its adjective: «был [<M2>|твор,<S>]» металлическим
+                    words.append(("slot", self.index[token.name]))
+                    continue
                 self.problems.append(
                     f"{group.where()}: {token.name} cannot be in a group that agrees with {reference}; make it a noun phrase of its own"
                 )
                 continue
             role = word_role(token.text, self.lexicon)
-            if role in ("adjective", "pronoun"):
+            if role in ("adjective", "pronoun", "verb"):
                 words.append((role, token.text))
             elif role == "invariable":
                 words.append(("fixed", token.text))
             else:
                 self.problems.append(
                     f"{group.where()}: {token.text!r} cannot agree with {reference}: use an adjective or participle in the "
-                    "masculine nominative singular (который, сделанный) or the pronoun он"
+                    "masculine nominative singular (который, сделанный), the pronoun он, or a past-tense verb (был)"
                 )
         if group.short and (group.case is not None or relation is not None):
             self.problems.append(f"{group.where()}: short forms (кратк) have no case")
         if group.short and any(kind == "pronoun" for kind, _ in words):
             self.problems.append(f"{group.where()}: a pronoun has no short form")
+        if any(kind == "verb" for kind, _ in words) and (group.case is not None or group.short or len(words) > 1):
+            self.problems.append(f"{group.where()}: a verb agrees alone, in a group of its own with no case or short form")
         if group.number is not None:
             self.problems.append(f"{group.where()}: the number comes from the noun phrase of {reference}; remove the number feature")
         if len(self.problems) > before:
@@ -407,7 +412,7 @@ class _Compiler:
         phrase = phrase_of[reference]
         reads = ([relation] if relation is not None else []) + [
             i for i in phrase.reads if i == phrase.head_slot or ("count", i) in phrase.modifiers
-        ]
+        ] + [int(slot) for kind, slot in words if kind == "slot"]
         return Agreement(relation, tuple(words), phrase, group.case or "nomn", group.short, tuple(reads))
 
 

@@ -37,11 +37,11 @@ from dataset.mera import (
     OTHER_RULES,
     RULE_LABELS,
     SPLITS,
+    GroupScoring,
     MeraDocument,
     StreamedDocument,
     family_in,
     format_group_results,
-    group_scores,
     normalise_answer,
     task_exact_match,
 )
@@ -360,10 +360,11 @@ def evaluate(document: MeraDocument | StreamedDocument, split: str, predictions:
             ordered = sorted(unknown)
             shown = ", ".join(str(i) for i in ordered[:5])
             raise UsageError(f"predictions name ids that are not in the dataset: {shown}{' ...' if len(ordered) > 5 else ''}")
-    result = _scored(document.records(split), predictions)
-    groups = group_scores((item for item, _ in document.records(split)), predictions, exact_match)
-    if groups is not None:  # minimal pairs (dataset.mera.groups): group exact match beside exact match
-        result["groups"] = groups
+    groups = GroupScoring(predictions, exact_match)  # minimal pairs (dataset.mera.groups), in the same pass
+    result = _scored(groups.passing(document.records(split)), predictions)
+    group_result = groups.result()
+    if group_result is not None:  # group exact match beside exact match
+        result["groups"] = group_result
     return result
 
 

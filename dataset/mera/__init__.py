@@ -32,7 +32,7 @@ from dataset.mera.export import (
     remove_unused_samples,
     write_export,
 )
-from dataset.mera.groups import format_group_results, group_scores
+from dataset.mera.groups import GroupScoring, format_group_results
 from dataset.mera.layout import QuestionStageFiles
 from dataset.mera.prompt import PromptSet
 from dataset.mera.prompt_sandbox import format_instruction
@@ -59,7 +59,7 @@ __all__ = [
     "format_instruction",
     "format_quality",
     "format_statistics",
-    "group_scores",
+    "GroupScoring",
     "HEADLINE",
     "load_document",
     "mera_rules",

@@ -36,7 +36,7 @@ import numpy as np
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from dataset.mera.document import LEGACY_DOCUMENT_NAME, PROVENANCE_NAME, SPLITS, split_path
 from dataset.mera.export_files import SpooledList
-from dataset.mera.groups import group_key, whole_groups, with_group
+from dataset.mera.groups import group_key, keep_whole_groups, with_group
 from dataset.mera.prompt import PromptSet, instruction_format_problem
 from dataset.mera.splits import QuestionColumns, SplitPositions, split_positions
 from dataset.mera.stats import integer_comparison
@@ -308,7 +308,7 @@ def export_dataset(
     split = split_positions(columns, settings.shots, settings.seed)
     if settings.select is not None:
         split = settings.select.apply(questions_path, columns, split, scene_sizes, settings.seed)
-        split = SplitPositions(split.shots, whole_groups(split.test, columns.groups), split.dropped)
+        split = keep_whole_groups(split, columns.groups)  # a group the selection left incomplete leaves whole
     # In pipeline order: render, the other named stages, then the questions file exported here.
     base = out_dir.parent  # the build folder, when exporting into DATA/mera
     sources = {"scenes": source_record(scenes_path, scenes_info, base)}

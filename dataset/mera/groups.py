@@ -15,8 +15,8 @@ as ``meta.change`` (``original``, ``remove``, ``recolour``, ``material``, ``move
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -67,6 +67,16 @@ def whole_groups(positions: np.ndarray, groups: np.ndarray) -> np.ndarray:
     clipped = np.where(chosen == NO_GROUP, 0, chosen)
     keep = (chosen == NO_GROUP) | (inside[clipped] == total[clipped])
     return positions[keep]
+
+
+def keep_whole_groups(split: Any, groups: np.ndarray) -> Any:
+    """``split`` (a :class:`dataset.mera.splits.SplitPositions`; that module imports this one) with its
+    test positions less every group they hold only part of (:func:`whole_groups`), the items so
+    dropped added to ``dropped_incomplete_groups``."""
+    whole = whole_groups(split.test, groups)
+    lost = int(split.test.size - whole.size)
+    dropped = replace(split.dropped, dropped_incomplete_groups=split.dropped.dropped_incomplete_groups + lost)
+    return replace(split, test=whole, dropped=dropped)
 
 
 @dataclass
@@ -124,20 +134,43 @@ def _share(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
 
 
+class GroupScoring:
+    """:func:`group_scores` fed one item at a time, so that a pass over the items made for another
+    score can fill it too (:meth:`passing`)."""
+
+    def __init__(self, predictions: Mapping[int, str] | None, matches: Callable[[str, str], bool]) -> None:
+        self.predictions = predictions
+        self.matches = matches
+        self.scores = GroupScores()
+
+    def add(self, item: Item) -> None:
+        self.scores.add_answer(item)
+        if item["meta"].get("group_id") is None:
+            return
+        prediction = self.predictions.get(item["meta"]["id"]) if self.predictions is not None else None
+        self.scores.add(item, prediction is not None and self.matches(prediction, item["outputs"]))
+
+    def passing(self, records: Iterable[tuple[Item, Any]]) -> Iterator[tuple[Item, Any]]:
+        """``records`` ((item, provenance record) pairs) as they are, each item added on its way."""
+        for item, record in records:
+            self.add(item)
+            yield item, record
+
+    def result(self) -> dict[str, Any] | None:
+        """The scores; None when no item is grouped."""
+        if not self.scores.groups:
+            return None
+        return self.scores.result(self.predictions is not None)
+
+
 def group_scores(items: Iterable[Item], predictions: Mapping[int, str] | None,
                  matches: Callable[[str, str], bool]) -> dict[str, Any] | None:
     """Group exact match of ``predictions`` (and of the per-type majority answer) over the grouped
     items of ``items``; None when no item is grouped. ``matches(prediction, gold)`` is the item rule."""
-    scores = GroupScores()
+    scoring = GroupScoring(predictions, matches)
     for item in items:
-        scores.add_answer(item)
-        if item["meta"].get("group_id") is None:
-            continue
-        prediction = predictions.get(item["meta"]["id"]) if predictions is not None else None
-        scores.add(item, prediction is not None and matches(prediction, item["outputs"]))
-    if not scores.groups:
-        return None
-    return scores.result(predictions is not None)
+        scoring.add(item)
+    return scoring.result()
 
 
 def format_group_results(result: Mapping[str, Any]) -> str:

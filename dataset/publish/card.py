@@ -17,7 +17,7 @@ from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from dataset.mera import SPLITS
-from dataset.publish.features import card_dataset_info, mera_features
+from dataset.publish.features import card_dataset_info, copy_features
 from dataset.publish.markdown import markdown_text
 from translate import answer_vocabulary, recorded_yo_policy
 
@@ -52,7 +52,7 @@ def front_matter(dataset_info: Mapping[str, Any], license_id: str, n_items: int)
     splits = SplitDict()
     for split in dataset_info["splits"]:
         splits.add(SplitInfo(name=split["name"], num_bytes=split["num_bytes"], num_examples=split["num_examples"]))
-    info = DatasetInfo(features=mera_features(), splits=splits, download_size=dataset_info["download_size"],
+    info = DatasetInfo(features=copy_features(), splits=splits, download_size=dataset_info["download_size"],
                        dataset_size=dataset_info["dataset_size"])
     card_data = DatasetCardData(
         license=license_id,

@@ -32,6 +32,16 @@ def mera_features() -> Any:
     )
 
 
+def copy_features() -> Any:
+    """The copy's features: MERA's, and ``meta.group_id`` (int32; the minimal-pair group an item
+    belongs to, numbered from 1, as in the MERA items; null for an item in no group)."""
+    from datasets import Value
+
+    features = mera_features()
+    features["meta"]["group_id"] = Value("int32")
+    return features
+
+
 def card_dataset_info(record: Any) -> Any:
     """A card's ``dataset_info`` YAML record with every ``list:`` key spelled ``sequence:``."""
     if isinstance(record, list):
@@ -52,8 +62,8 @@ def schema_features_record(record: Any) -> Any:
 
 
 def parquet_schema() -> Any:
-    """The Arrow schema of the parquet files, its ``huggingface`` metadata in the ``Sequence`` spelling."""
-    schema = mera_features().arrow_schema
+    """The Arrow schema of the parquet files (:func:`copy_features`), its ``huggingface`` metadata in the ``Sequence`` spelling."""
+    schema = copy_features().arrow_schema
     metadata = json.loads(schema.metadata[b"huggingface"])
     metadata = schema_features_record(metadata)
     return schema.with_metadata({b"huggingface": json.dumps(metadata).encode("utf-8")})
