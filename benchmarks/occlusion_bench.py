@@ -25,7 +25,8 @@ object's lower edge is unclear).
 
     python benchmarks/occlusion_bench.py --out /tmp/occ_crowd --render /work/crowd9/build/render
 
-reuses a render folder made elsewhere (a build's ``render/``) instead of rendering.
+reuses a render folder made elsewhere (a build's ``render/``) instead of rendering; with
+``--questions BUILD/questions.json`` it checks that file's occlusion questions instead of asking.
 """
 
 from __future__ import annotations
@@ -149,6 +150,14 @@ def ask(folder: Path, out: Path, seed: int, per_image: int) -> list[dict[str, An
     return json.loads(path.read_text(encoding="utf-8"))["questions"]
 
 
+def occlusion_questions(path: Path) -> list[dict[str, Any]]:
+    """The questions of a questions.json whose program reads occlusion."""
+    from questions.occlusion import OCCLUSION_FUNCTIONS
+
+    questions = json.loads(path.read_text(encoding="utf-8"))["questions"]
+    return [q for q in questions if any(node.get("function") in OCCLUSION_FUNCTIONS for node in q["program"])]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, required=True)
@@ -160,6 +169,8 @@ def main() -> None:
     parser.add_argument("--per-image", type=int, default=6)
     parser.add_argument("--render-args", default="", help="more render flags, e.g. '--min-visible-fraction 0.3'")
     parser.add_argument("--render", type=Path, help="an existing render folder to read instead of rendering")
+    parser.add_argument("--questions", type=Path,
+                        help="check this questions.json's occlusion questions (e.g. a build's) instead of asking anew")
     args = parser.parse_args()
     started = time.perf_counter()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -194,7 +205,7 @@ def main() -> None:
                     pairs[pair_judgement(truth, i, j), pair_judgement(again, i, j)] += 1
     if session is not None:
         session.close()
-    questions = ask(folder, args.out, args.seed, args.per_image)
+    questions = occlusion_questions(args.questions) if args.questions else ask(folder, args.out, args.seed, args.per_image)
     agree, by_family = 0, Counter[str]()
     disagreements = []
     for question in questions:
