@@ -15,8 +15,8 @@ can see (docs/questions.md, "Occlusion"):
 - anything between is **unclear**: a question whose answer hangs on it is not asked.
 
 An object is clearly partly hidden when all the objects in front of it together cover at least
-:data:`HIDDEN_SHARE` of it, :data:`UPPER_SHARE` in its upper half, clearly not when every other object clearly does not hide it. Each object an
-occlusion question judges must still be seen to exist (at least :data:`EXISTS_FRACTION` of it in
+:data:`HIDDEN_SHARE` of it, :data:`UPPER_SHARE` in its upper half, clearly not when every other
+object clearly does not hide it. Each object an occlusion question judges must still be seen to exist (at least :data:`EXISTS_FRACTION` of it in
 view), though it may show less of itself than the renderer's floor for reading attributes (0.6). Scenes without the records (graph-only scenes, renders made before
 they were recorded) have no occlusion, and no occlusion question is asked on them; records made
 before ``covered_upper`` was recorded judge no object clearly hidden (a cover there is unclear).
