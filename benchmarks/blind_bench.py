@@ -15,6 +15,12 @@ shared), beside the per-type majority answer a model without the text would give
     python -m translate --in S/questions.json --out S/questions_ru.json
     python benchmarks/blind_bench.py --in S/questions_ru.json --train-scenes 5000
     python benchmarks/blind_bench.py --in S/questions_ru.json --train-scenes 5000 --by skill   # rows per skill, type within
+    python benchmarks/blind_bench.py --in A/questions_ru.json --in B/questions_ru.json --folds 5 --by skill --families 0
+
+With ``--folds K`` every question is scored once: the scenes fall into K folds by ``image_index``
+modulo K, each fold is scored by models trained on the other folds, and the figures are the
+folds' weighted by their test questions (for small sets, such as rendered scenes with occlusion
+records, where one held-out slice leaves a row standing on a few dozen questions).
 
 With ``--by skill`` a row is a family skill (questions/skills.py) and the majority and the text-only
 model are per MERA type within it (a skill mixes yes/no and count questions), so "gain" is still
@@ -93,6 +99,24 @@ def blind_table(
     return rows
 
 
+def folded_table(
+    questions: Sequence[Mapping[str, Any]], folds: int, seed: int = 0, skill_of: Mapping[str, str] | None = None
+) -> dict[str, dict[str, float]]:
+    """:func:`blind_table` over ``folds`` folds of scenes (``image_index`` modulo ``folds``), each scored once."""
+    per_fold = []
+    for fold in range(folds):
+        # the fold's scenes move past the split, the others before it: scene identity stays whole
+        moved = [{**q, "image_index": 1 if int(q["image_index"]) % folds == fold else 0} for q in questions]
+        per_fold.append(blind_table(moved, 1, seed, skill_of))
+    rows: dict[str, dict[str, float]] = {}
+    for name in dict.fromkeys(name for table in per_fold for name in table):
+        tables = [table[name] for table in per_fold if name in table]
+        test = sum(row["test"] for row in tables)
+        rows[name] = {key: sum(row[key] * row["test"] for row in tables) / test for key in ("majority", "family", "text")}
+        rows[name].update(train=sum(row["train"] for row in tables) / len(tables), test=test)
+    return rows
+
+
 def _by_skill(
     questions: Sequence[Mapping[str, Any]], train_scenes: int, seed: int, skill_of: Mapping[str, str]
 ) -> dict[str, dict[str, float]]:
@@ -152,26 +176,42 @@ def format_table(rows: Mapping[str, Mapping[str, float]]) -> str:
     return "\n".join(lines)
 
 
+def read_questions(paths: Sequence[Path]) -> list[dict[str, Any]]:
+    """The questions of every file; with more than one, file k's scene ``i`` is scene ``k * 10**6 + i`` (none shared)."""
+    if len(paths) == 1:
+        return json.loads(paths[0].read_text(encoding="utf-8"))["questions"]
+    return [{**q, "image_index": k * 10**6 + int(q["image_index"])}
+            for k, path in enumerate(paths) for q in json.loads(path.read_text(encoding="utf-8"))["questions"]]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--in", dest="path", type=Path, required=True, help="questions_ru.json from python -m translate")
+    parser.add_argument("--in", dest="paths", type=Path, required=True, action="append",
+                        help="questions_ru.json from python -m translate; repeatable (file k's scenes become k * 1e6 + image_index)")
     parser.add_argument("--train-scenes", type=int, default=5000, help="scenes with image_index below this train, the rest test (default 5000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the logistic regression (default 0)")
     parser.add_argument("--families", type=int, default=8, help="also list this many families whose text tells most (default 8; 0: none)")
     parser.add_argument("--json", action="store_true", help="print the table as one JSON object")
+    parser.add_argument("--folds", type=int, default=0,
+                        help="score every question once over this many folds of scenes instead of --train-scenes")
     parser.add_argument("--by", choices=("type", "skill"), default="type", help="a row per MERA type (default) or per family skill")
     args = parser.parse_args()
-    questions = json.loads(args.path.read_text(encoding="utf-8"))["questions"]
+    questions = read_questions(args.paths)
     skill_of = None
     if args.by == "skill":
         from questions.families import load_families
 
         skill_of = {family.id: family.skill for family in load_families().values()}
-    rows = blind_table(questions, args.train_scenes, args.seed, skill_of)
+    if args.folds > 1:
+        rows = folded_table(questions, args.folds, args.seed, skill_of)
+        split = f"{args.folds} folds of scenes (image_index mod {args.folds}), each scored by the others (train: mean per fold)"
+    else:
+        rows = blind_table(questions, args.train_scenes, args.seed, skill_of)
+        split = f"train: scenes < {args.train_scenes}, test: the others"
     if args.json:
         print(json.dumps(rows, indent=2))
         return
-    print(f"{len(questions)} questions; train: scenes < {args.train_scenes}, test: the others")
+    print(f"{len(questions)} questions; {split}")
     print(format_table(rows))
     if args.families:
         print("\nfamilies whose text tells most (family majority -> text only, test questions):")

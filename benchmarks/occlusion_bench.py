@@ -9,8 +9,9 @@ sample per pixel draws whatever the samples), then for every scene:
 - renders every object **alone** with Blender (the renderer's mask pass), which is the object's
   unoccluded silhouette as Blender draws it, not the convex hull of its projected mesh that the
   record is computed from (render/model/occlusion.py);
-- recomputes per object the pixels of that silhouette each other object covers in the mask, and
-  those near it, with code of its own (no function of render/model/occlusion.py);
+- recomputes per object the pixels of that silhouette each other object covers in the mask (all, and
+  those in its upper half), and those near it, with code of its own (no function of
+  render/model/occlusion.py);
 - judges both with the same margins (questions/occlusion.py) and compares: per object (partly
   hidden: yes / no / unclear) and per pair of objects that show near each other.
 
@@ -18,7 +19,14 @@ Then it asks the occlusion families on the folder (``python -m questions --mix o
 --mix-by group``) and executes every asked question's program again on the scene with its
 occlusion records replaced by the recomputed ones: the answers must agree on 100 %. Printed as
 Markdown: the agreement, the silhouette area of the two methods, and the share of candidates
-(objects, and pairs of objects near each other) refused as unclear.
+(objects, and pairs of objects near each other) refused as unclear, and how that share moves with
+the margin (HIDDEN_SHARE 0.15–0.35, with and without the lower-edge rule: a cover only along an
+object's lower edge is unclear).
+
+    python benchmarks/occlusion_bench.py --out /tmp/occ_crowd --render /work/crowd9/build/render
+
+reuses a render folder made elsewhere (a build's ``render/``) instead of rendering; with
+``--questions BUILD/questions.json`` it checks that file's occlusion questions instead of asking.
 """
 
 from __future__ import annotations
@@ -36,11 +44,12 @@ from PIL import Image
 
 from questions.executor import execute_program
 from questions.functions import ExecutionError
-from questions.occlusion import CLEAR_NO, CLEAR_YES, UNCLEAR, pair_judgement, scene_occlusion
+from questions.occlusion import CLEAR_NO, CLEAR_YES, HIDDEN_SHARE, UNCLEAR, pair_judgement, scene_occlusion
 from render import DeviceChoice, RenderBackend, engine_factory, scene_from_graph, settings_from_record
 from render.legibility import LegibilityReader, read_frame
 
 NEAR = 2  # pixels, as render/model/occlusion.py's NEAR_PIXELS (the judged quantity must be the same)
+MARGINS = (0.15, 0.2, 0.25, 0.3, 0.35)  # HIDDEN_SHARE values whose unclear share is reported
 
 
 def render_folder(out: Path, args: argparse.Namespace) -> Path:
@@ -73,12 +82,22 @@ def dilated(region: np.ndarray, steps: int) -> np.ndarray:
     return region
 
 
+def upper_rows(solo: np.ndarray) -> np.ndarray:
+    """The silhouette's pixels in the rows above the middle of the rows it spans (top row first)."""
+    rows = np.flatnonzero(solo.any(axis=1))
+    upper = solo.copy()
+    if len(rows):
+        upper[(rows[0] + rows[-1] + 1) // 2:] = False
+    return upper
+
+
 def recomputed_records(mask: np.ndarray, solos: list[np.ndarray]) -> list[dict[str, Any]]:
     """Per object, the occlusion record recomputed from the mask PNG and its solo silhouette."""
     records = []
     for i, solo in enumerate(solos):
         near = dilated(solo, NEAR)
-        covered_by, near_by = [], []
+        upper = upper_rows(solo)
+        covered_by, near_by, covered_upper = [], [], []
         for j in range(len(solos)):
             if j == i:
                 continue
@@ -87,14 +106,33 @@ def recomputed_records(mask: np.ndarray, solos: list[np.ndarray]) -> list[dict[s
                 covered_by.append([j, int((solo & shown).sum())])
             if int((near & shown).sum()):
                 near_by.append([j, int((near & shown).sum())])
-        records.append({"silhouette_pixels": int(solo.sum()), "covered_by": covered_by, "near": near_by})
+            if int((upper & shown).sum()):
+                covered_upper.append([j, int((upper & shown).sum())])
+        records.append({"silhouette_pixels": int(solo.sum()), "covered_by": covered_by, "near": near_by,
+                        "covered_upper": covered_upper})
     return records
 
 
-def object_judgement(records: list[dict[str, Any]], i: int) -> str:
-    occlusion = scene_occlusion([{"occlusion": record} for record in records])
+def object_judgement(records: list[dict[str, Any]], i: int, hidden_share: float = HIDDEN_SHARE) -> str:
+    occlusion = scene_occlusion([{"occlusion": record} for record in records], hidden_share)
     assert occlusion is not None
     return CLEAR_YES if occlusion.hidden >> i & 1 else CLEAR_NO if occlusion.unhidden >> i & 1 else UNCLEAR
+
+
+def without_lower_edge_rule(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records as if every covered pixel lay in the upper half: the margin alone decides."""
+    return [{**record, "covered_upper": record["covered_by"]} for record in records]
+
+
+def margin_counts(records: list[dict[str, Any]], table: Counter[tuple[float, bool, str, str]]) -> None:
+    """Add per margin and rule (lower-edge rule on or off) the objects and near pairs judged yes / no / unclear."""
+    for share in MARGINS:
+        for rule in (True, False):
+            judged = records if rule else without_lower_edge_rule(records)
+            for i, record in enumerate(judged):
+                table[share, rule, "object", object_judgement(judged, i, share)] += 1
+                for j, _ in record["near"]:
+                    table[share, rule, "pair", pair_judgement(judged, i, j, share)] += 1
 
 
 def with_records(scene: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -112,6 +150,14 @@ def ask(folder: Path, out: Path, seed: int, per_image: int) -> list[dict[str, An
     return json.loads(path.read_text(encoding="utf-8"))["questions"]
 
 
+def occlusion_questions(path: Path) -> list[dict[str, Any]]:
+    """The questions of a questions.json whose program reads occlusion."""
+    from questions.occlusion import OCCLUSION_FUNCTIONS
+
+    questions = json.loads(path.read_text(encoding="utf-8"))["questions"]
+    return [q for q in questions if any(node.get("function") in OCCLUSION_FUNCTIONS for node in q["program"])]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, required=True)
@@ -122,12 +168,17 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=2)
     parser.add_argument("--per-image", type=int, default=6)
     parser.add_argument("--render-args", default="", help="more render flags, e.g. '--min-visible-fraction 0.3'")
+    parser.add_argument("--render", type=Path, help="an existing render folder to read instead of rendering")
+    parser.add_argument("--questions", type=Path,
+                        help="check this questions.json's occlusion questions (e.g. a build's) instead of asking anew")
     args = parser.parse_args()
     started = time.perf_counter()
-    folder = render_folder(args.out, args)
+    args.out.mkdir(parents=True, exist_ok=True)
+    folder = args.render if args.render else render_folder(args.out, args)
     rendered = time.perf_counter()
     scenes = json.loads((folder / "scenes.json").read_text(encoding="utf-8"))["scenes"]
     objects: Counter[tuple[str, str]] = Counter()
+    margins: Counter[tuple[float, bool, str, str]] = Counter()
     pairs: Counter[tuple[str, str]] = Counter()
     area_ratio, shown, colour_read = [], [], []
     reader = LegibilityReader.for_look(3)
@@ -143,6 +194,7 @@ def main() -> None:
         truth = [obj["occlusion"] for obj in scene["objects"]]
         again = recomputed_records(mask, solo_masks(session, scene))
         recomputed[scene["image_index"]] = with_records(scene, again)
+        margin_counts(truth, margins)
         for i, (mine, theirs) in enumerate(zip(truth, again, strict=True)):
             objects[object_judgement(truth, i), object_judgement(again, i)] += 1
             area_ratio.append(mine["silhouette_pixels"] / max(1, theirs["silhouette_pixels"]))
@@ -153,7 +205,7 @@ def main() -> None:
                     pairs[pair_judgement(truth, i, j), pair_judgement(again, i, j)] += 1
     if session is not None:
         session.close()
-    questions = ask(folder, args.out, args.seed, args.per_image)
+    questions = occlusion_questions(args.questions) if args.questions else ask(folder, args.out, args.seed, args.per_image)
     agree, by_family = 0, Counter[str]()
     disagreements = []
     for question in questions:
@@ -168,13 +220,29 @@ def main() -> None:
             disagreements.append(f"{question['image_index']} {question['question']!r}: {question['answer']} vs {answer}")
     report(args, scenes, objects, pairs, area_ratio, (shown, colour_read), questions, agree, by_family, disagreements,
            rendered - started, time.perf_counter() - rendered)
+    report_margins(margins)
+
+
+def report_margins(margins: Counter[tuple[float, bool, str, str]]) -> None:
+    print("\n| HIDDEN_SHARE | lower-edge rule | objects clearly hidden | objects unclear | near pairs clearly hidden | near pairs unclear |")
+    print("|---|---|---:|---:|---:|---:|")
+    for share in MARGINS:
+        for rule in (True, False):
+            cells = []
+            for kind in ("object", "pair"):
+                total = sum(margins[share, rule, kind, verdict] for verdict in (CLEAR_YES, CLEAR_NO, UNCLEAR))
+                cells += [str(margins[share, rule, kind, CLEAR_YES]),
+                          f"{margins[share, rule, kind, UNCLEAR]} of {total} ({100 * margins[share, rule, kind, UNCLEAR] / max(1, total):.1f} %)"]
+            current = " (in use)" if share == HIDDEN_SHARE and rule else ""
+            print(f"| {share:.2f}{current} | {'on' if rule else 'off'} | {cells[0]} | {cells[1]} | {cells[2]} | {cells[3]} |")
 
 
 def report(args, scenes, objects, pairs, area_ratio, shown, questions, agree, by_family, disagreements, render_s, rest_s) -> None:
     total_objects = sum(objects.values())
     total_pairs = sum(pairs.values())
-    print(f"## Occlusion: the record against a recomputation from the masks ({len(scenes)} scenes, seed {args.seed}, "
-          f"{args.width}x{args.height}, {args.samples} samples{', ' + args.render_args if args.render_args else ''})\n")
+    made = (f"from {args.render}" if args.render else
+            f"seed {args.seed}, {args.width}x{args.height}, {args.samples} samples{', ' + args.render_args if args.render_args else ''}")
+    print(f"## Occlusion: the record against a recomputation from the masks ({len(scenes)} scenes, {made})\n")
     print(f"asked questions whose answer the recomputation gives too: **{agree} of {len(questions)}** "
           f"({100 * agree / max(1, len(questions)):.1f} %); per family: "
           + ", ".join(f"{family} {n}" for family, n in sorted(by_family.items())))

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from questions.occlusion import CLEAR_NO, CLEAR_YES, UNCLEAR, pair_judgement, scene_occlusion
-from render.model.occlusion import grown, occlusion_records, polygon_pixels
+from questions.occlusion import CLEAR_NO, CLEAR_YES, HIDDEN_SHARE, UNCLEAR, pair_judgement, scene_occlusion
+from render.model.occlusion import grown, occlusion_records, polygon_pixels, upper_half
 
 
 def square(height: int, width: int, top: int, left: int, size: int) -> np.ndarray:
@@ -46,14 +46,46 @@ def test_the_mask_says_who_covers_whom():
     mask[front] = 2  # drawn last: nearer the camera
     mask[apart] = 3
     records = occlusion_records(mask, [behind, front, apart])
-    assert records[0] == {"silhouette_pixels": 100, "covered_by": [[1, 30]], "near": [[1, 50]]}
+    assert records[0] == {"silhouette_pixels": 100, "covered_by": [[1, 30]], "near": [[1, 50]], "covered_upper": [[1, 15]]}
     assert records[1]["covered_by"] == [] and records[1]["near"] == [[0, 20]]  # 0's pixels within two of 1
-    assert records[2] == {"silhouette_pixels": 25, "covered_by": [], "near": []}
+    assert records[2] == {"silhouette_pixels": 25, "covered_by": [], "near": [], "covered_upper": []}
     assert pair_judgement(records, 0, 1) == CLEAR_YES  # 30 % of 0 covered
     assert pair_judgement(records, 1, 0) == CLEAR_NO  # 0 covers none of 1 and 1 covers 30 px of 0: 0 stands behind
     occlusion = scene_occlusion([{"occlusion": record} for record in records])
     assert occlusion is not None
     assert occlusion.hidden == 0b001 and occlusion.unhidden == 0b110 and occlusion.hiders[0] == 0b010
+
+
+def test_the_upper_half_is_the_rows_above_the_middle_of_the_silhouette():
+    assert upper_half(square(20, 20, 3, 2, 10)).sum() == 50  # rows 3..7 of 3..12
+    assert upper_half(square(20, 20, 3, 2, 9)).sum() == 36  # rows 3..6; row 7 is the middle, not above it
+
+
+def test_a_cover_along_the_lower_edge_only_is_unclear_and_one_cutting_a_side_hides():
+    """A disc (the sphere a crowd took for whole) behind a wide block: its lower third covered reads as a
+    round cap, so unclear; the same block moved up-left so that it cuts the disc's side: clearly hidden."""
+    height, width = 40, 60
+    ys, xs = np.mgrid[0:height, 0:width]
+    disc = (xs + 0.5 - 30) ** 2 + (ys + 0.5 - 20) ** 2 <= 10 ** 2
+    below = np.zeros((height, width), dtype=bool)
+    below[24:40, 5:55] = True  # its top edge 4 rows under the disc's centre
+    beside = np.zeros((height, width), dtype=bool)
+    beside[5:40, 0:26] = True  # the disc's left side, from above its centre to below it
+    for front, expected in ((below, UNCLEAR), (beside, CLEAR_YES)):
+        mask = np.zeros((height, width), dtype=np.uint8)
+        mask[disc] = 1
+        mask[front] = 2
+        records = occlusion_records(mask, [disc, front])
+        share = dict(map(tuple, records[0]["covered_by"]))[1] / records[0]["silhouette_pixels"]
+        assert share >= HIDDEN_SHARE  # large enough either way: where it lies decides
+        assert pair_judgement(records, 0, 1) == expected
+        occlusion = scene_occlusion([{"occlusion": record} for record in records])
+        assert occlusion is not None and bool(occlusion.hidden & 1) == (expected == CLEAR_YES)
+        assert not occlusion.unhidden & 1
+    old = {key: value for key, value in records[0].items() if key != "covered_upper"}  # a record made before the rule
+    assert pair_judgement([old, records[1]], 0, 1) == UNCLEAR
+    occlusion = scene_occlusion([{"occlusion": old}, {"occlusion": records[1]}])
+    assert occlusion is not None and occlusion.unclear & 1
 
 
 def test_a_sliver_or_a_touch_is_unclear_and_a_scene_without_records_has_no_occlusion():
@@ -70,7 +102,8 @@ def test_a_sliver_or_a_touch_is_unclear_and_a_scene_without_records_has_no_occlu
 
 @pytest.mark.blender
 def test_the_recorded_occlusion_is_what_blender_draws_each_object_alone_against_the_mask(tmp_path):
-    """A real render (seed 7, index 14 at 96x64: object 1 stands about 28 % behind object 3), its
+    """A real render (seed 7, index 24 at 96x64: object 0 stands 31 % behind object 2, which cuts its side, and
+    object 1 is in full view), its
     mask PNG read back, and every object rendered again alone: who covers whom is recomputed from
     Blender's own silhouettes, and the record and its judgement must agree with it."""
     from PIL import Image
@@ -79,7 +112,7 @@ def test_the_recorded_occlusion_is_what_blender_draws_each_object_alone_against_
     from render.cli import main as render_main
 
     out = tmp_path / "render"
-    assert render_main(["--n", "1", "--start-index", "14", "--seed", "7", "--width", "96", "--height", "64", "--samples", "1",
+    assert render_main(["--n", "1", "--start-index", "24", "--seed", "7", "--width", "96", "--height", "64", "--samples", "1",
                         "--min-objects", "3", "--max-objects", "4", "--device", "cpu", "--workers", "1", "--out", str(out),
                         "--quiet"]) == 0
     scene = json.loads((out / "scenes.json").read_text(encoding="utf-8"))["scenes"][0]
@@ -103,18 +136,27 @@ def test_the_recorded_occlusion_is_what_blender_draws_each_object_alone_against_
     mine, theirs = scene_occlusion(scene["objects"]), scene_occlusion([{"occlusion": record} for record in again])
     assert mine is not None and theirs is not None
     assert mine == theirs
-    assert mine.hidden == 0b0010 and mine.hiders[1] == 0b1000  # the case the scene was chosen for
+    assert mine.hidden == 0b0001 and mine.hiders[0] == 0b0100 and mine.unhidden & 0b0010  # the case the scene was chosen for
 
     from render.farm.verify import main as verify_main
 
     assert verify_main([str(out), "--quiet"]) == 0
+    older = {**scene, "objects": [{**obj, "occlusion": {k: v for k, v in obj["occlusion"].items() if k != "covered_upper"}}
+                                  for obj in scene["objects"]]}
+    write_scene(out, scene, older)
+    assert verify_main([str(out), "--quiet"]) == 0  # a record made before covered_upper stays valid
     edited = {**scene, "objects": [dict(obj) for obj in scene["objects"]]}
-    edited["objects"][1]["occlusion"] = {**recorded[1], "covered_by": []}  # as if nothing stood in front of it
+    edited["objects"][0]["occlusion"] = {**recorded[0], "covered_by": []}  # as if nothing stood in front of it
+    write_scene(out, scene, edited)
+    assert verify_main([str(out), "--quiet"]) == 1  # a record the mask does not give is named
+
+
+def write_scene(out: Path, scene: dict, edited: dict) -> None:
+    """Replace ``scene`` by ``edited`` in the render folder's scene file and its merged scenes.json."""
     scene_file = out / "scenes" / scene["image_filename"].replace(".png", ".json")
     scene_file.write_text(json.dumps(edited), encoding="utf-8")
     merged = json.loads((out / "scenes.json").read_text(encoding="utf-8"))
     (out / "scenes.json").write_text(json.dumps({**merged, "scenes": [edited]}), encoding="utf-8")
-    assert verify_main([str(out), "--quiet"]) == 1  # a record the mask does not give is named
 
 
 def recomputed_record(i: int, alone: list[np.ndarray], mask: np.ndarray) -> dict:
@@ -124,10 +166,14 @@ def recomputed_record(i: int, alone: list[np.ndarray], mask: np.ndarray) -> dict
         padded = np.pad(near, 1)
         near = np.logical_or.reduce([padded[dy:dy + mask.shape[0], dx:dx + mask.shape[1]] for dy in range(3) for dx in range(3)])
     others = [j for j in range(len(alone)) if j != i]
+    rows = np.flatnonzero(alone[i].any(axis=1))
+    upper = alone[i].copy()
+    upper[(rows[0] + rows[-1] + 1) // 2:] = False  # rows whose centre lies above the middle of the rows it spans
     return {
         "silhouette_pixels": int(alone[i].sum()),
         "covered_by": [[j, int((alone[i] & (mask == j + 1)).sum())] for j in others if (alone[i] & (mask == j + 1)).any()],
         "near": [[j, int((near & (mask == j + 1)).sum())] for j in others if (near & (mask == j + 1)).any()],
+        "covered_upper": [[j, int((upper & (mask == j + 1)).sum())] for j in others if (upper & (mask == j + 1)).any()],
     }
 
 

@@ -13,7 +13,10 @@ Recorded per object as ``occlusion`` in the scene graph (docs/render.md):
 - ``silhouette_pixels``: the pixels of its unoccluded silhouette inside the frame;
 - ``covered_by``: ``[[j, pixels], ...]``, the silhouette's pixels that show object ``j`` (j's index);
 - ``near``: ``[[j, pixels], ...]``, object ``j``'s pixels within :data:`NEAR_PIXELS` of the silhouette
-  (``covered_by`` included): what tells "touching in the image" from "apart".
+  (``covered_by`` included): what tells "touching in the image" from "apart";
+- ``covered_upper``: ``[[j, pixels], ...]``, the part of ``covered_by`` in the silhouette's upper half
+  (:func:`upper_half`): what tells a cover that cuts the outline on a side or at the top from one
+  that only follows its lower edge (scenes recorded before it lack it: read as unclear).
 
 The question engine judges from these, with margins, whether an object is partly hidden and by
 what (questions/occlusion.py).
@@ -71,6 +74,15 @@ def grown(region: np.ndarray, pixels: int) -> np.ndarray:
     return out
 
 
+def upper_half(region: np.ndarray) -> np.ndarray:
+    """The pixels of ``region`` whose centre lies above the middle of its bounding box's rows (row 0 at the top)."""
+    rows = np.flatnonzero(region.any(axis=1))
+    if not len(rows):
+        return region.copy()
+    above = 2 * np.arange(region.shape[0]) < rows[0] + rows[-1]
+    return region & above[:, None]
+
+
 def silhouettes(graph: Mapping[str, Any], height: int, width: int) -> list[np.ndarray]:
     """Each object's unoccluded silhouette as a boolean (height, width) array."""
     camera = Camera.from_dict(graph["camera"])
@@ -85,10 +97,12 @@ def occlusion_records(mask: np.ndarray, regions: list[np.ndarray]) -> list[dict[
     for k, region in enumerate(regions):
         covered = np.bincount(mask[region].ravel(), minlength=count + 1)
         near = np.bincount(mask[grown(region, NEAR_PIXELS)].ravel(), minlength=count + 1)
+        upper = np.bincount(mask[upper_half(region)].ravel(), minlength=count + 1)
         records.append({
             "silhouette_pixels": int(region.sum()),
             "covered_by": [[j, int(covered[j + 1])] for j in range(count) if j != k and covered[j + 1]],
             "near": [[j, int(near[j + 1])] for j in range(count) if j != k and near[j + 1]],
+            "covered_upper": [[j, int(upper[j + 1])] for j in range(count) if j != k and upper[j + 1]],
         })
     return records
 
