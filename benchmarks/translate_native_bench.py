@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from assets.vocabulary import ATTRIBUTES, load_vocabulary  # noqa: E402
 from filter.morph import MorphChecker  # noqa: E402
 from questions.family_sources import FamilySources, add_family_arguments, sources_from_arguments  # noqa: E402
-from translate import morphology  # noqa: E402
+from russian import morphology  # noqa: E402
 from translate.native import DEFAULT_FAMILIES_DIR, NativeRealiser  # noqa: E402
 
 TARGET_PER_S = 20_000
