@@ -156,8 +156,9 @@ def _structure(family: Family) -> Structure:
     return Structure(phrases, relation_target, relation_anchor, same_anchor, unions, coordinated, sums, tuple(readings), ordered)
 
 
-#: Joins whose two sides are not interchangeable: «A больше, чем B»; «поменять местами A и B».
-ORDERED_JOINS = frozenset({"greater_than", "less_than", "swap"})
+#: Joins whose two sides are not interchangeable: «A больше, чем B», «На сколько A больше, чем B»;
+#: «поменять местами A и B».
+ORDERED_JOINS = frozenset({"greater_than", "less_than", "subtract", "swap"})
 #: Edits whose scene two compared sets may both be drawn from («Если убрать …, будет ли A больше, чем B?»).
 _EDITED_SCENES = frozenset({"remove", "recolor", "set_material"})
 

@@ -185,9 +185,9 @@ def _pronoun_or_phrase(
 
 
 _COORDINATION = re.compile(r"^\s*(?:and|or)\s+(?:the\s+)?$")
-# The link of a comparison: "more large cubes than spheres" (large spheres?); not "than there are
-# spheres" nor "than the number of spheres", which say the second set in full.
-_THAN = re.compile(r"^\s*than\s+$")
+# The link of a comparison: "more large cubes [are there] than spheres" (large spheres?); not "than
+# there are spheres" nor "than the number of spheres", which say the second set in full.
+_THAN = re.compile(r"^\s*(?:are\s+there\s+)?than\s+$")
 
 
 def _phrase_readings(

@@ -46,7 +46,8 @@ def english_or_none(family, question: dict) -> tuple[int, str] | None:
 
 def test_comparisons_and_swaps_are_ordered_joins_and_symmetric_joins_stay_symmetric(families):
     for family_id, pair in (("compare_integer/greater", ("<S>", "<S2>")), ("compare_integer/less", ("<S>", "<S2>")),
-                            ("hypothetical/remove/more", ("<S2>", "<S3>")), ("hypothetical/swap/count", ("<S>", "<S2>"))):
+                            ("arithmetic/difference", ("<S>", "<S2>")), ("hypothetical/remove/more", ("<S2>", "<S3>")),
+                            ("hypothetical/swap/count", ("<S>", "<S2>"))):
         structure = structure_of(families[family_id])
         assert structure.ordered == (pair,) and pair in structure.coordinated, family_id
         assert {f"distribute:{pair[0]}:{pair[1]}", f"distribute:{pair[1]}:{pair[0]}"} <= set(structure.readings), family_id
