@@ -101,8 +101,9 @@ def main() -> None:
     for key, attempts, refused, share in sorted(rows, key=lambda row: -row[3]):
         if refused:
             print(f"{key:40s} attempts {attempts:5d} refused {refused:4d} ({share:6.1%})")
+    asked = Counter(q["family"] for q in questions)
     for key, count in sorted(unsayable.items()):
-        print(f"{key:40s} questions no template could say with one reading: {count}")
+        print(f"{key:40s} questions no template could say with one reading: {count} (asked: {asked[key.split()[0]]})")
     summary = {
         "scenes": len(scenes),
         "questions": len(questions),
@@ -120,11 +121,15 @@ def main() -> None:
     print(json.dumps(summary, indent=2, ensure_ascii=False))
 
 
-# A noun phrase with an adjective, «и/или» or "and/or", then a bare noun: adjectives that could reach it.
-_RU_BARE_AFTER_ADJECTIVE = re.compile(r"\b\w+(?:ых|их)\s+\w+\s+(?:и|или)\s+(?:кубов|кубиков|шаров|сфер|цилиндров|предметов|объектов)\b")
+# A noun phrase with an adjective, then «и/или», «чем» or "and/or", "than", then a bare noun: adjectives
+# that could reach it (plural: «жёлтых сфер и кубов», «крупных кубов больше, чем шаров»; singular, the
+# objects of a swap: «серый куб и шар», "the gray cube and the sphere").
+_RU_BARE_AFTER_ADJECTIVE = re.compile(
+    r"\b\w+(?:ых|их)\s+\w+(?:\s+(?:и|или)|(?:\s+\w+)?,\s+чем)\s+(?:кубов|кубиков|шаров|сфер|цилиндров|предметов|объектов)\b"
+    r"|\b\w+(?:ый|ий|ой|ую|ое)\s+\w+\s+и\s+(?:куб|кубик|шар|сферу|цилиндр|предмет|объект)\b")
 _EN_BARE_AFTER_ADJECTIVE = re.compile(
     r"\b(?:large|big|small|tiny|gray|grey|red|blue|green|brown|purple|cyan|yellow|metal|metallic|shiny|rubber|matte)\s+"
-    r"\w+s\s+(?:and|or)\s+(?:cubes|blocks|spheres|balls|cylinders|things|objects)\b")
+    r"\w+(?:s\s+(?:and|or|than)\s+|\s+and\s+the\s+)(?:cube|block|sphere|ball|cylinder|thing|object)s?\b")
 
 
 def _english_admits_unsafe(question: dict, family) -> bool:

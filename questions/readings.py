@@ -12,7 +12,9 @@ once, for every language:
 - ``exclusive:<n>`` — the union at program node ``n`` is read as "one or the other, not both";
 - ``self:<P>`` — the same-attribute set that phrase ``<P>`` is drawn from includes its anchor;
 - ``distribute:<P>:<Q>`` — the attributes of phrase ``<P>`` also describe the coordinated phrase
-  ``<Q>`` («жёлтых сфер и кубов»: yellow cubes too);
+  ``<Q>`` («жёлтых сфер и кубов»: yellow cubes too), or the compared one after «чем»/"than"
+  («крупных кубов больше, чем шаров»: large spheres?), or the other object of a swap («поменять
+  местами серый куб и шар»: the grey sphere?);
 - ``union:<n>`` — the sum of two counts at program node ``n`` read as the number of objects in
   either set, each counted once («сколько всего A и B вместе»);
 - ``same:<P>:<Q>`` — in a chain, phrase ``<P>`` read as the earlier object ``<Q>`` said again
@@ -66,9 +68,12 @@ class Structure:
     relation_anchor: Mapping[str, str]  # relation parameter -> phrase whose object it is taken from
     same_anchor: Mapping[str, str]  # phrase drawn from a same-attribute set -> the anchor phrase
     unions: tuple[int, ...]  # program nodes that join two sets
-    coordinated: tuple[tuple[str, str], ...]  # scene-wide phrases joined by a union or a sum, in program order
+    coordinated: tuple[tuple[str, str], ...]  # scene-wide phrases joined by a union, sum, comparison…, in program order
     sums: tuple[int, ...]  # program nodes that add the counts of two sets
     readings: tuple[str, ...]  # every other reading the program structure allows
+    # the coordinated pairs whose order is the meaning (the two sides of a comparison, the objects
+    # of a swap): never said the other way round
+    ordered: tuple[tuple[str, str], ...] = ()
 
 
 def phrase_name(family: Family, node: TemplateNode, index: int) -> str:
@@ -142,39 +147,60 @@ def _structure(family: Family) -> Structure:
                     same_anchor[by_filter[j]] = anchor
                     readings.append(f"self:{by_filter[j]}")
     unions = tuple(i for i, node in enumerate(program) if node.function == "union")
-    coordinated, sums = _coordination(program, by_filter)
+    coordinated, sums, ordered = _coordination(program, by_filter)
     readings += [f"distribute:{p}:{q}" for pair in coordinated for p, q in (pair, pair[::-1])]
     readings += [f"union:{node}" for node in sums]
     if relation_target:  # chains: a described object a reader may take for an earlier one said again
         readings += [f"same:{p}:{q}" for p in phrases for q in phrases
                      if p != q and phrases[p].unique is not None and phrases[q].unique is not None]
-    return Structure(phrases, relation_target, relation_anchor, same_anchor, unions, coordinated, sums, tuple(readings))
+    return Structure(phrases, relation_target, relation_anchor, same_anchor, unions, coordinated, sums, tuple(readings), ordered)
 
 
-def _coordination(program: tuple[TemplateNode, ...], by_filter: Mapping[int, str]) -> tuple[tuple[tuple[str, str], ...], tuple[int, ...]]:
-    """Pairs of phrases drawn from the whole scene and joined by a union, a sum, an equality (of
-    their counts or of an attribute of their objects) or «между» (the two ends of ``between``:
-    «между маленьким шаром и цилиндром» may make the cylinder small too), and the sums of two
-    counts of sets."""
-    def scene_phrase(index: int) -> str | None:
+#: Joins whose two sides are not interchangeable: «A больше, чем B», «На сколько A больше, чем B»;
+#: «поменять местами A и B».
+ORDERED_JOINS = frozenset({"greater_than", "less_than", "subtract", "swap"})
+#: Edits whose scene two compared sets may both be drawn from («Если убрать …, будет ли A больше, чем B?»).
+_EDITED_SCENES = frozenset({"remove", "recolor", "set_material"})
+
+
+def _coordination(
+    program: tuple[TemplateNode, ...], by_filter: Mapping[int, str]
+) -> tuple[tuple[tuple[str, str], ...], tuple[int, ...], tuple[tuple[str, str], ...]]:
+    """Pairs of phrases drawn from the whole scene (or both from one edited scene) and joined by a
+    union, a sum, an equality (of their counts or of an attribute of their objects), «между» (the
+    two ends of ``between``: «между маленьким шаром и цилиндром» may make the cylinder small too),
+    a comparison of their counts («крупных кубов больше, чем шаров») or a swap of their objects;
+    the sums of two counts of sets; and of the pairs, those whose order is the meaning
+    (:data:`ORDERED_JOINS`)."""
+    def scene_phrase(index: int) -> tuple[str, int] | None:
+        """The phrase a count, query or unique reads, and the scene it is drawn from (-1: the picture's)."""
         while program[index].function == "count" or program[index].function.startswith("query_") or program[index].function == "unique":
             index = program[index].inputs[0]
         name = by_filter.get(index)
-        if name is None or any(program[source].function != "scene" for source in program[index].inputs):
+        sources = program[index].inputs
+        if name is None or not sources:
             return None
-        return name
+        if all(program[source].function == "scene" for source in sources):
+            return name, -1
+        if len(sources) == 1 and program[sources[0]].function in _EDITED_SCENES:
+            return name, sources[0]
+        return None
 
     pairs: list[tuple[str, str]] = []
+    ordered: list[tuple[str, str]] = []
     sums: list[int] = []
+    joins = ("union", "add", "between", *ORDERED_JOINS)
     for index, node in enumerate(program):
-        if not (node.function in ("union", "add", "between") or node.function.startswith("equal_")) or len(node.inputs) != 2:
+        if not (node.function in joins or node.function.startswith("equal_")) or len(node.inputs) != 2:
             continue
         first, second = (scene_phrase(i) for i in node.inputs)
-        if first is not None and second is not None:
-            pairs.append((first, second))
+        if first is not None and second is not None and first[1] == second[1]:
+            pairs.append((first[0], second[0]))
+            if node.function in ORDERED_JOINS:
+                ordered.append((first[0], second[0]))
         if node.function == "add" and all(program[i].function == "count" for i in node.inputs):
             sums.append(index)
-    return tuple(pairs), tuple(sums)
+    return tuple(pairs), tuple(sums), tuple(ordered)
 
 
 def phrase_values(family: Family, structure: Structure, name: str) -> dict[str, str]:
@@ -244,8 +270,11 @@ def loops_back(family: Family, structure: Structure, params: Mapping[str, str], 
 def bare_noun_first(family: Family, structure: Structure, params: Mapping[str, str]) -> Mapping[str, str]:
     """``params`` with the values of two coordinated phrases of a union or sum swapped where the
     first has attributes and the second none, so that the text says the bare noun first («cubes
-    and yellow spheres», not «yellow spheres and cubes»: the sets are the same, one reading)."""
+    and yellow spheres», not «yellow spheres and cubes»: the sets are the same, one reading).
+    Never the two sides of a comparison or the objects of a swap (``Structure.ordered``)."""
     for first, second in structure.coordinated:
+        if (first, second) in structure.ordered:
+            continue
         mine, theirs = phrase_values(family, structure, first), phrase_values(family, structure, second)
         if mine.keys() != theirs.keys():
             continue

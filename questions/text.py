@@ -185,6 +185,9 @@ def _pronoun_or_phrase(
 
 
 _COORDINATION = re.compile(r"^\s*(?:and|or)\s+(?:the\s+)?$")
+# The link of a comparison: "more large cubes [are there] than spheres" (large spheres?); not "than
+# there are spheres" nor "than the number of spheres", which say the second set in full.
+_THAN = re.compile(r"^\s*(?:are\s+there\s+)?than\s+$")
 
 
 def _phrase_readings(
@@ -192,12 +195,13 @@ def _phrase_readings(
     described: Mapping[str, Mapping[str, str]], values: Mapping[str, str],
 ) -> list[str]:
     """Readings a phrase just said admits: after a relation, an object said before it that fits
-    it too (``anchor``); a bare noun joined by "and"/"or" to a phrase with attributes, which may
-    reach it (``distribute``: "yellow spheres and cubes")."""
+    it too (``anchor``); a bare noun joined by "and"/"or" or compared by "than" to a phrase with
+    attributes, which may reach it (``distribute``: "yellow spheres and cubes", "more large cubes
+    than spheres")."""
     found: list[str] = []
     if relation is not None:
         found += [f"anchor:{relation}:{other}" for other, _, _ in said if other != name and fits(values, described[other])]
-    elif said and _COORDINATION.match(link) and not _has_attributes(values) and _has_attributes(described[said[-1][0]]):
+    elif said and (_COORDINATION.match(link) or _THAN.match(link)) and not _has_attributes(values) and _has_attributes(described[said[-1][0]]):
         found.append(f"distribute:{said[-1][0]}:{name}")
     return found
 

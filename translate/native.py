@@ -235,6 +235,8 @@ class NativeRealiser:
         """``words`` with two coordinated phrases of a union or sum swapped where the first has
         adjectives and the second none («кубов и жёлтых сфер», not «жёлтых сфер и кубов»)."""
         for first, second in sites.coordinated:
+            if (first, second) in sites.ordered:  # «A больше, чем B», «поменять местами A и B»: the order is the meaning
+                continue
             if has_attributes(sites, words, first) and not has_attributes(sites, words, second):
                 mine, theirs = dict(sites.phrase_slots[first]), dict(sites.phrase_slots[second])
                 if mine.keys() == theirs.keys():

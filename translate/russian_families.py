@@ -9,6 +9,7 @@ each family's Russian texts are compiled here (:mod:`translate.templates`) into 
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -65,8 +66,10 @@ class Sites:
     phrase_slots: Mapping[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
     # phrases written after a relation: (relation, phrase, the other phrases said before it)
     anchor_repeats: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
-    # phrases of a union or sum joined by a bare «и»/«или»: the first's adjectives may reach the second
+    # phrases of a union, sum, comparison or swap joined by a bare «и»/«или» or «чем»: the first's
+    # adjectives may reach the second
     coordinated: tuple[tuple[str, str], ...] = ()
+    ordered: tuple[tuple[str, str], ...] = ()  # of those, the sides of a comparison or a swap: never swapped
     agreement_cache: dict = field(default_factory=dict, compare=False, repr=False)  # phrases' (gender, number) -> readings
 
 
@@ -192,6 +195,15 @@ OTHER_WORDS = frozenset({"другой", "ещё", "еще"})
 # Words that say a sum counts each set on its own («сумма», «прибавить»): one object may count twice.
 SUM_WORDS = ("сумм", "прибав", "плюс", "сложи")
 _COORDINATORS = frozenset({"и", "или"})
+# The link of a comparison: «крупных кубов больше, чем шаров» (large spheres?); not «чем всего …»,
+# «чем количество …», which say the second set in full.
+_THAN = re.compile(r"(?:^|[\s,])чем$")
+
+
+def _joins(gap: str) -> bool:
+    """Whether the text between two phrases joins them so that the first one's adjectives may reach
+    the second: a bare «и»/«или», or «чем» of a comparison."""
+    return gap.strip() in _COORDINATORS or bool(_THAN.search(gap.strip()))
 
 
 def template_sites(
@@ -201,6 +213,7 @@ def template_sites(
     sites: list[Site] = []
     marked: set[str] = set()
     coordinated: list[tuple[str, str]] = []
+    ordered: list[tuple[str, str]] = []
     gap = ""
     for index, part in enumerate(template.parts):
         if type(part) is str:
@@ -211,9 +224,11 @@ def template_sites(
             relation = slots[part.relation] if part.relation is not None else None
             before = sites[-1] if sites else None
             if (before is not None and before.role == "phrase" and before.relation is None and relation is None
-                    and gap.strip() in _COORDINATORS and structure is not None
+                    and _joins(gap) and structure is not None
                     and {(before.phrase, phrase), (phrase, before.phrase)} & set(structure.coordinated)):
                 coordinated.append((before.phrase, phrase))
+                if {(before.phrase, phrase), (phrase, before.phrase)} & set(structure.ordered):
+                    ordered.append((before.phrase, phrase))
             sites.append(Site(index, phrase, relation, "phrase", bool(sites) and not gap.strip()))
             if any(value in OTHER_WORDS for _, value in part.modifiers) or "кроме" in gap:
                 marked.add(phrase)
@@ -250,7 +265,7 @@ def template_sites(
         for position, site in enumerate(sites) if site.role == "phrase" and site.relation is not None
     )
     return Sites(tuple(sites), MappingProxyType(phrase_parts), heads, needs_agreement, tuple(fixed), tuple(droppable),  # type: ignore[arg-type]  # phrase sites hold NounPhrase parts
-                 MappingProxyType(phrase_slots), anchor_repeats, tuple(coordinated))
+                 MappingProxyType(phrase_slots), anchor_repeats, tuple(coordinated), ordered=tuple(ordered))
 
 
 def agreeing_readings(
@@ -359,7 +374,7 @@ def other_parts(generic: frozenset[str], sites: Sites, structure: Structure, wor
 def phrase_readings(generic: frozenset[str], sites: Sites, words: Sequence[str], unsafe: Sequence[str]) -> list[str]:
     """Unsafe readings the written phrases admit: a phrase after a relation that an object said
     before it also fits (``anchor``), and adjectives of a phrase reaching a bare noun joined to
-    it by «и»/«или» (``distribute``)."""
+    it by «и»/«или» or compared to it after «чем» (``distribute``)."""
     found = []
     for relation, phrase, earlier in sites.anchor_repeats:
         found += [reading for name in earlier
