@@ -16,6 +16,7 @@ from questions.families import FAMILIES_DIR, Sources, as_sources, families_diges
 from questions.family import Family, question_type_of
 from questions.family_sources import FamilySources, add_family_arguments, recorded_sources, sources_from_arguments
 from questions.functions import ExecutionError, MalformedProgram
+from questions.hypothetical import plainly_said_kinds
 from questions.occlusion import records_occlusion, uses_occlusion
 from questions.plan import Plan, expand_program
 from questions.random_stream import RandomStream
@@ -45,6 +46,7 @@ __all__ = [
     "located_data",
     "MalformedProgram",
     "NO_TEMPLATE",
+    "plainly_said_kinds",
     "Plan",
     "question_type_of",
     "QuestionMaker",

@@ -39,6 +39,14 @@ def edit_value_params(program: Iterable[Any]) -> frozenset[str]:
     return frozenset(value for node in program if node.function in EDITS for value in node.value_inputs)
 
 
+def plainly_said_kinds(program: Iterable[Any]) -> frozenset[str]:
+    """The attribute kinds a question of this program says in their plain word only: the material
+    where an edit changes it («Если бы резиновый предмет был блестящим, сколько было бы резиновых
+    предметов?» reads as a finish put on rubber, the count unchanged: a blind reader, R29), so
+    «резиновый/металлический», "rubber/metal", never «матовый/блестящий», "matte/shiny"."""
+    return frozenset(EDITS[node.function] for node in program if node.function == "set_material")
+
+
 class EditRefused(ValueError):
     """An edit that changes nothing (an empty set removed, a colour an object already has)."""
 

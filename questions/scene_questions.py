@@ -19,6 +19,7 @@ from questions.balance import ValueBalance, named_features, program_features
 from questions.executor import execute_program
 from questions.family import Family
 from questions.functions import BOOL, INTEGER
+from questions.hypothetical import plainly_said_kinds
 from questions.occlusion import uses_occlusion
 from questions.plan import Plan, expand_program, parameter_values, release_nodes
 from questions.random_stream import RandomStream
@@ -373,7 +374,8 @@ def readable_english(
         if apart:
             template = without_other(template)
         readings = list(english_readings(template, family.params, structure))
-        text = realise_english(template, bare_noun_first(family, structure, params), family.params, vocabulary, stream, structure, readings)
+        text = realise_english(template, bare_noun_first(family, structure, params), family.params, vocabulary, stream, structure, readings,
+                               plainly_said_kinds(family.program))
         if admitted(readings, unsafe):
             refused.append(template_index)
             continue

@@ -106,8 +106,10 @@ def realise_english(
     stream: RandomStream,
     structure: Any = None,
     readings: list[str] | None = None,
+    plain: frozenset[str] = frozenset(),
 ) -> str:
-    """The question text: placeholders filled with vocabulary synonyms, optional parts drawn from ``stream``.
+    """The question text: placeholders filled with vocabulary synonyms, optional parts drawn from ``stream``;
+    the attribute kinds in ``plain`` take their plain word only (:func:`questions.hypothetical.plainly_said_kinds`).
 
     One word per value: a value said twice is said with the same word. With the family's
     ``structure`` (:func:`questions.readings.structure_of`), "it" after a relation stays only
@@ -141,7 +143,7 @@ def realise_english(
             key = (param_type, value)
             word = chosen.get(key)
             if word is None:
-                word = chosen[key] = _phrase(param_type, value, vocabulary, stream)
+                word = chosen[key] = _phrase(param_type, value, vocabulary, stream, param_type in plain)
             if param_type == "shape":
                 english = vocabulary.value("shape", value).en if value else vocabulary.object_noun["en"]
                 current_values["shape"] = value
@@ -221,8 +223,9 @@ def fits(values: Mapping[str, str], earlier: Mapping[str, str]) -> bool:
     return mine.items() <= theirs.items() or bool(theirs) and theirs.items() <= mine.items()
 
 
-def _phrase(param_type: str, value: str, vocabulary: Vocabulary, stream: RandomStream) -> str:
-    """A word for one value (a shape's singular noun; a relation's phrase; "" for an empty attribute)."""
+def _phrase(param_type: str, value: str, vocabulary: Vocabulary, stream: RandomStream, plain: bool = False) -> str:
+    """A word for one value (a shape's singular noun; a relation's phrase; "" for an empty attribute;
+    with ``plain``, an attribute's own word, not a synonym)."""
     if param_type == RELATION:
         english = vocabulary.relation(value)["en"]
         return stream.choice(_synonyms(english, "word"))
@@ -231,7 +234,8 @@ def _phrase(param_type: str, value: str, vocabulary: Vocabulary, stream: RandomS
         return stream.choice(_synonyms(english, "noun"))
     if not value:
         return ""
-    return stream.choice(_synonyms(vocabulary.value(param_type, value).en, "word"))
+    english = vocabulary.value(param_type, value).en
+    return str(english["word"]) if plain else stream.choice(_synonyms(english, "word"))
 
 
 def _synonyms(english: Mapping[str, Any], main_key: str) -> Sequence[str]:

@@ -17,7 +17,7 @@ import pytest
 from test_questions_readings import english, family_folder, question_on, russian_texts, scene_of
 
 from assets.vocabulary import load_vocabulary
-from dataset.families import realise_scenes
+from dataset.families.cli import realise_scenes
 from questions.families import load_families
 from questions.functions import ExecutionError
 from questions.random_stream import RandomStream

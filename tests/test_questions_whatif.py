@@ -261,6 +261,25 @@ def test_material_what_if_is_said_in_the_subjunctive_with_the_material_agreeing(
     assert genders == {"masc", "femn"}, "both a masculine and a feminine noun are checked"
 
 
+def test_material_what_if_says_materials_never_finishes(families, scenes):
+    """Where an edit changes a material, every material is said by its own word: «Если бы резиновый
+    предмет был блестящим, сколько было бы резиновых предметов?» read to a blind reader as a finish put
+    on rubber, the count unchanged (R29). Neither language says matte/shiny (матовый/блестящий) there."""
+    import re
+
+    from translate.native import NativeRealiser
+
+    _, questions, _ = asked_questions(families["hypothetical/material/count"], scenes, 30, 35)
+    assert len(questions) >= 20
+    realiser = NativeRealiser(seed=35)
+    for question in questions:
+        assert not re.search(r"\b(matte|shiny|metallic)\b", question["question"]), question["question"]
+        for template in (0, 1):
+            text = realiser.realise_with_template(question, template)
+            assert not re.search(r"матов|блестящ", text.lower()), text
+            assert re.search(r"металлическ|резинов", text.lower()), text
+
+
 def hand_swapped(scene, first, second):
     """The scene graph with two objects in each other's places, edited by hand: floor x, y exchanged
     (each keeps its height), relationships recomputed by the renderer's own function."""

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from questions import Family, FamilyError, Sources, Structure, structure_of
+from questions import Family, FamilyError, Sources, Structure, plainly_said_kinds, structure_of
 from questions import load_families as load_engine_families
 from ruclevr.cli import UsageError
 from russian.morphology import Lexicon
@@ -83,7 +83,7 @@ class RussianFamily:
     structure: Structure | None = None  # the program's phrases and other readings
     sites: tuple[Sites, ...] = ()  # per template
     answer_kind: str = ""  # the attribute the answer names, if any (its words are then the gold lemmas)
-    lemma_only: tuple[bool, ...] = ()  # per slot: named by its lemma only (the answer's attribute)
+    lemma_only: tuple[bool, ...] = ()  # per slot: named by its lemma only (the answer's attribute, an edited material)
     # per slot: said right after «ещё» in some template, where «ещё большие» reads as «ещё бо́льшие» (even larger)
     after_still: tuple[bool, ...] = ()
     special: dict = field(default_factory=dict, compare=False, repr=False)  # templates with pronouns repeated or «другой» dropped
@@ -120,8 +120,10 @@ def compile_family(family: Family, lexicon: Lexicon) -> tuple[RussianFamily, lis
     sites = tuple(template_sites(template, slots, structure, tuple(kinds.values())) for template in templates)
     answer = family.answer_type if family.answer_type in kinds.values() else ""
     after_still = slots_after_still(templates, len(slots))
+    plain = plainly_said_kinds(family.program)
+    lemma_only = tuple(kind == answer or kind in plain for kind in kinds.values())
     return RussianFamily(family.id, family.source, MappingProxyType(kinds), slots, tuple(templates), structure, sites, answer,
-                         after_still=after_still), problems
+                         lemma_only=lemma_only, after_still=after_still), problems
 
 
 STILL_WORDS = frozenset({"ещё", "еще"})
