@@ -24,8 +24,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 
-import numpy as np
-
 from render.engines.frame import RenderedFrame
 from render.engines.registry import RenderBackend
 from render.farm.outputs import encode_scene_files, write_encoded_scene
@@ -34,16 +32,13 @@ from render.farm.worker import (
     Outcome,
     RenderJob,
     _reader,
-    mask_problems,
+    render_shown,
     rendered_scene_record,
-    shown_problems,
     visibility_failure,
 )
 from render.legibility import misread_objects
 from render.model.occlusion import with_occlusion
 from render.model.sampler import SampledScene, SceneSamplingError, candidate_scenes
-from render.model.scene_graph import scene_graph
-from render.model.visibility import object_visibility
 
 
 @dataclass
@@ -83,18 +78,10 @@ def draw_candidate(session: RenderBackend, state: IndexState) -> DrawnCandidate 
     job = state.job
     while state.attempt < job.max_visibility_attempts:
         state.attempt += 1
-        scene = next(state.candidates)
-        graph = scene_graph(scene, job.options)
-        prepass_mask = session.render_mask(scene) if job.mask_prepass else None
-        problems = [] if prepass_mask is None else mask_problems(graph, prepass_mask, job.min_pixels, job.min_visible_fraction)
-        if not problems:
-            frame = session.render(scene)
-            visibility = object_visibility(frame.mask, len(scene.objects))
-            if prepass_mask is None or not np.array_equal(frame.mask, prepass_mask):
-                problems = shown_problems(graph, visibility, job.min_pixels, job.min_visible_fraction)
-            if not problems:
-                return DrawnCandidate(state, graph, frame, visibility)
-        state.last_reason = problems[0]
+        shown = render_shown(session, job, next(state.candidates))
+        if not shown.problems and shown.frame is not None:
+            return DrawnCandidate(state, shown.graph, shown.frame, shown.visibility)
+        state.last_reason = shown.problems[0]
     return exhausted(state)
 
 

@@ -23,7 +23,7 @@ from render.engines.registry import EngineFactory, RenderBackend, engine_factory
 from render.farm.outputs import OutputLayout, SceneFiles, encode_scene_files, write_encoded_scene
 from render.legibility import LegibilityReader, calibration_id, misread_objects
 from render.model.occlusion import with_occlusion
-from render.model.sampler import SceneOptions, SceneSamplingError, candidate_scenes
+from render.model.sampler import SampledScene, SceneOptions, SceneSamplingError, candidate_scenes
 from render.model.scene_graph import scene_graph
 from render.model.settings import RenderSettings
 from render.model.visibility import hidden_problems, object_visibility, visibility_problems, with_visibility
@@ -135,38 +135,52 @@ def _reader(look: int) -> LegibilityReader:
     return LegibilityReader.for_look(look)
 
 
-def rendered_problems(graph: dict, frame: RenderedFrame, job: RenderJob, visibility: list[dict],
-                      shown_checked: bool = False) -> list[str]:
-    """Why a rendered candidate is rejected: an object hidden or too small, or (legible only) read otherwise than recorded.
-    ``shown_checked``: the visibility checks passed on this very mask already (the pre-pass drew it)."""
-    problems = [] if shown_checked else shown_problems(graph, visibility, job.min_pixels, job.min_visible_fraction)
-    if problems or not job.legible_only:
-        return problems
-    return misread_objects(graph, frame.image, frame.mask, _reader(job.settings.look))
+@dataclass(frozen=True)
+class ShownCandidate:
+    """A candidate rendered and checked for what its mask shows: its graph, and its frame and per-object
+    visibility unless the pre-pass already refused it; ``problems`` why it is refused (empty: shown)."""
+
+    graph: dict
+    frame: RenderedFrame | None
+    visibility: list[dict]
+    problems: list[str]
+
+
+def render_shown(session: RenderBackend, job: RenderJob, scene: SampledScene) -> ShownCandidate:
+    """Build ``scene``'s graph (once: it serves the mask checks and the record), check the pre-pass mask,
+    render, and check that every object shows enough (not repeated on the pre-pass's own mask: a test
+    checks the pre-pass draws the render's mask). Blender's work: the worker's thread."""
+    graph = scene_graph(scene, job.options)
+    prepass_mask = session.render_mask(scene) if job.mask_prepass else None
+    if prepass_mask is not None:
+        problems = mask_problems(graph, prepass_mask, job.min_pixels, job.min_visible_fraction)
+        if problems:
+            return ShownCandidate(graph, None, [], problems)
+    frame = session.render(scene)
+    visibility = object_visibility(frame.mask, len(scene.objects))
+    same_mask = prepass_mask is not None and np.array_equal(frame.mask, prepass_mask)
+    problems = [] if same_mask else shown_problems(graph, visibility, job.min_pixels, job.min_visible_fraction)
+    return ShownCandidate(graph, frame, visibility, problems)
+
+
+def misread(shown: ShownCandidate, job: RenderJob) -> list[str]:
+    """Legible only: the objects of a shown candidate the reader reads otherwise than recorded."""
+    if not job.legible_only or shown.frame is None:
+        return []
+    return misread_objects(shown.graph, shown.frame.image, shown.frame.mask, _reader(job.settings.look))
 
 
 def render_scene(session: RenderBackend, job: RenderJob, index: int) -> RenderedScene:
-    """Render candidates of ``index`` until every object is visible; the accepted one's arrays and record.
-
-    Each candidate's scene graph is built once and serves the mask check, the full render's check
-    and the record.
-    """
+    """Render candidates of ``index`` until every object is visible (and, legible only, read as
+    recorded); the accepted one's arrays and record."""
     reasons: list[str] = []
     candidates = candidate_scenes(job.seed, index, job.options)
     for attempt in range(1, job.max_visibility_attempts + 1):
-        scene = next(candidates)
-        graph = scene_graph(scene, job.options)
-        prepass_mask = session.render_mask(scene) if job.mask_prepass else None
-        problems = [] if prepass_mask is None else mask_problems(graph, prepass_mask, job.min_pixels, job.min_visible_fraction)
-        if not problems:
-            frame = session.render(scene)
-            visibility = object_visibility(frame.mask, len(scene.objects))
-            # The pre-pass draws the render's own mask (a test checks); its checks are not repeated then.
-            same_mask = prepass_mask is not None and np.array_equal(frame.mask, prepass_mask)
-            problems = rendered_problems(graph, frame, job, visibility, shown_checked=same_mask)
-        if not problems:
-            with_occlusion(graph, frame.mask)
-            return RenderedScene(frame.image, frame.mask, rendered_scene_record(graph, job, visibility), attempt)
+        shown = render_shown(session, job, next(candidates))
+        problems = shown.problems or misread(shown, job)
+        if not problems and shown.frame is not None:
+            with_occlusion(shown.graph, shown.frame.mask)
+            return RenderedScene(shown.frame.image, shown.frame.mask, rendered_scene_record(shown.graph, job, shown.visibility), attempt)
         reasons.append(problems[0])
     raise visibility_failure(job, index, reasons[-1])
 
