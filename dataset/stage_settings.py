@@ -51,7 +51,7 @@ class StageComposer:
         return {"render": self.render(), "questions": self.questions(), "translate": self.translate(),
                 "filter": self.filter()}
 
-    def seed(self, stage: str) -> BuildValue:
+    def build_seed(self, stage: str) -> BuildValue:
         return BuildValue("--seed", self.settings.stage_seed(stage))
 
     def stage_seed(self, stage: str) -> StageSeed:
@@ -64,7 +64,7 @@ class StageComposer:
     def render(self) -> StagePlan:
         s, stage = self.settings, self.stages.render
         base = ["--n", str(s.n), "--out", str(self.paths.render_dir)]
-        ours = self.common(["out"]) | {"n": BuildValue("--n", s.n), "seed": self.seed("render")}
+        ours = self.common(["out"]) | {"n": BuildValue("--n", s.n), "seed": self.build_seed("render")}
         values: dict[str, Any] = {"seed": self.stage_seed("render"), "seed_file": s.seed_file, "overwrite": self.overwrite}
         for name, value in (("width", s.width), ("height", s.height), ("samples", s.samples)):
             if value is not None:
@@ -77,7 +77,7 @@ class StageComposer:
     def questions(self) -> StagePlan:
         s, paths = self.settings, self.paths
         folders, only = s.families
-        ours = self.common(["scenes", "out"]) | {"seed": self.seed("questions")}
+        ours = self.common(["scenes", "out"]) | {"seed": self.build_seed("questions")}
         values: dict[str, Any] = {"seed": self.stage_seed("questions")}
         if s.per_image is not None:
             ours["per_image"] = BuildValue("--per-image", s.per_image)
@@ -91,7 +91,7 @@ class StageComposer:
     def translate(self) -> StagePlan:
         s, paths = self.settings, self.paths
         ours = self.common(["questions", "out"]) | {"backend": BuildValue("--backend", s.backend),
-                                                     "seed": self.seed("translate")}
+                                                     "seed": self.build_seed("translate")}
         values = {"backend": s.backend, "seed": self.stage_seed("translate")}
         return self.text_stage("translate", self.stages.translate, [paths.questions, paths.translated],
                                s.translate_args, ours, values)
