@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from dataset.annotate import add_annotate_parser, command_annotate
-from dataset.augment.options import add_rerender_options
+from dataset.augment import add_rerender_options
 from dataset.build_cli import add_build_parser, add_export_options, command_build
 from dataset.families import add_families_parser, command_families
 from dataset.pairs import add_pairs_parser, command_pairs

@@ -167,11 +167,6 @@ DATASET_PARTS: dict[str, set[str]] = {
     "dataset.pairs": {"dataset.mera", "dataset.augment"},
 }
 DATASET_TOP = "dataset"
-#: Parts whose modules some importers may still reach behind the face: ``augment`` is being rewritten
-#: around a settings object (issue 34), and ``pairs`` and the command line use its pieces until then.
-DATASET_FACE_EXEMPT = {"dataset.augment": {"dataset.pairs", DATASET_TOP}}
-
-
 def dataset_part(module: str) -> str | None:
     """The part of ``dataset`` a module belongs to (None outside ``dataset``)."""
     parts = module.split(".")
@@ -194,7 +189,7 @@ def dataset_violations(graph: Mapping[str, Iterable[str]]) -> list[str]:
                 continue
             if imported not in allowed:
                 found.append(f"{module} -> {target}")
-            elif target != imported and source not in DATASET_FACE_EXEMPT.get(imported, set()):
+            elif target != imported:
                 found.append(f"{module} -> {target} (behind {imported}'s face)")
     return found
 
@@ -212,7 +207,7 @@ def test_every_subpackage_of_dataset_is_a_part_with_a_face():
     folder = Path(__file__).resolve().parents[1] / "dataset"
     subpackages = {f"dataset.{path.parent.name}" for path in folder.glob("*/__init__.py")}
     assert subpackages == set(DATASET_PARTS)
-    for part in DATASET_PARTS - DATASET_FACE_EXEMPT.keys():
+    for part in DATASET_PARTS:
         face = ast.parse((folder / part.split(".")[1] / "__init__.py").read_text(encoding="utf-8"))
         assert any(isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "__all__"
                    for node in face.body), f"{part}/__init__.py has no __all__"

@@ -37,8 +37,9 @@ on the recoloured scene, their Russian records through :mod:`translate.records`)
 
 from dataset.augment.carry_over import AMBIGUOUS, ILL_POSED, MALFORMED, NO_RUSSIAN, Dropped, QuestionRecolourer
 from dataset.augment.colours import ColorSwap, parse_color_map, random_color_map, recolour_scene
-from dataset.augment.rendering import render_scene, warn_of_changed_masks
-from dataset.augment.run import augment
+from dataset.augment.options import add_rerender_options
+from dataset.augment.rendering import plan_rendering, render_pending, render_scene, warn_of_changed_masks
+from dataset.augment.run import augment, check_sources, chosen_families, read_scenes, rerendered_unit
 from dataset.augment.settings import AugmentPaths, AugmentResult, AugmentSettings, AugmentSources
 
 __all__ = [
@@ -53,10 +54,17 @@ __all__ = [
     "ColorSwap",
     "Dropped",
     "QuestionRecolourer",
+    "add_rerender_options",
     "augment",
+    "check_sources",
+    "chosen_families",
     "parse_color_map",
+    "plan_rendering",
     "random_color_map",
+    "read_scenes",
     "recolour_scene",
+    "render_pending",
     "render_scene",
+    "rerendered_unit",
     "warn_of_changed_masks",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dataset.augment.options import add_rerender_options
+from dataset.augment import add_rerender_options
 from questions import add_family_arguments, sources_from_arguments
 from ruclevr.cli import add_common_options, output_path, positive_int, stage_logger
 from ruclevr.cli import seed as seed_type

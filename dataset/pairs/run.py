@@ -12,10 +12,18 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from dataset.augment.colours import ColorSwap
-from dataset.augment.rendering import plan_rendering, render_pending
-from dataset.augment.run import check_sources, chosen_families, read_scenes, rerendered_unit
-from dataset.augment.settings import AugmentPaths, AugmentSettings, AugmentSources
+from dataset.augment import (
+    AugmentPaths,
+    AugmentSettings,
+    AugmentSources,
+    ColorSwap,
+    check_sources,
+    chosen_families,
+    plan_rendering,
+    read_scenes,
+    render_pending,
+    rerendered_unit,
+)
 from dataset.mera import place_image, read_stage_file
 from dataset.pairs.edits import Edit, edited_scene, renamed
 from dataset.pairs.pixels import check_pixels
