@@ -39,3 +39,21 @@ def test_a_file_that_is_not_render_settings_is_one_line_and_status_2(tmp_path: P
                                 text=True, check=False)
         assert result.returncode == 2 and message in result.stderr and result.stderr.count("\n") == 1, result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_settings_file_with_a_bad_value_is_one_line_and_status_2(tmp_path: Path) -> None:
+    """The values are checked as the command line's own types check them: no traceback, nothing rendered."""
+    import json
+
+    good = tmp_path / "good.json"
+    write_settings_file(good, settings_from_args(["--n", "2", "--out", str(tmp_path / "out"), "--seed", "7"]))
+    document = json.loads(good.read_text(encoding="utf-8"))
+    for name, value, message in (("n", "2", "n must be an integer >= 1"), ("n", -3, "n must be an integer >= 1"),
+                                 ("gpu_ids", 5, "gpu_ids must be a list"), ("seed", "abc", "seed must be an integer"),
+                                 ("device", "tpu", "device must be one of"), ("no_denoise", 1, "no_denoise must be true")):
+        path = tmp_path / "bad.json"
+        path.write_text(json.dumps({**document, "settings": {**document["settings"], name: value}}), encoding="utf-8")
+        result = subprocess.run([sys.executable, "-m", "render", "--settings", str(path)], capture_output=True,
+                                text=True, check=False)
+        assert result.returncode == 2 and message in result.stderr and result.stderr.count("\n") == 1, (name, result.stderr)
+    assert not (tmp_path / "out").exists()
