@@ -23,7 +23,7 @@ Markdown: the agreement, the silhouette area of the two methods, and the share o
 the margin (HIDDEN_SHARE 0.15–0.35, with and without the lower-edge rule: a cover only along an
 object's lower edge is unclear).
 
-    python benchmarks/occlusion_bench.py --out /tmp/occ_crowd --render /work/crowd9/build/render
+    python benchmarks/occlusion_bench.py --out OUT --render BUILD/render
 
 reuses a render folder made elsewhere (a build's ``render/``) instead of rendering; with
 ``--questions BUILD/questions.json`` it checks that file's occlusion questions instead of asking.
@@ -40,15 +40,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PIL import Image
 
 from questions.executor import execute_program
 from questions.functions import ExecutionError
 from questions.occlusion import CLEAR_NO, CLEAR_YES, HIDDEN_SHARE, UNCLEAR, pair_judgement, scene_occlusion
 from render import DeviceChoice, RenderBackend, engine_factory, scene_from_graph, settings_from_record
 from render.legibility import LegibilityReader, read_frame
+from render.model.occlusion import NEAR_PIXELS
 
-NEAR = 2  # pixels, as render/model/occlusion.py's NEAR_PIXELS (the judged quantity must be the same)
+NEAR = NEAR_PIXELS  # pixels: the judged quantity must be the renderer's own
 MARGINS = (0.15, 0.2, 0.25, 0.3, 0.35)  # HIDDEN_SHARE values whose unclear share is reported
 
 
@@ -187,9 +187,7 @@ def main() -> None:
     for scene in scenes:
         if session is None:
             session = engine_factory("cycles")(settings_from_record(scene["render"]), DeviceChoice("cpu", ()))
-        with Image.open(folder / "masks" / scene["image_filename"]) as image:
-            mask = np.asarray(image)
-        picture = read_frame(folder, scene)[0]
+        picture, mask = read_frame(folder, scene)
         readings = reader.read(picture, mask, len(scene["objects"]))
         truth = [obj["occlusion"] for obj in scene["objects"]]
         again = recomputed_records(mask, solo_masks(session, scene))

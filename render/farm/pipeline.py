@@ -24,20 +24,19 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 
-from render.engines.frame import RenderedFrame
 from render.engines.registry import RenderBackend
-from render.farm.outputs import encode_scene_files, write_encoded_scene
+from render.farm.outputs import write_encoded_scene
 from render.farm.worker import (
     UNEXPECTED_FAILURE_RETRIES,
     Outcome,
     RenderJob,
-    _reader,
+    ShownCandidate,
+    accepted_scene,
+    encoded_files,
+    misread,
     render_shown,
-    rendered_scene_record,
     visibility_failure,
 )
-from render.legibility import misread_objects
-from render.model.occlusion import with_occlusion
 from render.model.sampler import SampledScene, SceneSamplingError, candidate_scenes
 
 
@@ -67,9 +66,7 @@ class DrawnCandidate:
     """A rendered candidate that passed the visibility checks, waiting for its post-render work."""
 
     state: IndexState
-    graph: dict
-    frame: RenderedFrame
-    visibility: list[dict]
+    shown: ShownCandidate
 
 
 def draw_candidate(session: RenderBackend, state: IndexState) -> DrawnCandidate | Outcome:
@@ -80,7 +77,7 @@ def draw_candidate(session: RenderBackend, state: IndexState) -> DrawnCandidate 
         state.attempt += 1
         shown = render_shown(session, job, next(state.candidates))
         if not shown.problems and shown.frame is not None:
-            return DrawnCandidate(state, shown.graph, shown.frame, shown.visibility)
+            return DrawnCandidate(state, shown)
         state.last_reason = shown.problems[0]
     return exhausted(state)
 
@@ -92,15 +89,11 @@ def exhausted(state: IndexState) -> Outcome:
 def finish_candidate(drawn: DrawnCandidate) -> str | None:
     """The post-render work (the second thread): read the frame (legible only), then record, encode
     and write its files. The reader's first objection when it rejects the candidate, else None."""
-    job, frame = drawn.state.job, drawn.frame
-    if job.legible_only:
-        problems = misread_objects(drawn.graph, frame.image, frame.mask, _reader(job.settings.look))
-        if problems:
-            return problems[0]
-    with_occlusion(drawn.graph, frame.mask)
-    record = rendered_scene_record(drawn.graph, job, drawn.visibility)
-    files = encode_scene_files(frame.image, frame.mask, record, job.settings.png_compression)
-    write_encoded_scene(job.layout, drawn.state.index, files)
+    job = drawn.state.job
+    problems = misread(drawn.shown, job)
+    if problems:
+        return problems[0]
+    write_encoded_scene(job.layout, drawn.state.index, encoded_files(accepted_scene(drawn.shown, job, drawn.state.attempt), job))
     return None
 
 

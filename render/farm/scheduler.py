@@ -199,7 +199,7 @@ class Scheduler:
         record.rss_bytes.append(event.rss_bytes)
         yield event.outcome
         reason = self.policy.needs_recycling(record.scenes, event.rss_bytes)
-        if reason and self._pending:
+        if reason and self._pending and event.slot not in self._retiring:
             self.log(f"worker {event.slot} (pid {record.pid}) recycled after scene {index}: {reason}")
             self._retiring[event.slot] = reason  # replaced once it holds nothing (_refill)
 

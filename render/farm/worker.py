@@ -178,11 +178,17 @@ def render_scene(session: RenderBackend, job: RenderJob, index: int) -> Rendered
     for attempt in range(1, job.max_visibility_attempts + 1):
         shown = render_shown(session, job, next(candidates))
         problems = shown.problems or misread(shown, job)
-        if not problems and shown.frame is not None:
-            with_occlusion(shown.graph, shown.frame.mask)
-            return RenderedScene(shown.frame.image, shown.frame.mask, rendered_scene_record(shown.graph, job, shown.visibility), attempt)
+        if not problems:
+            return accepted_scene(shown, job, attempt)
         reasons.append(problems[0])
     raise visibility_failure(job, index, reasons[-1])
+
+
+def accepted_scene(shown: ShownCandidate, job: RenderJob, attempts: int) -> RenderedScene:
+    """A shown (and, legible only, read) candidate's arrays and record, its occlusion recorded."""
+    assert shown.frame is not None  # a shown candidate has its frame
+    with_occlusion(shown.graph, shown.frame.mask)
+    return RenderedScene(shown.frame.image, shown.frame.mask, rendered_scene_record(shown.graph, job, shown.visibility), attempts)
 
 
 def visibility_failure(job: RenderJob, index: int, last_reason: str) -> VisibilityError:
