@@ -47,7 +47,15 @@ from ruclevr.names import beside
 from ruclevr.paths import check_not_an_input, check_output_location, check_own_output, path_from_output
 from ruclevr.records import same_record
 from ruclevr.secret_seed import add_seed_file_option, stage_seed
-from ruclevr.shards import SHARD_SPEC_HELP, Shard, consecutive_shards, merge_target, parse_shard, sharded_path
+from ruclevr.shards import (
+    SHARD_SPEC_HELP,
+    Shard,
+    consecutive_shards,
+    merge_target,
+    parse_shard,
+    sharded_path,
+    written_path,
+)
 from ruclevr.text_farm import TextStage, add_text_farm_arguments, run_text_stage
 
 log = stage_logger("questions")
@@ -158,7 +166,8 @@ def settings_from_args(args: argparse.Namespace | Sequence[str]) -> QuestionSett
 
 def check_question_paths(settings: QuestionSettings) -> None:
     check_output_location(settings.out, "file", "--out")
-    check_not_an_input(settings.out, {"--in": settings.scenes})
+    for written in {settings.out, written_path(settings.out, settings.shard)}:
+        check_not_an_input(written, {"--in": settings.scenes})
     check_own_output(settings.out, "python -m questions", lambda info: info.get("stage") == "questions" and "translate" not in info)
 
 

@@ -14,6 +14,7 @@ whole scenes, each writing ``OUT.shard-I-of-N.json`` (:func:`sharded_path`) besi
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -100,6 +101,12 @@ def _checked(shard: Shard, spec: str) -> Shard:
 def sharded_path(path: Path, shard: Shard) -> Path:
     """``DIR/questions.json`` -> ``DIR/questions.shard-I-of-N.json``: where shard I of N writes that file."""
     return path.with_name(f"{path.stem}.{shard.name}{path.suffix}")
+
+
+def written_path(path: Path, spec: str | None) -> Path:
+    """The file a text stage's run writes: ``path``, or with ``--shard SPEC`` its shard's file beside it
+    (what must not be one of the run's inputs either)."""
+    return path if spec is None else sharded_path(path, parse_shard(spec, os.environ))
 
 
 def shard_outputs(path: Path) -> list[Path]:

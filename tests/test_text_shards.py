@@ -163,3 +163,19 @@ def test_ray_runs_the_shards_and_merges_them_into_the_bytes_of_one_run(single, t
     assert out.read_bytes() == (single / "ru.json").read_bytes()  # the input placed alike, so the same bytes
     assert translate_main(["--questions", str(single / "q.json"), "--out", str(out), "--shards", "3"]) == 2
     assert "--address and --shards need --executor ray" in capsys.readouterr().err
+
+
+def test_a_shard_whose_file_is_the_runs_input_is_refused(scenes, single, tmp_path, capsys):
+    """With --shard the stage writes OUT.shard-I-of-N.json: that file may not be --in either."""
+    ru_input = tmp_path / "ru.shard-0-of-1.json"
+    shutil.copy(single / "q.json", ru_input)
+    before = ru_input.read_bytes()
+    assert translate_main(["--in", str(ru_input), "--out", str(tmp_path / "ru.json"), "--shard", "0/1",
+                           "--overwrite", "--quiet"]) == 2
+    assert "must differ from --in" in capsys.readouterr().err and ru_input.read_bytes() == before
+    scenes_input = tmp_path / "q.shard-0-of-1.json"
+    shutil.copy(scenes, scenes_input)
+    before = scenes_input.read_bytes()
+    assert questions_main(["--in", str(scenes_input), "--out", str(tmp_path / "q.json"), "--shard", "0/1",
+                           "--overwrite", "--quiet"]) == 2
+    assert "must differ from --in" in capsys.readouterr().err and scenes_input.read_bytes() == before

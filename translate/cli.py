@@ -49,6 +49,7 @@ from ruclevr.shards import (
     parse_shard,
     scene_block_positions,
     sharded_path,
+    written_path,
 )
 from ruclevr.text_farm import TextStage, add_text_farm_arguments, run_text_stage
 from translate.backends import (
@@ -190,7 +191,8 @@ def settings_from_args(args: argparse.Namespace | Sequence[str]) -> TranslateSet
 
 def check_translate_settings(settings: TranslateSettings) -> None:
     check_output_location(settings.out, "file", "--out")
-    check_not_an_input(settings.out, {"--in": settings.questions})
+    for written in {settings.out, written_path(settings.out, settings.shard)}:
+        check_not_an_input(written, {"--in": settings.questions})
     check_own_output(settings.out, "python -m translate", lambda info: "translate" in info)
     check_backend_options(settings)
 
