@@ -124,19 +124,11 @@ def stage_seed(seed: int | None, seed_file: Path | None, context: str) -> StageS
     return StageSeed.secret(read_seed_file(seed_file), context)
 
 
-def apply_seed_file(args: argparse.Namespace, context: str) -> SecretSeed | None:
-    """With ``--seed-file``: set ``args.seed`` to its value and ``args.seed_record`` to its commitment;
-    without: ``args.seed_record`` is ``args.seed`` itself. The secret seed, or None."""
-    path = getattr(args, "seed_file", None)
-    if path is None:
-        args.seed_record = args.seed
-        return None
-    if args.seed not in (None, 0):
-        raise UsageError("--seed and --seed-file cannot both be given")
-    secret = read_seed_file(path)
-    args.seed = secret.value
-    args.seed_record = secret.record(context)
-    return secret
+def apply_seed_file(args: argparse.Namespace, context: str) -> None:
+    """Set ``args.seed`` and ``args.seed_record`` from ``--seed``/``--seed-file`` (:func:`stage_seed`), for
+    the ``dataset`` commands that still read their seed from the parsed command line."""
+    given = stage_seed(args.seed, getattr(args, "seed_file", None), context)
+    args.seed, args.seed_record = given.value, given.record
 
 
 def seed_spellings(seed: int) -> tuple[str, ...]:

@@ -1,4 +1,5 @@
-"""The Russian rules `python -m questions validate` enforces on a family's templates, each named.
+"""The Russian rules a family's templates must pass (`python -m dataset families validate`, and translate's
+family loader, give them to the question engine's validator), each named.
 
 Each rule targets one construction that blind native readers read two ways, read as a calque,
 or that breaks government or agreement; it says why such a text is open and gives two ways to
