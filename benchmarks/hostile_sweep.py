@@ -57,8 +57,8 @@ def make_inputs(root: Path) -> dict[str, Path]:
     atomic_write_json(render / "scenes.json", {"info": {"seed": 0}, "scenes": scenes})
     paths = {"scenes": render / "scenes.json", "render": render, "questions": root / "questions.json",
              "translated": root / "questions_ru.json", "kept": root / "questions_ru_kept.json", "export": root / "export"}
-    for argv in (["questions", "--scenes", paths["scenes"], "--out", paths["questions"], "--quiet"],
-                 ["translate", "--questions", paths["questions"], "--out", paths["translated"]],
+    for argv in (["questions", "--in", paths["scenes"], "--out", paths["questions"], "--quiet"],
+                 ["translate", "--in", paths["questions"], "--out", paths["translated"]],
                  ["filter", "--in", paths["translated"], "--out", paths["kept"], "--backend", "morph"],
                  ["dataset", "export", "--questions", paths["kept"], "--scenes", paths["scenes"], "--shots", "1",
                   "--out", paths["export"]]):
@@ -156,8 +156,8 @@ def file_arguments(p: dict[str, Path]) -> list[tuple[str, str, list[object]]]:
     """(command, argument, argv with "{x}" where the hostile file goes and "{out}" for the output)."""
     scenes, kept, export = p["scenes"], p["kept"], p["export"]
     return [
-        ("questions", "--scenes", ["questions", "--scenes", "{x}", "--out", "{out}/q.json", "--quiet"]),
-        ("translate", "--questions", ["translate", "--questions", "{x}", "--out", "{out}/t.json"]),
+        ("questions", "--in", ["questions", "--in", "{x}", "--out", "{out}/q.json", "--quiet"]),
+        ("translate", "--in", ["translate", "--in", "{x}", "--out", "{out}/t.json"]),
         ("filter", "--in", ["filter", "--in", "{x}", "--out", "{out}/k.json", "--backend", "morph"]),
         ("questions validate", "FILE", ["questions", "validate", "{x}"]),
         ("render --graphs-only", "--seed-file", ["render", "--n", "1", "--graphs-only", "--seed-file", "{x}", "--out", "{out}"]),
