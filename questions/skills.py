@@ -3,10 +3,11 @@
 A family file may say ``skill:`` (a name of MERA's skill taxonomy, lower case) and
 ``difficulty:`` (its reasoning steps, 1-10); where it does not, both follow from its program:
 
-- skill: ``spatial object relationship`` when a step reads where objects stand (relate, between,
-  the extremes and ordinals, closest), else ``static counting`` for a number, else ``object
-  recognition``; the families beyond those say theirs (``hypothetical reasoning``,
-  ``spatial perspective``, ...);
+- skill: ``hypothetical reasoning`` when a step edits the scene (a what-if), ``spatial
+  perspective`` when one takes another object's place, ``overlapping object differentiation`` when
+  one reads what the picture hides; else ``spatial object relationship`` when a step reads where
+  objects stand (relate, between, the extremes and ordinals, closest), else ``static counting``
+  for a number, else ``object recognition``;
 - difficulty: the program's reasoning steps, every node but ``scene``, ``filter`` and ``unique``
   (a description of an object is seen, not reasoned about): ``count/zero_hop`` is 1,
   ``count/three_hop`` 4, ``hypothetical/remove/count`` 2.
@@ -16,13 +17,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from questions.hypothetical import EDITS
+from questions.occlusion import OCCLUSION_FUNCTIONS
+
 #: Skills of MERA's taxonomy the shipped families carry.
 SPATIAL = "spatial object relationship"
 COUNTING = "static counting"
 RECOGNITION = "object recognition"
 HYPOTHETICAL = "hypothetical reasoning"
 PERSPECTIVE = "spatial perspective"
-KNOWN_SKILLS = (RECOGNITION, COUNTING, SPATIAL, HYPOTHETICAL, PERSPECTIVE, "overlapping object differentiation")
+OVERLAPPING = "overlapping object differentiation"
+KNOWN_SKILLS = (RECOGNITION, COUNTING, SPATIAL, HYPOTHETICAL, PERSPECTIVE, OVERLAPPING)
+
+#: Functions that take another object's place (questions/perspective.py).
+_PERSPECTIVE_FUNCTIONS = frozenset({"seen_from", "seen_from_set"})
 
 #: Functions that read where objects stand.
 _SPATIAL_FUNCTIONS = frozenset({"relate", "between", "most", "second", "closest"})
@@ -34,6 +42,9 @@ MAX_DIFFICULTY = 10
 
 def default_skill(functions: Sequence[str], answer_type: str) -> str:
     """The skill of a family that names none, from its program's functions and its answer type."""
+    for named, skill in ((EDITS, HYPOTHETICAL), (_PERSPECTIVE_FUNCTIONS, PERSPECTIVE), (OCCLUSION_FUNCTIONS, OVERLAPPING)):
+        if any(function in named for function in functions):
+            return skill
     if any(function in _SPATIAL_FUNCTIONS for function in functions):
         return SPATIAL
     if answer_type == "integer":

@@ -169,6 +169,22 @@ def test_skill_and_difficulty_given_or_from_the_program(tmp_path):
     assert any("difficulty must be a whole number from 1 to 10; got 11" in problem for problem in problems)
 
 
+def test_a_family_without_a_skill_gets_the_one_its_program_tests():
+    """A user's what-if, perspective or occlusion family that names no skill is not filed as counting."""
+    from questions.families import load_families
+    from questions.skills import default_skill
+
+    shipped = load_families()
+    for family_id, skill in (("hypothetical/remove/count", "hypothetical reasoning"),
+                             ("hypothetical/swap/count", "hypothetical reasoning"),
+                             ("perspective/count/left", "spatial perspective"),
+                             ("occlusion/count_hidden", "overlapping object differentiation"),
+                             ("occlusion/is_hidden", "overlapping object differentiation"),
+                             ("count/zero_hop", "static counting")):
+        family = shipped[family_id]
+        assert default_skill([node.function for node in family.program], family.answer_type) == skill, family_id
+
+
 def test_shipped_families(capsys):
     families = load_families()
     assert len(families) >= 110
