@@ -142,7 +142,6 @@ def generation_parser() -> ArgumentParser:
 def generate_command(argv: Sequence[str]) -> int:
     args = generation_parser().parse_args(argv)
     configure_logging(args.verbosity)
-    check_output_location(args.out, "file", "--out")
     settings = settings_from_args(args)
     check_question_paths(settings)
     on_ray = run_text_stage(args, argv, TEXT_STAGE)

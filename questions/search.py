@@ -374,9 +374,8 @@ class _Walk:
         return any(not any(kind in place and place[kind] != value for kind, value in asked.items()) for place in places)
 
     def _description(self, unique: int) -> dict[str, str]:
-        """Attribute -> value the words give the object of ``unique`` node (its filter's chosen values)."""
-        described = self.nodes[unique].inputs[0]
-        return {slot.attribute: value for slot, value in zip(self.nodes[described].slots, self.choices[described], strict=True) if value}
+        """Attribute -> value the words give the object of ``unique`` node (its description's canonical pairs)."""
+        return dict(self.canon[self.nodes[unique].inputs[0]][2])
 
     def _edit_matters(self, node: PlanNode) -> bool:
         """For the answer's count, or a comparison of counts, of descriptions read right after a what-if
