@@ -91,10 +91,7 @@ class RussianFamily:
     same_kind: tuple[tuple[int, ...], ...] = ()  # slots of one attribute or relation kind, where a value may repeat
 
     def __post_init__(self) -> None:
-        if not self.lemma_only:
-            object.__setattr__(self, "lemma_only", tuple(kind == self.answer_kind for kind in self.kinds.values()))
-        if not self.after_still:
-            object.__setattr__(self, "after_still", (False,) * len(self.kinds))
+        # lemma_only and after_still are compile_family's (its rules: the answer's attribute, an edited material).
         if not self.same_kind:
             kinds = list(self.kinds.values())
             groups = [tuple(i for i, k in enumerate(kinds) if k == kind) for kind in dict.fromkeys(kinds) if kind != "integer"]
