@@ -59,6 +59,17 @@ def test_every_kind_of_edit_changes_one_thing_of_the_graph() -> None:
             assert edited["relationships"] == scene["relationships"]
 
 
+def test_an_edited_scene_keeps_no_record_only_a_render_can_tell() -> None:
+    # A render's occlusion records name objects by index: after a removal they would point at the wrong ones.
+    scene = sample_scene_graph(3, 0)
+    for k, obj in enumerate(scene["objects"]):
+        obj.update(visible_pixels=100 + k, bbox_2d=[0, 0, 4, 4], occlusion={"hidden_by": [(k + 1) % len(scene["objects"])]})
+    for kind in KINDS:
+        edited = edited_scene(scene, list(candidate_edits(scene, kind))[-1])
+        for obj in edited["objects"]:
+            assert not {"occlusion", "visible_pixels", "bbox_2d"} & set(obj), kind
+
+
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys) -> None:
     from sample_outputs import write_sample_stage_outputs
 
