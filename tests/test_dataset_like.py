@@ -92,3 +92,28 @@ def test_the_earlier_seed_is_refused_even_behind_its_commitment() -> None:
     check_new_seed(secret, seed + 1)
     with pytest.raises(UsageError, match="this very seed"):
         check_new_seed(LikeTarget("OLD", {}, {}, 7), 7)
+
+
+def test_like_carries_the_extra_arguments_an_earlier_build_was_given(tmp_path) -> None:
+    import argparse
+
+    from dataset import build as build_module
+    from dataset.build import Build, BuildPaths, BuildSettings
+    from dataset.releases.like import checked_settings, like_build_options
+    from dataset.stage_settings import StageComposer
+
+    earlier = Build(BuildPaths(tmp_path / "a"), BuildSettings(n=4, render_args=("--min-objects", "4")), False)
+    plans = StageComposer(earlier, build_module.shipped_stages()).plans()
+    options = {stage: plan.arguments.recorded() for stage, plan in plans.items() if plan.arguments is not None}
+    recorded = json.loads(json.dumps(earlier.settings.by_stage(build_module.stage_defaults(earlier.stages), options)))
+    assert recorded["render"]["args"] == {"min_objects": 4}  # what the resume check compares
+    settings = checked_settings(recorded, "build.json")  # accepted: no "not a valid list"
+    statistics = {"splits": {"shots": {"items": 1}}}
+    args = argparse.Namespace(like_oversample=1.0, width=None, height=None, samples=None, per_image=None,
+                              backend="native", filter_backend="morph")
+    given = {f"{stage}_args": () for stage in ("render", "questions", "translate", "filter")}
+    options = like_build_options(args, LikeTarget("a", statistics, settings, 1), given)
+    assert options["render_args"] == ("--min-objects", "4") and options["questions_args"] == ()
+    # Extra arguments given to the new build are its own.
+    given["render_args"] = ("--max-objects", "5")
+    assert like_build_options(args, LikeTarget("a", statistics, settings, 1), given)["render_args"] == ("--max-objects", "5")
