@@ -166,7 +166,7 @@ def import_command(document, args: argparse.Namespace) -> int:
     baseline = report["human_baseline"]["overall"]
     alpha = report["agreement"]["krippendorff_alpha"]["overall"]
     others = ", ".join(f"{name} {row['exact_match']:.4f}" for name, row in report["baselines"].items())
-    print(f"{args.out / 'human.json'}: human baseline (MERA's rule, >= 3 of 5 agree, unanswered wrong) "
+    print(f"{args.out / 'human.json'}: human baseline ({mera['rule']}) "
           f"{mera['overall']['exact_match']:.4f} on {mera['overall']['total']} items ({mera['no_majority']} without "
           f"a majority); beside it, human exact match {baseline['exact_match']:.4f} ({args.aggregate}) on "
           f"{baseline['total']} answered items [{others}]; "
