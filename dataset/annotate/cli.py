@@ -6,13 +6,15 @@ import argparse
 import contextlib
 from pathlib import Path
 
+from dataset.annotate.aggregate import METHODS
+from dataset.annotate.crowd_kit import CROWD_KIT_METHODS
 from ruclevr.cli import UsageError, add_common_options, non_negative_int, output_path, positive_int, probability
 from ruclevr.cli import seed as seed_type
 from ruclevr.io import hold_output_folder
 from ruclevr.paths import check_apart_from, check_output_location, check_real_folders
 
 SPLIT_CHOICES = ("test", "shots")
-AGGREGATE_CHOICES = ("majority", "dawid-skene", "glad", "crowd-kit-ds", "crowd-kit-glad")
+AGGREGATE_CHOICES = METHODS + CROWD_KIT_METHODS
 
 
 def id_list(text: str) -> tuple[int, ...]:
