@@ -68,7 +68,7 @@ def test_build_like_prints_how_close_it_came_and_refuses_the_earlier_seed(tmp_pa
                               text=True, check=False, env=dict(os.environ))
 
     earlier = build("--n", 4, "--out", tmp_path / "a", "--width", 48, "--height", 32, "--samples", 2, "--shots", 1,
-                    "--seed", 7)
+                    "--seed", 7, "--render-args", "--min-objects 4")
     assert earlier.returncode == 0, earlier.stderr[-3000:]
     same = build("--like", tmp_path / "a", "--out", tmp_path / "same", "--seed", 7)
     assert same.returncode == 2 and "this very seed" in same.stderr and not (tmp_path / "same").exists()
@@ -77,6 +77,7 @@ def test_build_like_prints_how_close_it_came_and_refuses_the_earlier_seed(tmp_pa
     assert "like: test items" in fresh.stdout and "objects-per-scene histogram total variation distance" in fresh.stdout
     record = json.loads((tmp_path / "b" / "build.json").read_text())["info"]["settings"]
     assert record["render"]["n"] == 6 and record["render"]["width"] == 48 and record["export"]["shots"] == 1
+    assert record["render"]["argv"] == ["--min-objects", "4"] and record["render"]["args"] == {"min_objects": 4}
     assert json.loads((tmp_path / "b" / "like.json").read_text())["closeness"]["items"]["earlier"]["shots"] == 1
 
 
