@@ -139,7 +139,8 @@ class BuildSettings:
         A value not given is recorded as the stage's own default (``defaults``, see
         :func:`stage_defaults`), so giving the default explicitly is no change. With ``options``
         (:meth:`dataset.stage_args.StageArguments.recorded` of each stage's extra arguments) a stage's ``args`` are the values
-        they change, by option name, and a render or questions value they set is recorded as set."""
+        they change, by option name, and a render or questions value they set is recorded as set. Each stage's
+        ``argv`` is its extra arguments as given (``--like`` gives them to the new build)."""
         prompt = PromptSet.from_paths(self.prompt)
         known = defaults or {}
         given_options = options or {}
@@ -150,7 +151,7 @@ class BuildSettings:
         def args(stage: str, raw: tuple[str, ...]) -> Any:
             return dict(sorted(given_options[stage].items())) if stage in given_options else list(raw)
 
-        return {
+        stages = {
             "render": {"n": self.n, "seed": self.stage_seed("render"), "width": value("width", self.width, "render"),
                        "height": value("height", self.height, "render"),
                        "samples": value("samples", self.samples, "render"), "args": args("render", self.render_args)},
@@ -162,6 +163,10 @@ class BuildSettings:
                        **({"like": self.like.record()} if self.like is not None else {})},
             "hf": {"license": self.license},
         }
+        raw_args = {"render": self.render_args, "questions": self.questions_args, "translate": self.translate_args,
+                    "filter": self.filter_args}
+        return {stage: values | ({"argv": list(raw_args[stage])} if stage in raw_args else {})
+                for stage, values in stages.items()}
 
 
 #: The render stage's settings file, in the build folder while the render process runs.
@@ -196,7 +201,9 @@ def check_previous_settings(paths: BuildPaths, settings: Mapping[str, Any]) -> N
         return
     previous = record.get("info", {}).get("settings", {})
     for stage in EXTERNAL_STAGES:
-        before, now = previous.get(stage, {}), settings[stage]
+        # The arguments as given are not compared: ``args`` holds what they change, however spelled.
+        before, now = ({key: value for key, value in values.items() if key != "argv"}
+                       for values in (previous.get(stage, {}), settings[stage]))
         if before != now:
             changed = ", ".join(f"{key} {before.get(key)!r} → {value!r}" for key, value in now.items()
                                 if before.get(key) != value)

@@ -72,6 +72,8 @@ class StageComposer:
                 values[name] = value
         arguments = self.arguments("render", stage.parser, base, s.render_args, ours)
         parsed = arguments.parsed if arguments is not None else stage.parser().parse_args(base)
+        if arguments is None or "verbosity" not in arguments.changed:  # the build's -q/-v, as text_stage gives it
+            values["verbosity"] = build_verbosity()
         return StagePlan(dataclasses.replace(stage.settings_from_args(parsed), **values), arguments)
 
     def questions(self) -> StagePlan:

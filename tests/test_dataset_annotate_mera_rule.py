@@ -30,6 +30,7 @@ def test_meras_baseline_counts_every_item_and_the_unanswered_as_wrong() -> None:
     assert result["overall"] == {"exact_match": 0.5, "correct": 2, "total": 4, "wrong_synonyms": 0}
     assert result["no_majority"] == 2 and result["question_types"]["colors"]["total"] == 1
     assert "at least 3" in result["rule"]
+    assert "at least 4 people" in mera_human_baseline(items, answers, min_votes=4)["rule"]
 
 
 def write_crowd_tsv(path: Path, rows: list[tuple[int, str, str]]) -> None:
@@ -56,8 +57,12 @@ def test_import_reports_meras_rule_as_the_baseline_beside_the_plurality(tmp_path
     assert plurality["overall"]["correct"] == 2 and plurality["overall"]["total"] == 2  # answered items only
     assert mera["overall"]["correct"] == 1 and mera["overall"]["total"] == len(test)  # every item, unanswered wrong
     assert mera["no_majority"] == len(test) - 1
-    assert f"human baseline (MERA's rule, >= 3 of 5 agree, unanswered wrong) {1 / len(test):.4f}" in out
+    # The rule is printed and written as the report records it (one home for its numbers).
+    assert "at least 3 people give (of 5)" in mera["rule"] and "unanswered, counts as wrong" in mera["rule"]
+    assert f"human baseline ({mera['rule']}) {1 / len(test):.4f}" in out
     section = (tmp_path / "report" / "human_baseline.md").read_text(encoding="utf-8")
+    assert "by MERA's majority vote: an answer at least 3 people give" in section  # the card escapes the brackets
+    assert f"counts as wrong ({len(test) - 1} items had no majority)" in section
     assert "Human baseline (MERA's rule)" in section and "| human baseline (MERA's rule) |" in section
     assert "plurality" in section and '\\|' not in section
     with open(tmp_path / "report" / "answers_crowd_kit.csv", encoding="utf-8", newline="") as handle:

@@ -26,6 +26,7 @@ from dataset import build as build_module
 from dataset.build import Build, BuildPaths, BuildSettings, StageFailed, format_summary
 from dataset.mera.document import read_export
 from dataset.stage_args import RenderStage, Stage, Stages
+from dataset.stage_settings import build_verbosity
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_write_json, read_json
 from ruclevr.secret_seed import StageSeed
@@ -161,6 +162,7 @@ class FakeRenderSettings:
     height: int | None
     samples: int | None
     overwrite: bool
+    verbosity: int = 0  # as render's settings: the build sets its own -q/-v
 
 
 def fake_render_settings(args: argparse.Namespace) -> FakeRenderSettings:
@@ -225,7 +227,7 @@ def test_build_runs_every_stage_in_order_and_exports(fake_stages, tmp_path) -> N
     assert (root / "hf" / "README.md").exists() and (root / "stats.json").exists()
     logged = [json.loads(line) for line in fake_stages.read_text(encoding="utf-8").splitlines()]
     assert logged[0][1] == {"n": 6, "out": str(root / "render"), "seed": 0, "seed_file": None, "width": 8,
-                            "height": None, "samples": 2, "overwrite": False}
+                            "height": None, "samples": 2, "overwrite": False, "verbosity": build_verbosity()}
     assert not (root / "render.settings.json").exists()  # the render stage's settings file is gone once it ran
     assert logged[3][1]["threshold"] == 0.7 and logged[3][1]["backend"] == "morph"
     sources = read_export(root / "mera")["info"]["sources"]
@@ -453,6 +455,24 @@ def test_an_option_given_twice_or_unknown_is_refused_before_any_work(fake_stages
             build(root, **settings).run()
         assert message in str(refused.value) and "\n" not in str(refused.value)
     assert calls(fake_stages) == [] and not root.exists()
+
+
+def test_the_build_loudness_reaches_render_unless_its_extra_arguments_set_it(tmp_path) -> None:
+    import logging
+
+    from dataset.stage_settings import StageComposer
+    from ruclevr.cli import LOGGER_ROOT
+
+    logger = logging.getLogger(LOGGER_ROOT)
+    level = logger.level
+    logger.setLevel(logging.WARNING)  # dataset build -q
+    try:
+        for render_args, verbosity in (((), -1), (("-v",), 1)):
+            settings = BuildSettings(n=4, render_args=render_args)
+            plans = StageComposer(Build(BuildPaths(tmp_path / "DATA"), settings, False), build_module.shipped_stages()).plans()
+            assert plans["render"].settings.verbosity == verbosity, render_args
+    finally:
+        logger.setLevel(level)
 
 
 def test_the_shipped_stages_get_their_own_settings_objects(tmp_path) -> None:

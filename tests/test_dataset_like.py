@@ -68,7 +68,7 @@ def test_build_like_prints_how_close_it_came_and_refuses_the_earlier_seed(tmp_pa
                               text=True, check=False, env=dict(os.environ))
 
     earlier = build("--n", 4, "--out", tmp_path / "a", "--width", 48, "--height", 32, "--samples", 2, "--shots", 1,
-                    "--seed", 7)
+                    "--seed", 7, "--render-args", "--min-objects 4")
     assert earlier.returncode == 0, earlier.stderr[-3000:]
     same = build("--like", tmp_path / "a", "--out", tmp_path / "same", "--seed", 7)
     assert same.returncode == 2 and "this very seed" in same.stderr and not (tmp_path / "same").exists()
@@ -77,6 +77,7 @@ def test_build_like_prints_how_close_it_came_and_refuses_the_earlier_seed(tmp_pa
     assert "like: test items" in fresh.stdout and "objects-per-scene histogram total variation distance" in fresh.stdout
     record = json.loads((tmp_path / "b" / "build.json").read_text())["info"]["settings"]
     assert record["render"]["n"] == 6 and record["render"]["width"] == 48 and record["export"]["shots"] == 1
+    assert record["render"]["argv"] == ["--min-objects", "4"] and record["render"]["args"] == {"min_objects": 4}
     assert json.loads((tmp_path / "b" / "like.json").read_text())["closeness"]["items"]["earlier"]["shots"] == 1
 
 
@@ -92,3 +93,28 @@ def test_the_earlier_seed_is_refused_even_behind_its_commitment() -> None:
     check_new_seed(secret, seed + 1)
     with pytest.raises(UsageError, match="this very seed"):
         check_new_seed(LikeTarget("OLD", {}, {}, 7), 7)
+
+
+def test_like_carries_the_extra_arguments_an_earlier_build_was_given(tmp_path) -> None:
+    import argparse
+
+    from dataset import build as build_module
+    from dataset.build import Build, BuildPaths, BuildSettings
+    from dataset.releases.like import checked_settings, like_build_options
+    from dataset.stage_settings import StageComposer
+
+    earlier = Build(BuildPaths(tmp_path / "a"), BuildSettings(n=4, render_args=("--min-objects", "4")), False)
+    plans = StageComposer(earlier, build_module.shipped_stages()).plans()
+    options = {stage: plan.arguments.recorded() for stage, plan in plans.items() if plan.arguments is not None}
+    recorded = json.loads(json.dumps(earlier.settings.by_stage(build_module.stage_defaults(earlier.stages), options)))
+    assert recorded["render"]["args"] == {"min_objects": 4}  # what the resume check compares
+    settings = checked_settings(recorded, "build.json")  # accepted: no "not a valid list"
+    statistics = {"splits": {"shots": {"items": 1}}}
+    args = argparse.Namespace(like_oversample=1.0, width=None, height=None, samples=None, per_image=None,
+                              backend="native", filter_backend="morph")
+    given = {f"{stage}_args": () for stage in ("render", "questions", "translate", "filter")}
+    options = like_build_options(args, LikeTarget("a", statistics, settings, 1), given)
+    assert options["render_args"] == ("--min-objects", "4") and options["questions_args"] == ()
+    # Extra arguments given to the new build are its own.
+    given["render_args"] = ("--max-objects", "5")
+    assert like_build_options(args, LikeTarget("a", statistics, settings, 1), given)["render_args"] == ("--max-objects", "5")

@@ -4,6 +4,7 @@ and every group's answers re-executed on the scene graphs; the output exports wi
 from __future__ import annotations
 
 import math
+import shutil
 from collections import Counter
 
 import numpy as np
@@ -57,6 +58,17 @@ def test_every_kind_of_edit_changes_one_thing_of_the_graph() -> None:
             assert {key for key in before if before[key] != after[key]} == {attribute}
             assert after[attribute] == edit.value != before[attribute]
             assert edited["relationships"] == scene["relationships"]
+
+
+def test_an_edited_scene_keeps_no_record_only_a_render_can_tell() -> None:
+    # A render's occlusion records name objects by index: after a removal they would point at the wrong ones.
+    scene = sample_scene_graph(3, 0)
+    for k, obj in enumerate(scene["objects"]):
+        obj.update(visible_pixels=100 + k, bbox_2d=[0, 0, 4, 4], occlusion={"hidden_by": [(k + 1) % len(scene["objects"])]})
+    for kind in KINDS:
+        edited = edited_scene(scene, list(candidate_edits(scene, kind))[-1])
+        for obj in edited["objects"]:
+            assert not {"occlusion", "visible_pixels", "bbox_2d"} & set(obj), kind
 
 
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys) -> None:
@@ -215,3 +227,24 @@ def test_the_pairs_export_with_group_ids_and_rerunning_changes_nothing(paired) -
                        str(root / "questions_ru.json"), "--out", str(out), "--device", "cpu", "--seed", "8")
     assert status == 2, "edited scenes of another seed are not mixed with these"
     assert (out / "questions_ru_kept.json").read_bytes() == before
+
+
+@pytest.mark.blender
+def test_a_rerun_with_other_families_is_refused(paired, tmp_path, capsys) -> None:
+    # Other families choose other edits: their scenes must not be mixed with these. The copy differs in one byte.
+    from questions.family_sources import SHIPPED_DIR
+
+    folder = tmp_path / "families"
+    shutil.copytree(SHIPPED_DIR, folder, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    with (folder / "count.yaml").open("a", encoding="utf-8") as stream:
+        stream.write("\n")
+    out, root = paired["out"], paired["root"]
+    before = (out / "questions_ru_kept.json").read_bytes()
+    capsys.readouterr()
+    status = run_stage("dataset", "pairs", "--scenes", str(paired["source"] / "scenes.json"), "--questions",
+                       str(root / "questions_ru.json"), "--out", str(out), "--device", "cpu",
+                       "--families", str(folder), "--families-only")
+    error = capsys.readouterr().err
+    assert status == 2 and "--families" in error and error.count("\n") == 1 and "Traceback" not in error, error
+    assert (out / "questions_ru_kept.json").read_bytes() == before
+    assert read_json(out / "scenes.json")["info"]["families"] == "builtin"

@@ -76,8 +76,15 @@ def majority(answers: Iterable[str]) -> Majority:
 
 
 MERA_MIN_VOTES = 3  # MERA's guide: the majority vote of 5 annotators, an answer given by at least 3 of them
-MERA_RULE = (f"MERA's majority vote: an answer at least {MERA_MIN_VOTES} people give (of 5); an item without one, "
-             "or unanswered, counts as wrong")
+
+
+def mera_rule(min_votes: int = MERA_MIN_VOTES) -> str:
+    """The rule in words, as reports print it (``scores["rule"]``)."""
+    return (f"MERA's majority vote: an answer at least {min_votes} people give (of 5); an item without one, "
+            "or unanswered, counts as wrong")
+
+
+MERA_RULE = mera_rule()
 
 
 def mera_majority(answers: Iterable[str], min_votes: int = MERA_MIN_VOTES) -> Majority:
@@ -99,7 +106,7 @@ def mera_human_baseline(items: Sequence[Mapping[str, Any]], answers_by_item: Map
             predictions[item["meta"]["id"]] = winner.answer
     scores = score_predictions(items, predictions)
     scores["no_majority"] = scores.pop("missing")
-    scores["rule"] = MERA_RULE
+    scores["rule"] = mera_rule(min_votes)
     return scores
 
 

@@ -6,13 +6,15 @@ import argparse
 import contextlib
 from pathlib import Path
 
+from dataset.annotate.aggregate import METHODS
+from dataset.annotate.crowd_kit import CROWD_KIT_METHODS
 from ruclevr.cli import UsageError, add_common_options, non_negative_int, output_path, positive_int, probability
 from ruclevr.cli import seed as seed_type
 from ruclevr.io import hold_output_folder
 from ruclevr.paths import check_apart_from, check_output_location, check_real_folders
 
 SPLIT_CHOICES = ("test", "shots")
-AGGREGATE_CHOICES = ("majority", "dawid-skene", "glad", "crowd-kit-ds", "crowd-kit-glad")
+AGGREGATE_CHOICES = METHODS + CROWD_KIT_METHODS
 
 
 def id_list(text: str) -> tuple[int, ...]:
@@ -166,7 +168,7 @@ def import_command(document, args: argparse.Namespace) -> int:
     baseline = report["human_baseline"]["overall"]
     alpha = report["agreement"]["krippendorff_alpha"]["overall"]
     others = ", ".join(f"{name} {row['exact_match']:.4f}" for name, row in report["baselines"].items())
-    print(f"{args.out / 'human.json'}: human baseline (MERA's rule, >= 3 of 5 agree, unanswered wrong) "
+    print(f"{args.out / 'human.json'}: human baseline ({mera['rule']}) "
           f"{mera['overall']['exact_match']:.4f} on {mera['overall']['total']} items ({mera['no_majority']} without "
           f"a majority); beside it, human exact match {baseline['exact_match']:.4f} ({args.aggregate}) on "
           f"{baseline['total']} answered items [{others}]; "

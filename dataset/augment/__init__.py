@@ -36,7 +36,13 @@ on the recoloured scene, their Russian records through :mod:`translate.records`)
 """
 
 from dataset.augment.carry_over import AMBIGUOUS, ILL_POSED, MALFORMED, NO_RUSSIAN, Dropped, QuestionRecolourer
-from dataset.augment.colours import ColorSwap, parse_color_map, random_color_map, recolour_scene
+from dataset.augment.colours import (
+    RENDER_ONLY_OBJECT_KEYS,
+    ColorSwap,
+    parse_color_map,
+    random_color_map,
+    recolour_scene,
+)
 from dataset.augment.options import add_rerender_options
 from dataset.augment.rendering import plan_rendering, render_pending, render_scene, warn_of_changed_masks
 from dataset.augment.run import augment, check_sources, chosen_families, read_scenes, rerendered_unit
@@ -47,6 +53,7 @@ __all__ = [
     "ILL_POSED",
     "MALFORMED",
     "NO_RUSSIAN",
+    "RENDER_ONLY_OBJECT_KEYS",
     "AugmentPaths",
     "AugmentResult",
     "AugmentSettings",

@@ -2,8 +2,9 @@
 
 An edited graph keeps the source's camera, lights and render settings (Cycles' noise seed too),
 so a re-render differs from the source image only where the change shows (the object, its
-shadow and reflections). What only a render can tell (visible pixels, 2D boxes) is dropped until
-the re-render recomputes it; a removal or a move recomputes the relations from the objects'
+shadow and reflections). What only a render can tell (visible pixels, 2D boxes, occlusion records:
+:data:`dataset.augment.RENDER_ONLY_OBJECT_KEYS`, augment's list) is dropped until the re-render
+recomputes it; a removal or a move recomputes the relations from the objects'
 positions, as the renderer computes them (a removal renumbers the mask ids). An object moves to a
 point of a grid over the floor where the sampler's own rules allow it among the others
 (:func:`render.model.moves.pose_problem`: the relation margin, the gap, the frame).
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assets.vocabulary import Vocabulary, load_vocabulary
+from dataset.augment import RENDER_ONLY_OBJECT_KEYS
 from render import (
     DEFAULT_RELATION_EPS,
     Camera,
@@ -38,8 +40,6 @@ KINDS = (REMOVE, RECOLOUR, MATERIAL, MOVE)
 MOVE_STEP = 0.75
 #: ... at least this far from where it stood (scene units).
 MIN_MOVE = 1.0
-#: Per-object keys only a render can tell; recomputed from the new mask.
-RENDER_ONLY_OBJECT_KEYS = ("visible_pixels", "bbox_2d")
 
 
 @dataclass(frozen=True)

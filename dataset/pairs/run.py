@@ -28,7 +28,7 @@ from dataset.mera import place_image, read_stage_file
 from dataset.pairs.edits import Edit, edited_scene, renamed
 from dataset.pairs.pixels import check_pixels
 from dataset.pairs.questions import PairMaker, chosen_edit
-from questions import FamilySources
+from questions import FamilySources, families_digest
 from render.legibility import LegibilityReader
 from ruclevr import __version__
 from ruclevr.cli import UsageError
@@ -88,16 +88,17 @@ def plan_edits(scenes: Sequence[dict[str, Any]], by_image: Mapping[str, list[Map
     return planned
 
 
-def render_defining_record(sources: AugmentSources, settings: PairsSettings) -> dict[str, Any]:
-    """What decides the edited scenes (the questions choose the edits); a rerun into the same folder must have the same."""
+def render_defining_record(sources: AugmentSources, settings: PairsSettings, family_sources: FamilySources) -> dict[str, Any]:
+    """What decides the edited scenes (the questions and their families choose the edits); a rerun into
+    the same folder must have the same."""
     return {"stage": "dataset.pairs", "scenes_sha256": file_sha256(sources.scenes_path),
             "questions_sha256": file_sha256(sources.questions_path), "seed": settings.seed, "n": settings.n,
-            "prefix": settings.prefix}
+            "prefix": settings.prefix, "families_sha256": families_digest(family_sources)}
 
 
 def claim_output(paths: AugmentPaths, record: Mapping[str, Any], overwrite: bool) -> None:
     """Record what the edited scenes are made from (``pairs_run.json``), refusing to mix them with another run's."""
-    refusal = (f"{paths.root} holds edited scenes made from other inputs, seed or --n; "
+    refusal = (f"{paths.root} holds edited scenes made from other inputs, seed, --n or --families; "
                "rerun the same command to resume, or pass --overwrite")
     made = (paths.kept, paths.scenes, paths.root / "pairs_report.json")
     claim_run(rerendered_unit(paths, paths.root / "pairs_run.json", refusal, made), record, overwrite=overwrite)
@@ -118,7 +119,7 @@ def pairs(sources: AugmentSources, out: Path, settings: PairsSettings, overwrite
     scenes_info, scenes = read_scenes(sources)
     questions_info, questions = read_stage_file(sources.questions_path, "questions", "questions")
     by_image = questions_by_image(questions, sources.questions_path)
-    _, families = chosen_families(settings.families, sources.questions_path, questions_info)
+    family_sources, families = chosen_families(settings.families, sources.questions_path, questions_info)
     check_sources(sources, scenes, questions, families)
     source_dir = sources.scenes_path.parent
     masks_dir = sources.masks_dir if sources.masks_dir is not None else source_dir / "masks"
@@ -127,7 +128,7 @@ def pairs(sources: AugmentSources, out: Path, settings: PairsSettings, overwrite
     maker = PairMaker(families, settings.yo)
     planned = plan_edits(chosen, by_image, paths, settings.seed, maker)
     try:
-        claim_output(paths, render_defining_record(sources, settings), overwrite)
+        claim_output(paths, render_defining_record(sources, settings, family_sources), overwrite)
     except OSError as error:
         raise UsageError(f"cannot write to --out {str(out)!r}: {error.strerror or error}") from None
     render_settings = AugmentSettings(swap=ColorSwap(None), device=settings.device, workers=settings.workers, threads=settings.threads)
@@ -158,7 +159,7 @@ def pairs(sources: AugmentSources, out: Path, settings: PairsSettings, overwrite
             "settings": {"n": settings.n, "prefix": settings.prefix, "yo": settings.yo},
             "sources": {"scenes": {"file": sources.scenes_path.name, "info": scenes_info},
                         "questions": {"file": sources.questions_path.name, "info": questions_info}},
-            "families": questions_info.get("families")}
+            "families": family_sources.record()}
     atomic_write_json(paths.scenes, {"info": info, "scenes": kept_scenes})
     atomic_write_json(paths.kept, {"info": {**questions_info, "pairs": info}, "questions": items})
     result.counts = report.summary(len(chosen), len(planned))

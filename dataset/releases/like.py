@@ -91,10 +91,10 @@ class LikeTarget:
 
 #: The type of each recorded setting --like reads, by stage (any may be missing or null).
 SETTING_TYPES: dict[str, dict[str, type]] = {
-    "render": {"width": int, "height": int, "samples": int, "args": list},
-    "questions": {"per_image": int, "args": list},
-    "translate": {"backend": str, "args": list},
-    "filter": {"backend": str, "args": list},
+    "render": {"width": int, "height": int, "samples": int, "argv": list},
+    "questions": {"per_image": int, "argv": list},
+    "translate": {"backend": str, "argv": list},
+    "filter": {"backend": str, "argv": list},
     "export": {"shots": int},
 }
 
@@ -104,10 +104,12 @@ def checked_settings(settings: Any, where: str) -> dict[str, Any]:
     line naming the setting otherwise, never a traceback later."""
     if not isinstance(settings, dict):
         raise UsageError(f"--like: {where} records settings that are not an object")
+    settings = dict(settings)
     for stage, types in SETTING_TYPES.items():
         values = settings.get(stage) or {}
         if not isinstance(values, dict):
             raise UsageError(f"--like: {where} records {stage} settings that are not an object")
+        values = settings[stage] = with_argv(values, stage, where)
         for name, kind in types.items():
             value = values.get(name)
             wrong = value is not None and (not isinstance(value, kind) or isinstance(value, bool))
@@ -118,6 +120,20 @@ def checked_settings(settings: Any, where: str) -> dict[str, Any]:
             if wrong:
                 raise UsageError(f"--like: {where} records {stage}.{name} as {str(value)[:80]!r}, not a valid {kind.__name__}")
     return settings
+
+
+def with_argv(values: dict[str, Any], stage: str, where: str) -> dict[str, Any]:
+    """A stage's recorded settings with its extra arguments as given (``argv``). Records that have no
+    ``argv`` (an export's provenance, older builds) kept them as a list under ``args``."""
+    if "argv" in values:
+        return values
+    recorded = values.get("args")
+    if isinstance(recorded, dict):
+        if recorded:
+            raise UsageError(f"--like: {where} records only what --{stage}-args changed, not the arguments; "
+                             f"give --{stage}-args again")
+        recorded = None
+    return {**values, "argv": recorded}
 
 
 def settings_of_export(info: Mapping[str, Any]) -> dict[str, Any]:
@@ -322,7 +338,7 @@ def like_build_options(args: Any, target: LikeTarget, given: Mapping[str, Any]) 
         return value if value is not None else recorded
 
     def stage_args(name: str) -> tuple[str, ...]:
-        return tuple(given[f"{name}_args"]) or tuple(stage(name).get("args", ()))
+        return tuple(given[f"{name}_args"]) or tuple(stage(name).get("argv") or ())
 
     return {
         "n": scenes_like(target, args.like_oversample),
