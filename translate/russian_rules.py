@@ -145,33 +145,57 @@ ATTRIBUTE_NOUNS = frozenset({
 })
 
 
+_COMPARAND = frozenset({"как", "что"})
+
+
 def _names_an_attribute(tokens: list[Token]) -> bool:
     return any(lemma in ATTRIBUTE_NOUNS and pos == "NOUN" for t in tokens if _is_word(t) for lemma, pos, _ in _parses(t.text))
 
 
+def _is_adjective(token: Token) -> bool:
+    return _is_word(token) and _parses(token.text)[0][1] in ("ADJF", "PRTF")
+
+
+def _attribute_after(tokens: list[Token], zhe: int) -> bool:
+    """«такого же цвета», «такой же по форме», «такого же яркого цвета», «Такого же ли размера»."""
+    i = zhe + 1
+    while i < len(tokens) and (tokens[i].text in ("ли", "по") or _is_adjective(tokens[i])):
+        i += 1
+    return i < len(tokens) and _names_an_attribute([tokens[i]])
+
+
+def _attribute_before(tokens: list[Token], takoy: int) -> bool:
+    """«размер [который|<S3>,род] такой же», «цвет у [<S>|род] такой же», «Количество [..] — такое же»:
+    the attribute is its subject."""
+    i = takoy - 1
+    while i >= 0 and (tokens[i].case is not None or _is_preposition(tokens[i]) or tokens[i].text in ("ли", "—")):
+        i -= 1
+    return i >= 0 and _names_an_attribute([tokens[i]])
+
+
+def _attribute_after_comparison(tokens: list[Token], zhe: int) -> bool:
+    """«такой же, как [<Z2> <C2> <M2> <S2>], по цвету», «такого же, как у [<S>|род], цвета»."""
+    end = _clause_end(tokens, zhe)
+    if end + 1 >= len(tokens) or tokens[end].text != "," or tokens[end + 1].text not in _COMPARAND:
+        return False
+    after = _clause_end(tokens, end + 1)
+    last = tokens[after + 1:_clause_end(tokens, after + 1)]
+    return bool(last) and (_names_an_attribute(last[:1]) or last[0].text == "по" and _names_an_attribute(last[1:2]))
+
+
 def _bare_takoy_zhe(tokens: list[Token]) -> list[Span]:
-    """«такой же» (any form) whose clause names no attribute, and not «такой же, как X, по цвету»."""
+    """«такой же» (any form) with no attribute it copies right after it, as its subject before it,
+    or after its comparison."""
     found = []
     for i in range(1, len(tokens)):
         if tokens[i].text != "же" or "такой" not in _lemmas(tokens[i - 1]):
             continue
-        end = _clause_end(tokens, i)
-        if _names_an_attribute(tokens[_clause_start(tokens, i):end]):
-            continue
-        # «такой же, как X, по цвету»: the attribute after the comparison
-        after = _clause_end(tokens, end + 1)
-        last = tokens[after + 1:_clause_end(tokens, after + 1)]
-        if tokens[end + 1:end + 2] and tokens[end + 1].text in ("как", "что") and last[:1] and last[0].text == "по" \
-                and _names_an_attribute(last):
-            continue
-        found.append((tokens[i - 1], tokens[i]))
+        if not (_attribute_after(tokens, i) or _attribute_before(tokens, i - 1) or _attribute_after_comparison(tokens, i)):
+            found.append((tokens[i - 1], tokens[i]))
     return found
 
 
 # -- takoy-zhe-which ----------------------------------------------------------------------------------
-
-_COMPARAND = frozenset({"как", "что"})
-
 
 _BETWEEN_HEAD_AND_TAKOY = frozenset({"из", "точно", "ровно", "именно", "совсем", "совершенно"})
 
@@ -183,6 +207,16 @@ def _head(tokens: list[Token], takoy: int) -> int | None:
     while i >= 0 and tokens[i].text in _BETWEEN_HEAD_AND_TAKOY:
         i -= 1
     return tokens[i].names if i >= 0 else None
+
+
+def _attribute_lemmas(token: Token) -> set[str]:
+    return {lemma for lemma, pos, _ in _parses(token.text) if pos == "NOUN"} & ATTRIBUTE_NOUNS if _is_word(token) else set()
+
+
+def _asked_before(tokens: list[Token], takoy: int, attribute: Token) -> bool:
+    """Whether the question asks, before «такой же», for the very attribute it copies («Какого цвета …»)."""
+    lemmas = _attribute_lemmas(attribute)
+    return any("какой" in _lemmas(tokens[j]) and _attribute_lemmas(tokens[j + 1]) & lemmas for j in range(takoy - 1))
 
 
 def _takoy_zhe_attribute_without_comparand(tokens: list[Token]) -> list[Span]:
@@ -198,6 +232,8 @@ def _takoy_zhe_attribute_without_comparand(tokens: list[Token]) -> list[Span]:
         end = _clause_end(tokens, i, _SENTENCE_MARKS)
         if any(t.text in _COMPARAND for t in tokens[i + 1:end] if _is_word(t)):
             continue
+        if _asked_before(tokens, i - 1, following[-1]):
+            continue  # «Какого цвета X …, и есть ли ещё предметы такого же цвета?»: the colour asked
         before = [t.names for t in tokens[:i - 1] if t.names is not None]
         if len(set(before) - {_head(tokens, i - 1)}) >= 2:
             found.append((tokens[i - 1], following[-1]))
@@ -211,14 +247,15 @@ _EXCEED_VERBS = frozenset({"превышать", "превысить", "прев
 
 def _alike_in_nominative_and_accusative(token: Token, after_preposition: bool) -> bool:
     """A noun phrase that may read as the subject or as the object: a group in the nominative or the
-    accusative (inanimate nouns look alike in both), or a noun or numeral with both readings."""
+    accusative (inanimate nouns look alike in both), or a noun with both readings (not a numeral:
+    «Превышает ли число A два?» has one reading)."""
     if after_preposition:
         return False
     if token.case is not None:
         return token.case in ("nomn", "accs")
     if not _is_word(token):
         return False
-    cases = {case for _, pos, case in _parses(token.text) if pos in ("NOUN", "NUMR")}
+    cases = {case for _, pos, case in _parses(token.text) if pos == "NOUN"}
     return {"nomn", "accs"} <= cases
 
 
@@ -277,7 +314,7 @@ TAKOY_ZHE = Rule(
     "«такой же» (any form) whose clause names no attribute it copies: «нет других таких же предметов», "
     "«Есть ли ещё такой же [<Z> <C> <M> <S>]?»; «такого же цвета», «такой же по форме», «такое же количество», "
     "«такой же, как X, по цвету» name it",
-    "«такой же» copies nothing from a bare noun, so which attributes are shared is open",
+    "«такой же» copies nothing named (a bare «предмет», or no noun), so which attributes are shared is open",
     ("the set again with its attributes («нет других больших кубов»)", "the attribute it copies («такой же формы, как …»)"),
     _bare_takoy_zhe,
 )

@@ -220,12 +220,14 @@ class _Compiler:
             joined = len(subjects) > 1 and joined_by_and(clause, subjects)
             # [который|<S>], [он|<S>] take the number of <S>'s phrase
             numbers = {"plur"} if joined else {phrase_numbers.get(part.reference or "", part.number or "sing") for part in subjects}
+            # a verb before joined subjects may agree with the first («Стоит ли куб и шар …»)
+            nearest = {subjects[0].number or "sing"} if joined else set()
             for column, part in clause:
                 if not isinstance(part, str):
                     continue
                 for word in _ANY_CASE_WORD.finditer(part):
                     number = verb_number(word.group().lower())
-                    if number is None or number in numbers:
+                    if number is None or number in numbers or number in nearest and column + word.start() < subjects[0].column:
                         continue
                     if joined:
                         subject = f"its subject {' и '.join(group.source for group in subjects)} is plural"
