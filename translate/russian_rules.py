@@ -136,6 +136,25 @@ def _clause_start(tokens: list[Token], end: int) -> int:
     return next((i + 1 for i in range(end - 1, -1, -1) if tokens[i].text in _CLAUSE_MARKS and tokens[i].case is None), 0)
 
 
+def _is_relative_clause(tokens: list[Token], start: int) -> bool:
+    """Whether the clause from ``start`` is a relative clause («, [<R> который|<S>] …», «, слева от которого …»)."""
+    return any("который" in _lemmas(t) or t.case is not None and "который" in t.text for t in tokens[start:start + 3])
+
+
+def _main_clause(tokens: list[Token], i: int) -> list[int]:
+    """The indices of the clause of token ``i`` and of its continuation after a relative clause set off
+    by commas («Равно ли количество A, [который|<S>] стоят …, количеству B?»), the relative clause left out."""
+    start, end = _clause_start(tokens, i), _clause_end(tokens, i)
+    indices = list(range(start, end))
+    while end < len(tokens) - 1 and tokens[end].text == "," and _is_relative_clause(tokens, end + 1):
+        after = _clause_end(tokens, end + 1)
+        if after >= len(tokens) or tokens[after].text != ",":
+            break
+        end = _clause_end(tokens, after + 1)
+        indices += range(after + 1, end)
+    return indices
+
+
 # -- takoy-zhe-bare ------------------------------------------------------------------------------------
 
 #: Nouns that name what «такой же» copies («такого же цвета», «такой же по форме», «такое же количество»).
@@ -266,10 +285,8 @@ def _exceeds_two_alike(tokens: list[Token]) -> list[Span]:
     for i in range(len(tokens) - 1):
         if not _lemmas(tokens[i]) & _EXCEED_VERBS or tokens[i + 1].text != "ли":
             continue
-        alike = 0
-        for j in range(i + 2, _clause_end(tokens, i + 2)):
-            if _alike_in_nominative_and_accusative(tokens[j], _is_preposition(tokens[j - 1])):
-                alike += 1
+        clause = [j for j in _main_clause(tokens, i) if j > i + 1]
+        alike = sum(_alike_in_nominative_and_accusative(tokens[j], _is_preposition(tokens[j - 1])) for j in clause)
         if alike >= 2:
             found.append((tokens[i], tokens[i + 1]))
     return found
@@ -292,8 +309,7 @@ def _equal_two_nominative_counts(tokens: list[Token]) -> list[Span]:
     for i, token in enumerate(tokens):
         if "равный" not in _lemmas(token):
             continue
-        start, end = _clause_start(tokens, i), _clause_end(tokens, i)
-        counts = [j for j in range(start, end) if _nominative_count(tokens[j]) and not _is_preposition(tokens[j - 1])]
+        counts = [j for j in _main_clause(tokens, i) if _nominative_count(tokens[j]) and not _is_preposition(tokens[j - 1])]
         if any(tokens[later - 1].text not in ("и", "или") for later in counts[1:]):
             found.append((token, token))
     return found
