@@ -93,7 +93,7 @@ def test_the_docs_table_of_rules_lists_every_rule_and_each_row_holds_both_ways()
 
 
 def test_the_held_out_family_files_validate():
-    families, problems = validate_files(sorted(HELD_OUT.glob("*.yaml")))
+    families, problems = validate_files(sorted(HELD_OUT.glob("*.yaml")), {"ru": validate_template})  # as `dataset families validate`
     assert problems == [] and {f.id for f in families} == {
         "heldout/equal_sides", "heldout/equal_sets",  # equal_counts.yaml
         "heldout/same_color_near", "heldout/color_of_same_size_and_material", "heldout/count_same_shape_beside",
