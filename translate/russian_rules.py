@@ -127,6 +127,10 @@ def _is_preposition(token: Token) -> bool:
     return _is_word(token) and _parses(token.text)[0][1] == "PREP"
 
 
+def _after_preposition(tokens: list[Token], i: int) -> bool:
+    return i > 0 and _is_preposition(tokens[i - 1])
+
+
 def _clause_end(tokens: list[Token], start: int, marks: frozenset[str] = _CLAUSE_MARKS) -> int:
     """The index of the first punctuation mark among ``marks`` at or after ``start`` (or the end)."""
     return next((i for i in range(start, len(tokens)) if tokens[i].text in marks and tokens[i].case is None), len(tokens))
@@ -286,7 +290,7 @@ def _exceeds_two_alike(tokens: list[Token]) -> list[Span]:
         if not _lemmas(tokens[i]) & _EXCEED_VERBS or tokens[i + 1].text != "ли":
             continue
         clause = [j for j in _main_clause(tokens, i) if j > i + 1]
-        alike = sum(_alike_in_nominative_and_accusative(tokens[j], _is_preposition(tokens[j - 1])) for j in clause)
+        alike = sum(_alike_in_nominative_and_accusative(tokens[j], _after_preposition(tokens, j)) for j in clause)
         if alike >= 2:
             found.append((tokens[i], tokens[i + 1]))
     return found
@@ -309,7 +313,7 @@ def _equal_two_nominative_counts(tokens: list[Token]) -> list[Span]:
     for i, token in enumerate(tokens):
         if "равный" not in _lemmas(token):
             continue
-        counts = [j for j in _main_clause(tokens, i) if _nominative_count(tokens[j]) and not _is_preposition(tokens[j - 1])]
+        counts = [j for j in _main_clause(tokens, i) if _nominative_count(tokens[j]) and not _after_preposition(tokens, j)]
         if any(tokens[later - 1].text not in ("и", "или") for later in counts[1:]):
             found.append((token, token))
     return found
@@ -327,9 +331,10 @@ def _more_li_vsego(tokens: list[Token]) -> list[Span]:
 
 TAKOY_ZHE = Rule(
     "takoy-zhe-bare",
-    "«такой же» (any form) whose clause names no attribute it copies: «нет других таких же предметов», "
-    "«Есть ли ещё такой же [<Z> <C> <M> <S>]?»; «такого же цвета», «такой же по форме», «такое же количество», "
-    "«такой же, как X, по цвету» name it",
+    "«такой же» (any form) with no attribute it copies right after it, before it as its subject or after its "
+    "comparison: «нет других таких же предметов», «Есть ли ещё такой же [<Z> <C> <M> <S>]?»; «такого же цвета», "
+    "«такой же по форме», «такое же количество», «размер которого такой же, как у X», «такой же, как X, по цвету» "
+    "name it",
     "«такой же» copies nothing named (a bare «предмет», or no noun), so which attributes are shared is open",
     ("the set again with its attributes («нет других больших кубов»)", "the attribute it copies («такой же формы, как …»)"),
     _bare_takoy_zhe,
