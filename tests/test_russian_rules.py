@@ -58,6 +58,11 @@ def test_a_good_template_passes_every_rule(entry):
     assert _problems(entry["text"]) == []
 
 
+@pytest.mark.parametrize("entry", _corpus("user_study"), ids=lambda e: e["text"][:40])
+def test_every_template_the_user_study_wrote_passes(entry):
+    assert _problems(entry["text"]) == []
+
+
 @pytest.mark.parametrize("entry", _corpus("bad"), ids=lambda e: e["text"][:40])
 def test_a_bad_template_is_refused_by_its_rule_naming_why_and_two_ways_to_write_it(entry):
     problems = _problems(entry["text"])
