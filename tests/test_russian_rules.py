@@ -1,8 +1,11 @@
 """The validator's Russian rules (translate/russian_rules.py) on a corpus: no false alarm, no miss.
 
 tests/data/russian_templates/good.yaml holds templates each rule must let through (grammatical,
-one reading, near the construction it targets), bad.yaml templates the named rule must refuse;
-every shipped family's Russian template and the Russian templates written in docs/ must pass too.
+one reading, near the construction it targets), bad.yaml templates the named rule must refuse
+(with why the text is open and two ways to write it), user_study.yaml every Russian template of
+the final files three users wrote from docs/ alone; every shipped family's Russian template, the
+Russian templates written in docs/ and both columns of docs/questions.md's table of rules are
+checked too, and the held-out family files validate with the Russian checker.
 """
 
 from __future__ import annotations
