@@ -384,8 +384,9 @@ QUANTITY_GOVERNMENT = Rule(
 )
 VERB_AGREEMENT = Rule(
     "verb-agreement",
-    "a verb written in the text whose number differs from its subject's (a nominative group of its clause, "
-    "or [который|<S>]/[он|<S>] in the number of <S>'s phrase)",
+    "a third-person verb written in the text whose number differs from its subject's (a nominative group of its "
+    "clause, or [который|<S>]/[он|<S>] in the number of <S>'s phrase); before subjects joined by «и» it may agree "
+    "with the first («Стоит ли куб и шар …»); imperatives («Скажи») agree with none",
     "a verb that agrees with no subject leaves which group it is about open",
     ("the verb in its subject's number («находятся» for a plural group)", "the subject in the verb's number ([…|мн] or […|ед])"),
 )
