@@ -1,7 +1,8 @@
 """The kinds of second reading blind native readers found (issue 26), each planted on a hand-made
 scene and refused or rewritten: a repeated phrase an earlier object also fits, adjectives reaching
 a bare coordinated noun, a sum that could count one object once, and the wordings `questions
-validate` refuses («такой же» with nothing to copy, «является», «Превышает ли количество A количество B»).
+validate` refuses («такой же» with nothing to copy, «Превышает ли количество A количество B»); «является»
+is kept out of the shipped templates (stilted) but not refused (grammatical, one reading: issue 36).
 
 Scenes, questions and realisers are the real ones (see tests/test_questions_readings.py).
 """
@@ -230,8 +231,6 @@ def test_a_sum_said_as_a_total_is_refused_where_an_object_is_in_both_sets(tmp_pa
     [
         ("Какого цвета [<Z> <C> <M> <S>], [<R> который|<S>] нет других таких же предметов?", "«такой же» copies nothing"),
         ("Какого цвета [<Z> <C> <M> <S>], [<R> который|<S>] есть ровно один другой такой же предмет?", "«такой же» copies nothing"),
-        ("Верно ли, что [каждый <Z> <C> <M> <S>] является [<S2>|твор]?", "a calque"),
-        ("Сколько [<Z> <C> <M> <S>|род,мн] представляют собой [<S2>|вин,мн]?", "a calque"),
         ("Превышает ли количество [<Z> <C> <M> <S>|род,мн] количество [<S2>|род,мн]?", "which count is compared with which"),
         ("Равно ли общее количество [<Z> <C> <M> <S>|род,мн] количество [<S2>|род,мн]?", "«равно» governs the dative"),
         ("Больше ли всего на изображении [<Z> <C> <M> <S>|род,мн], чем [<S2>|род,мн]?", "reads as «больше всего»"),

@@ -17,7 +17,7 @@ from typing import Any
 
 from assets.placeholders import did_you_mean, is_placeholder
 from assets.vocabulary import load_vocabulary
-from russian.morphology import Lexicon, MorphologyError, build_lexicon, verb_number, word_role
+from russian.morphology import Lexicon, MorphologyError, analyzer, build_lexicon, verb_number, word_role
 from translate.russian_rules import QUANTITY_GOVERNMENT, VERB_AGREEMENT, rule_message, wording_problems
 from translate.template_syntax import (
     CLAUSE_END,
@@ -212,18 +212,22 @@ class _Compiler:
         """Verbs written in the text agree in number with their subject: a nominative group of
         the same clause, or groups joined by «и» (plural). Where a clause has several nominative
         groups not joined by «и», the verb may agree with any one of them."""
+        phrase_numbers = _phrase_numbers(template)
         for clause in clauses(template):
             subjects = [part for _, part in clause if isinstance(part, Group) and self.is_subject(part)]
             if not subjects:
                 continue
             joined = len(subjects) > 1 and joined_by_and(clause, subjects)
-            numbers = {"plur"} if joined else {part.number or "sing" for part in subjects}
+            # [который|<S>], [он|<S>] take the number of <S>'s phrase
+            numbers = {"plur"} if joined else {phrase_numbers.get(part.reference or "", part.number or "sing") for part in subjects}
+            # a verb before joined subjects may agree with the first («Стоит ли куб и шар …»)
+            nearest = {subjects[0].number or "sing"} if joined else set()
             for column, part in clause:
                 if not isinstance(part, str):
                     continue
                 for word in _ANY_CASE_WORD.finditer(part):
                     number = verb_number(word.group().lower())
-                    if number is None or number in numbers:
+                    if number is None or _addresses_the_reader(word.group().lower()) or number in numbers or number in nearest and column + word.start() < subjects[0].column:
                         continue
                     if joined:
                         subject = f"its subject {' и '.join(group.source for group in subjects)} is plural"
@@ -236,23 +240,33 @@ class _Compiler:
         """A group right after «сколько» or a numeral written in the text is in the case and number
         it governs: «сколько [..|род,мн]», «два [..|род]», «пять [..|род,мн]» (not «Сколько объект»)."""
         previous: object = None
+        governor: tuple[str, tuple[str, str]] | None = None  # the word governing the last group, and what it needs
         for part in template.parts:
             if isinstance(part, Group) and isinstance(previous, str) and not part.reference:
                 first = part.tokens[0]
                 if isinstance(first, Placeholder) and self.kinds.get(first.name) in ("relation", "integer"):
-                    previous = part
+                    previous, governor = part, None
                     continue
                 words = [w for w in WORD.findall(previous.lower()) if w not in _QUANTITY_FILLERS]
                 needed = _QUANTITY_GOVERNMENT.get(words[-1]) if words and not CLAUSE_END.search(previous.rstrip()[-1:]) else None
-                if needed is not None and (part.case, part.number or "sing") != needed:
+                if needed is not None:
+                    governor = (words[-1], needed)
+                elif governor is not None and governor[0] in _QUANTIFIERS and _COORDINATION.fullmatch(previous):
+                    needed = governor[1]  # «Сколько [A|род,мн] или [B|род,мн]»: B is counted too («два куба и шар» is not)
+                else:
+                    governor = None
+                if needed is not None and governor is not None and (part.case, part.number or "sing") != needed:
                     features = "род,мн" if needed[1] == "plur" else "род"
-                    found = f"after «{words[-1]}» the noun phrase is in the genitive {'plural' if needed[1] == 'plur' else 'singular'} [...|{features}]"
+                    found = (f"after «{governor[0]}» the noun phrase is in the genitive "
+                             f"{'plural' if needed[1] == 'plur' else 'singular'} [...|{features}]")
                     self.problems.append(f"{part.where()}: {rule_message(QUANTITY_GOVERNMENT, found)}")
+            elif not isinstance(part, str):
+                governor = None
             previous = part
 
     def check_wording(self, template: Template) -> None:
         """Wordings native readers read two ways or as a calque (:data:`translate.russian_rules.WORDING_RULES`)."""
-        self.problems.extend(wording_problems(template.text))
+        self.problems.extend(wording_problems(template, self.kinds))
 
     def is_subject(self, group: Group) -> bool:
         """A nominative group without a relation and with a fixed number: a possible subject."""
@@ -422,7 +436,26 @@ _QUANTITY_GOVERNMENT = {
                     ("gent", "plur")),
     **dict.fromkeys(("два", "две", "три", "четыре", "оба", "обе"), ("gent", "sing")),
 }
-_QUANTITY_FILLERS = frozenset({"всего", "ещё", "еще", "же"})
+_QUANTITY_FILLERS = frozenset({"всего", "ещё", "еще", "же", "ли"})
+_QUANTIFIERS = frozenset({"сколько", "столько", "несколько", "много", "мало"})
+_COORDINATION = re.compile(r"\s+(?:и|или)\s+")
+
+
+def _addresses_the_reader(word: str) -> bool:
+    """An imperative or a first or second person verb («Скажи», «посмотрите»): it agrees with no group."""
+    parses = [p for p in analyzer().parse(word) if p.tag.POS == "VERB"]
+    return bool(parses) and all(p.tag.mood == "impr" or p.tag.person in ("1per", "2per") for p in parses)
+
+
+def _phrase_numbers(template: Template) -> dict[str, str]:
+    """Placeholder -> the number of the first noun phrase group it is in (what [он|<S>] agrees with)."""
+    numbers: dict[str, str] = {}
+    for part in template.parts:
+        if isinstance(part, Group) and not part.reference:
+            for token in part.tokens:
+                if isinstance(token, Placeholder):
+                    numbers.setdefault(token.name, part.number or "sing")
+    return numbers
 _ANY_CASE_WORD = re.compile(WORD.pattern, re.IGNORECASE)
 
 
