@@ -26,7 +26,7 @@ import numpy as np
 from assets.vocabulary import Vocabulary, load_vocabulary
 from questions import FAMILIES_DIR, NO_TEMPLATE, UNSAFE_FIELD, Family, Sources, Structure, admitted, as_sources
 from ruclevr import streams
-from russian.morphology import Noun, agreeing_form, build_lexicon, count_number, noun_phrase
+from russian.morphology import Noun, agreeing_form, build_lexicon, count_number, noun_phrase, takes_n_form
 from translate.russian_families import (
     OTHER_WORDS,
     RussianFamily,
@@ -488,8 +488,11 @@ class NativeRealiser:
         noun, number = self._head(agreement.phrase, words)
         prefix, case = self._case_after(agreement.relation, words, agreement.case)
         pieces = []
+        # The н-form after a preposition: the relation's, the text's before the group or one inside it («[за он|<S>]»).
+        after_preposition = bool(prefix) or agreement.after_preposition
         for kind, word in agreement.words:
             if kind == "slot":  # an attribute's adjective: «был [<M2>|твор,<S>]»
                 kind, word = "adjective", words[int(word)]
-            pieces.append(agreeing_form(kind, str(word), case, number, noun, agreement.short, after_preposition=bool(prefix)))
+            pieces.append(agreeing_form(kind, str(word), case, number, noun, agreement.short, after_preposition=after_preposition))
+            after_preposition = kind == "fixed" and takes_n_form(str(word))
         return prefix + " ".join(piece for piece in pieces if piece)
