@@ -57,6 +57,8 @@ _CASE_ALIASES = {"gen1": "gent", "gen2": "gent", "acc2": "accs", "loc1": "loct",
 _HYPHEN_PARTICLES = frozenset({"то", "либо", "нибудь", "ка", "таки", "де"})
 _DOUBLE_SPACE = re.compile(r"\s{2,}")
 _SPACE_BEFORE_PUNCTUATION = re.compile(r"\s[,.?!:;]")
+_DOUBLED_PUNCTUATION = re.compile(r"[,.?!:;]{2,}")  # «того же цвета.?» (an ellipsis «...» is allowed)
+_DOUBLED_WORD = re.compile(r"(?<![\w-])([^\W\d_]+)\s+\1(?![\w-])", re.IGNORECASE)  # «этот этот»
 
 
 class MorphChecker:
@@ -135,8 +137,8 @@ def _grammeme(value: object) -> str | None:
 
 
 def form_problems(text: str) -> list[str]:
-    """Spacing, the capital letter and the question mark (placeholders and Latin letters have
-    categories of their own)."""
+    """Spacing, the capital letter, the question mark, doubled punctuation and a word said twice
+    in a row (placeholders and Latin letters have categories of their own)."""
     problems = []
     if _DOUBLE_SPACE.search(text):
         problems.append("double space")
@@ -148,6 +150,8 @@ def form_problems(text: str) -> list[str]:
         problems.append("does not start with a capital letter")
     if not text.rstrip().endswith("?"):
         problems.append("does not end with a question mark")
+    problems += [f"doubled punctuation «{m.group()}»" for m in _DOUBLED_PUNCTUATION.finditer(text) if m.group() != "..."]
+    problems += [f"a word said twice in a row «{m.group()}»" for m in _DOUBLED_WORD.finditer(text)]
     return [f"{FORM}: {problem}" for problem in problems]
 
 

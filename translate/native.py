@@ -314,9 +314,9 @@ class NativeRealiser:
                 modifiers = tuple(m for m in part.modifiers if m[1] not in OTHER_WORDS)
                 part = NounPhrase(part.relation, modifiers, part.head_slot, part.head_noun, part.case, part.number, part.reads,
                                   part.adjectives_only)
-            elif index in added[0] or index in added[1]:  # before the attributes, after «какой-нибудь»
+            elif index in added[0] or index in added[1] and ("adjective", "этот") not in part.modifiers:  # type: ignore[union-attr]
                 at = next((i for i, (kind, _) in enumerate(part.modifiers) if kind == "slot"), len(part.modifiers))  # type: ignore[union-attr]
-                word = "другой" if index in added[0] else "этот"
+                word = "другой" if index in added[0] else "этот"  # «этот» only where the template does not say it
                 modifiers = (*part.modifiers[:at], ("adjective", word), *part.modifiers[at:])  # type: ignore[union-attr]
                 part = NounPhrase(part.relation, modifiers, part.head_slot, part.head_noun, part.case, part.number, part.reads,  # type: ignore[union-attr]
                                   part.adjectives_only)  # type: ignore[union-attr]
