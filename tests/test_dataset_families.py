@@ -87,6 +87,9 @@ def test_a_template_with_an_unsafe_reading_is_caught_with_file_and_line(tmp_path
     where = f"{path}:{line}: family mine/count_same_color text.en[1]"
     [unsafe] = [line for line in result.stderr.splitlines() if line.startswith(f"dataset families: {where}:")]
     assert re.search(r"admits another reading with another answer in 1\d of 20 questions \(self:<S2>\)", unsafe), unsafe
+    # the message quotes a text the template says and the other reading in words
+    assert re.search(r"\), e\.g\. «How many \w[^»]* have the same color as the [^»]+\?», also read with the set of <S2> "
+                     r"holding its anchor object too; rewrite it", unsafe), unsafe
     assert not any("text.en[0]" in line for line in result.stderr.splitlines())  # the safe template passes
     assert "mine/count_same_color: 20 questions" in result.stdout
 
@@ -94,6 +97,21 @@ def test_a_template_with_an_unsafe_reading_is_caught_with_file_and_line(tmp_path
     assert fixed.count("have the same color") == 1
     path.write_text(fixed, encoding="utf-8")
     assert run_stage_process("dataset", "families", "validate", tmp_path, "--realise", "20").returncode == 0
+
+
+def test_a_russian_refusal_quotes_the_text_and_the_other_reading(tmp_path):
+    russian = ('      ru: ["Сколько [другой <Z2> <C2> <M2> <S2>|род,мн] такого же цвета, как [<Z> <C> <M> <S>]?",\n'
+               '           "Сколько [<Z2> <C2> <M2> <S2>|род,мн] такого же цвета, как [<Z> <C> <M> <S>]?"]\n')
+    text = "families:\n" + WITHOUT_OTHER + russian
+    (tmp_path / "mine.yaml").write_text(text, encoding="utf-8")
+    result = run_stage_process("dataset", "families", "validate", tmp_path, "--realise", "20")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    line = line_of(text, '           "Сколько [<Z2>')
+    where = f"{tmp_path / 'mine.yaml'}:{line}: family mine/count_same_color text.ru[1]"
+    [refused] = [line for line in result.stderr.splitlines() if line.startswith(f"dataset families: {where}:")]
+    assert re.search(r"\(self:<S2>\), e\.g\. «Сколько [а-яё ]+ такого же цвета, как [а-яё ]+\?», also read with the set of <S2> "
+                     r"holding its anchor object too; rewrite it \(docs/questions\.md, One reading per question\)$", refused), refused
+    assert not any("text.ru[0]" in line for line in result.stderr.splitlines())  # «другой» keeps the anchor out
 
 
 def test_skolko_with_a_nominative_phrase_is_caught_with_file_and_line(tmp_path):

@@ -152,13 +152,13 @@ class NativeRealiser:
             f"({', '.join(unsafe or [])})"  # type: ignore[arg-type]  # a list of readings or None
         )
 
-    def realise_with_template(self, question: Mapping[str, object], template_index: int) -> str | None:
-        """The question said with Russian template ``template_index`` and the words :meth:`realise_one`
-        draws, or None where that template admits one of the question's unsafe readings (where
-        :meth:`realise_one` would refuse it): ``dataset families validate --realise`` tries every template."""
+    def realise_with_template(self, question: Mapping[str, object], template_index: int, check_readings: bool = True) -> str | None:
+        """The question said with Russian template ``template_index`` and the words :meth:`realise_one` draws, or None
+        where it admits an unsafe reading of the question (unless not ``check_readings``: the text a refusal quotes)."""
         family = self.family_of(question)
         words = self._drawn_words(family, question.get("params"), self._random_number(question) // len(family.templates))
-        return self._checked(family, template_index, words, question.get(UNSAFE_FIELD))  # type: ignore[arg-type]  # a list of readings or None
+        unsafe = question.get(UNSAFE_FIELD) if check_readings else None
+        return self._checked(family, template_index, words, unsafe)  # type: ignore[arg-type]  # a list of readings or None
 
     def _drawn_words(self, family: RussianFamily, params: object, choices: int) -> list[str]:
         """One Russian word per parameter, drawn with the random number ``choices``; a value said

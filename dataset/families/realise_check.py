@@ -18,20 +18,23 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from assets.vocabulary import load_vocabulary
 from filter import MorphChecker
 from questions import (
     NO_TEMPLATE,
     UNSAFE_FIELD,
     Family,
     QuestionMaker,
+    RandomStream,
     RunState,
     Settings,
     english_readings,
     located_data,
+    readable_english,
     records_occlusion,
     said_apart,
     structure_of,
@@ -58,6 +61,7 @@ class TemplateCheck:
     rejected: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
     example: str = ""
+    refused_examples: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # a refused text, its question's readings
 
 
 @dataclass
@@ -168,7 +172,18 @@ def english_check(family: Family, template: str, questions: Sequence[Mapping[str
         if admitted:
             check.refused += 1
             check.readings.update(admitted)
+            if len(check.refused_examples) < EXAMPLES:
+                check.refused_examples.append((english_text(family, template, question), admitted))
     return check
+
+
+def english_text(family: Family, template: str, question: Mapping[str, Any]) -> str:
+    """The question said with this English template alone, its readings unchecked (the text a
+    refusal quotes); "" where the engine says no text of it at all."""
+    stream = RandomStream.for_unit("questions.search", 0, int(question.get("image_index", 0)))
+    alone = replace(family, text={**family.text, "en": (template,)})
+    chosen = readable_english(alone, question.get("params", {}), [], load_vocabulary(), stream, 0, Counter())
+    return chosen[1] if chosen else ""
 
 
 def english_admits_unsafe(
@@ -191,6 +206,9 @@ def russian_check(realiser: Any, checker: MorphChecker, index: int, questions: S
         if text is None:
             check.refused += 1
             check.readings.update(question[UNSAFE_FIELD])
+            if len(check.refused_examples) < EXAMPLES:
+                unchecked = realiser.realise_with_template(question, index, check_readings=False)
+                check.refused_examples.append((unchecked or "", tuple(question[UNSAFE_FIELD])))
             continue
         reasons = checker.problems(apply_yo_policy(text, "e"))  # as the filter stage reads it after translate
         if reasons:
@@ -198,6 +216,36 @@ def russian_check(realiser: Any, checker: MorphChecker, index: int, questions: S
             check.reasons.update(reasons)
             check.example = check.example or text
     return check
+
+
+#: What each kind of reading (questions/readings.py) means, said with its parameters.
+READING_MEANINGS = {
+    "anchor": "relation {0} taken from the object of {1}",
+    "attach": "the phrase with relation {0} describing {1} instead of its own noun",
+    "exclusive": "«или» read as one or the other, not both",
+    "self": "the set of {0} holding its anchor object too",
+    "distribute": "the attributes of {0} describing {1} too",
+    "union": "the two counts read as the objects of either set, each counted once",
+    "same": "{0} read as the earlier {1} said again",
+}
+
+
+def reading_meaning(reading: str) -> str:
+    """A reading (``distribute:<S>:<S2>``) in words: «the attributes of <S> describing <S2> too»."""
+    kind, *names = reading.split(":")
+    meaning = READING_MEANINGS.get(kind)
+    return meaning.format(*names, "", "") if meaning else reading
+
+
+def refused_example(check: TemplateCheck) -> str:
+    """``, e.g. «…», also read as …``: a question the template could not say with one reading,
+    its text as the template says it, and the other reading most common among the refusals."""
+    if not check.refused_examples:
+        return ""
+    text, readings = check.refused_examples[0]
+    other = next((reading for reading, _ in check.readings.most_common() if reading in readings), readings[0] if readings else "")
+    quoted = f"«{text}»" if text else "a question"
+    return f", e.g. {quoted}, also read with {reading_meaning(other)}" if other else f", e.g. {quoted}"
 
 
 def family_problems(
@@ -214,7 +262,7 @@ def family_problems(
         if check.tried and check.refused / check.tried >= REFUSED_LIMIT:
             readings = ", ".join(reading for reading, _ in check.readings.most_common(3))
             problems.append(f"{where}: admits another reading with another answer in {check.refused} of {check.tried} "
-                            f"questions ({readings}); rewrite it (docs/questions.md, One reading per question)")
+                            f"questions ({readings}){refused_example(check)}; rewrite it (docs/questions.md, One reading per question)")
         if check.rejected:
             reasons = "; ".join(reason for reason, _ in check.reasons.most_common(2))
             problems.append(f"{where}: the filter rejects {check.rejected} of {check.tried} texts, "
