@@ -72,3 +72,20 @@ def test_the_filter_rejects_doubled_punctuation_and_a_doubled_word(text, problem
 ])
 def test_the_filter_accepts_what_only_looks_doubled(text):
     assert MorphChecker().problems(text) == []
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("Между кубом и шаром стоит предмет. Какой этот предмет величины?",
+     "word_order: «Какой этот предмет величины» splits «Какой величины» around a noun phrase: «Какой величины этот предмет»"),
+    ("Какого этот большой синий куб цвета?",
+     "word_order: «Какого этот большой синий куб цвета» splits «Какого цвета» around a noun phrase: «Какого цвета этот большой синий куб»"),
+])
+def test_the_filter_rejects_a_phrase_said_inside_kakoy_velichiny(text, problem):
+    """«Какой [он|<S3>] величины?» is natural while the pronoun stands; said as its phrase it is not."""
+    assert problem in MorphChecker().problems(text)
+
+
+@pytest.mark.parametrize("text", ["Какой он величины?", "Какой величины этот предмет?", "Какого цвета этот куб?",
+                                  "Какой формы этот маленький куб?"])
+def test_the_filter_accepts_kakoy_velichiny_said_together_or_around_a_pronoun(text):
+    assert MorphChecker().problems(text) == []
