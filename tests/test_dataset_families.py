@@ -114,6 +114,22 @@ def test_a_russian_refusal_quotes_the_text_and_the_other_reading(tmp_path):
     assert not any("text.ru[0]" in line for line in result.stderr.splitlines())  # «другой» keeps the anchor out
 
 
+def test_questions_no_russian_template_can_say_are_a_problem_with_an_example(tmp_path):
+    """translate fails on a question every Russian template refuses: validate --realise says how
+    many of its sample, with one quoted and the reading the template admits."""
+    russian = '      ru: ["Сколько [<Z2> <C2> <M2> <S2>|род,мн] такого же цвета, как [<Z> <C> <M> <S>]?"]\n'
+    (tmp_path / "mine.yaml").write_text("families:\n" + WITHOUT_OTHER + russian, encoding="utf-8")
+    result = run_stage_process("dataset", "families", "validate", tmp_path, "--realise", "20")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    [summary] = [line for line in result.stdout.splitlines() if "mine/count_same_color: 20 questions" in line]
+    unsaid = int(re.search(r"ru: \d+ realised, \d+ refused, 0 rejected by the filter, (\d+) of 20 questions said by no template", summary).group(1))
+    assert unsaid >= 10, summary
+    [line] = [line for line in result.stderr.splitlines() if "no Russian template says" in line]
+    assert re.search(rf"{re.escape(str(tmp_path / 'mine.yaml'))}: family mine/count_same_color: no Russian template says {unsaid} of 20 "
+                     r"questions with one reading \(self:<S2> in text\.ru\[0\]\), e\.g\. «Сколько [^»]+\?», also read with the set of "
+                     r"<S2> holding its anchor object too; translate cannot realise such a question", line), line
+
+
 def test_skolko_with_a_nominative_phrase_is_caught_with_file_and_line(tmp_path):
     text = "families:\n" + RELATED_COUNT.replace("|род,мн]", "]")  # «Сколько маленький предмет находится ...»
     path = tmp_path / "mine.yaml"

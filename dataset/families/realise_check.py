@@ -62,6 +62,7 @@ class TemplateCheck:
     reasons: Counter[str] = field(default_factory=Counter)
     example: str = ""
     refused_examples: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # a refused text, its question's readings
+    refused_at: set[int] = field(default_factory=set)  # the positions of the questions refused
 
 
 @dataclass
@@ -91,7 +92,9 @@ class FamilyReport:
             refused = sum(check.refused for check in checks)
             rejected = sum(check.rejected for check in checks)
             filtered = f", {rejected} rejected by the filter" if language == "ru" else ""
-            parts.append(f"{language}: {realised} realised, {refused} refused{filtered}")
+            unsaid = len(unsaid_questions(checks))
+            said_by_none = f", {unsaid} of {len(self.questions)} questions said by no template" if unsaid else ""
+            parts.append(f"{language}: {realised} realised, {refused} refused{filtered}{said_by_none}")
         answers = self.answers
         if answers:
             top, count = answers.most_common(1)[0]
@@ -142,6 +145,8 @@ def check_families(
                 templates[("ru", index)] = russian_check(realiser, checker, index, questions)
         path, lines = locations.get(family.id, (Path(family.source), {}))
         problems = family_problems(family, scenes_tried, questions, templates, path, lines)
+        if "ru" in family.text and realiser is not None:
+            problems += unsaid_problem(family, path, templates, questions, realiser)
         if not questions and uses_occlusion(family.program) and not any(records_occlusion(scene) for scene in scenes):
             problems = []  # asked only on rendered scenes: --scenes RENDER/scenes.json checks it (docs/questions.md)
         yield FamilyReport(family, scenes_tried, questions, templates, unchecked, unsayable, problems)
@@ -166,11 +171,12 @@ def english_check(family: Family, template: str, questions: Sequence[Mapping[str
     """Which of the questions this English template could not say with one reading."""
     check = TemplateCheck()
     structure = structure_of(family)
-    for question in questions:
+    for position, question in enumerate(questions):
         check.tried += 1
         admitted = english_admits_unsafe(template, family, structure, question[UNSAFE_FIELD], question.get("params", {}))
         if admitted:
             check.refused += 1
+            check.refused_at.add(position)
             check.readings.update(admitted)
             if len(check.refused_examples) < EXAMPLES:
                 check.refused_examples.append((english_text(family, template, question), admitted))
@@ -200,15 +206,17 @@ def english_admits_unsafe(
 def russian_check(realiser: Any, checker: MorphChecker, index: int, questions: Sequence[Mapping[str, Any]]) -> TemplateCheck:
     """Russian template ``index`` on every question: refused by the reading check, or written and read back by the filter."""
     check = TemplateCheck()
-    for question in questions:
+    for position, question in enumerate(questions):
         check.tried += 1
         text = realiser.realise_with_template(question, index)
         if text is None:
             check.refused += 1
-            check.readings.update(question[UNSAFE_FIELD])
+            check.refused_at.add(position)
+            admitted = russian_admitted(realiser, question, index)
+            check.readings.update(admitted)
             if len(check.refused_examples) < EXAMPLES:
                 unchecked = realiser.realise_with_template(question, index, check_readings=False)
-                check.refused_examples.append((unchecked or "", tuple(question[UNSAFE_FIELD])))
+                check.refused_examples.append((unchecked or "", admitted))
             continue
         reasons = checker.problems(apply_yo_policy(text, "e"))  # as the filter stage reads it after translate
         if reasons:
@@ -246,6 +254,36 @@ def refused_example(check: TemplateCheck) -> str:
     other = next((reading for reading, _ in check.readings.most_common() if reading in readings), readings[0] if readings else "")
     quoted = f"«{text}»" if text else "a question"
     return f", e.g. {quoted}, also read with {reading_meaning(other)}" if other else f", e.g. {quoted}"
+
+
+def russian_admitted(realiser: Any, question: Mapping[str, Any], index: int) -> tuple[str, ...]:
+    """The unsafe readings of a question that Russian template ``index`` admits, each tried alone
+    (all of them where the template is refused whatever the reading)."""
+    unsafe = tuple(question[UNSAFE_FIELD])
+    alone = [reading for reading in unsafe if realiser.realise_with_template({**question, UNSAFE_FIELD: [reading]}, index) is None]
+    return tuple(alone) or unsafe
+
+
+def unsaid_questions(checks: Sequence[TemplateCheck]) -> set[int]:
+    """The positions of the questions every template of a language refused: a run cannot say them
+    in that language (translate fails on them: docs/translate.md)."""
+    return set.intersection(*(check.refused_at for check in checks)) if checks else set()
+
+
+def unsaid_problem(family: Family, path: Path, templates: Mapping[tuple[str, int], TemplateCheck], questions: Sequence[Any],
+                   realiser: Any) -> list[str]:
+    """A problem when a Russian question of the sample has no template that says it with one
+    reading, with the first such question as the first template says it and its other reading."""
+    unsaid = unsaid_questions([check for (language, _), check in templates.items() if language == "ru"])
+    if not unsaid:
+        return []
+    question = questions[min(unsaid)]
+    admitted = russian_admitted(realiser, question, 0)
+    example = TemplateCheck(refused_examples=[(realiser.realise_with_template(question, 0, check_readings=False) or "", admitted)])
+    example.readings.update(admitted)
+    return [f"{path}: family {family.id}: no Russian template says {len(unsaid)} of {len(questions)} questions with one reading "
+            f"({', '.join(admitted)} in text.ru[0]){refused_example(example)}; translate cannot realise such a question: add "
+            f"a template that says it another way (docs/questions.md, One reading per question)"]
 
 
 def family_problems(
