@@ -166,14 +166,16 @@ _EDITED_SCENES = frozenset({"remove", "recolor", "set_material"})
 def _coordination(
     program: tuple[TemplateNode, ...], by_filter: Mapping[int, str]
 ) -> tuple[tuple[tuple[str, str], ...], tuple[int, ...], tuple[tuple[str, str], ...]]:
-    """Pairs of phrases drawn from the whole scene (or both from one edited scene) and joined by a
+    """Pairs of phrases drawn from the whole scene (or both from one edited scene, or both located
+    around one object: «красных кубов слева от шара, чем цилиндров за ним») and joined by a
     union, a sum, an equality (of their counts or of an attribute of their objects), «между» (the
     two ends of ``between``: «между маленьким шаром и цилиндром» may make the cylinder small too),
     a comparison of their counts («крупных кубов больше, чем шаров») or a swap of their objects;
     the sums of two counts of sets; and of the pairs, those whose order is the meaning
-    (:data:`ORDERED_JOINS`)."""
-    def scene_phrase(index: int) -> tuple[str, int] | None:
-        """The phrase a count, query or unique reads, and the scene it is drawn from (-1: the picture's)."""
+    (:data:`ORDERED_JOINS`, and every pair located around an object: each side keeps its relation)."""
+    def scene_phrase(index: int) -> tuple[str, object] | None:
+        """The phrase a count, query or unique reads, and what it is drawn from (-1: the picture;
+        an edit's node; ("around", n): the objects related to the object of ``unique`` node n)."""
         while program[index].function == "count" or program[index].function.startswith("query_") or program[index].function == "unique":
             index = program[index].inputs[0]
         name = by_filter.get(index)
@@ -184,6 +186,8 @@ def _coordination(
             return name, -1
         if len(sources) == 1 and program[sources[0]].function in _EDITED_SCENES:
             return name, sources[0]
+        if len(sources) == 1 and program[sources[0]].function == "relate" and program[program[sources[0]].inputs[0]].function == "unique":
+            return name, ("around", program[sources[0]].inputs[0])
         return None
 
     pairs: list[tuple[str, str]] = []
@@ -196,7 +200,7 @@ def _coordination(
         first, second = (scene_phrase(i) for i in node.inputs)
         if first is not None and second is not None and first[1] == second[1]:
             pairs.append((first[0], second[0]))
-            if node.function in ORDERED_JOINS:
+            if node.function in ORDERED_JOINS or isinstance(first[1], tuple):
                 ordered.append((first[0], second[0]))
         if node.function == "add" and all(program[i].function == "count" for i in node.inputs):
             sums.append(index)
