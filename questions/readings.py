@@ -170,9 +170,9 @@ def _coordination(
     around one object: «красных кубов слева от шара, чем цилиндров за ним») and joined by a
     union, a sum, an equality (of their counts or of an attribute of their objects), «между» (the
     two ends of ``between``: «между маленьким шаром и цилиндром» may make the cylinder small too),
-    a comparison of their counts («крупных кубов больше, чем шаров») or a swap of their objects;
-    the sums of two counts of sets; and of the pairs, those whose order is the meaning
-    (:data:`ORDERED_JOINS`, and every pair located around an object: each side keeps its relation)."""
+    a comparison of their counts («крупных кубов больше, чем шаров») or a swap of their objects
+    (sets around one object: only a comparison); the sums of two counts of sets; and of the pairs,
+    those whose order is the meaning (:data:`ORDERED_JOINS`)."""
     def scene_phrase(index: int) -> tuple[str, object] | None:
         """The phrase a count, query or unique reads, and what it is drawn from (-1: the picture;
         an edit's node; ("around", n): the objects related to the object of ``unique`` node n)."""
@@ -198,9 +198,12 @@ def _coordination(
         if not (node.function in joins or node.function.startswith("equal_")) or len(node.inputs) != 2:
             continue
         first, second = (scene_phrase(i) for i in node.inputs)
-        if first is not None and second is not None and first[1] == second[1]:
+        # Sets around one object pair only in a comparison: the second said after «чем» may leave
+        # the first one's adjectives understood; joined by «и», each keeps its own words.
+        around = first is not None and isinstance(first[1], tuple)
+        if first is not None and second is not None and first[1] == second[1] and (not around or node.function in ORDERED_JOINS):
             pairs.append((first[0], second[0]))
-            if node.function in ORDERED_JOINS or isinstance(first[1], tuple):
+            if node.function in ORDERED_JOINS:
                 ordered.append((first[0], second[0]))
         if node.function == "add" and all(program[i].function == "count" for i in node.inputs):
             sums.append(index)

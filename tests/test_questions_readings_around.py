@@ -3,7 +3,8 @@
 first set's adjectives reaching the second noun («резиновых … справа от него»). The engine
 records it where it changes the answer and the realiser refuses a text that admits it; «чем
 всего …» says the second set in full. Sets located around two different objects are said apart
-by their own relations and are not paired (the shipped one_one_hop families).
+by their own relations and are not paired (the shipped one_one_hop families), nor are two objects
+around one object joined by «и» (each said with its own noun and relation).
 
 Scenes, questions and realisers are the real ones (see tests/test_questions_readings.py).
 """
@@ -63,6 +64,23 @@ def test_two_sets_around_one_object_are_compared_as_one_pair_in_their_order(tmp_
     shipped = load_families()
     for family_id in ("compare_integer/one_one_hop/greater", "compare/one_one_hop/color", "count/or/relate_relate"):
         assert structure_of(shipped[family_id]).coordinated == (), family_id  # around two objects: not paired
+
+
+SAME_COLOR = (FAMILY.replace("mine/around/more", "mine/around/same_color")
+              .replace("{function: count, inputs: [4]}", "{function: unique, inputs: [4]}")
+              .replace("{function: count, inputs: [7]}", "{function: unique, inputs: [7]}")
+              .replace("{function: greater_than, inputs: [5, 8]}",
+                       "{function: query_color, inputs: [5]}\n      - {function: query_color, inputs: [8]}\n"
+                       "      - {function: equal_color, inputs: [9, 10]}"))
+
+
+def test_two_objects_around_one_object_joined_by_i_are_not_paired(tmp_path):
+    """«Одинакового ли цвета матовый предмет левее цилиндра и куб за этим цилиндром?»: each object
+    has its own noun and relation; «матовый» does not reach «куб»."""
+    (tmp_path / "mine.yaml").write_text(SAME_COLOR, encoding="utf-8")
+    family = load_families(tmp_path)["mine/around/same_color"]
+    assert [node.function for node in family.program][-3:] == ["query_color", "query_color", "equal_color"]
+    assert structure_of(family).coordinated == ()
 
 
 def test_the_realiser_refuses_the_adjectives_reaching_the_second_set_and_says_it_in_full(tmp_path):
