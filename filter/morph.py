@@ -40,7 +40,7 @@ from filter.morph_agreement import (
     verb_problems,
 )
 from filter.morph_government import governed_phrases, numeral_problems, preposition_problems
-from filter.morph_words import FORM, LATIN, PLACEHOLDER, UNKNOWN_WORD, Form, Word, noun_phrases
+from filter.morph_words import FORM, LATIN, PLACEHOLDER, UNKNOWN_WORD, WORD_ORDER, Form, Word, noun_phrases
 from russian.morphology import analyzer
 
 _TOKEN = re.compile(r"\d+|[^\W\d_]+(?:-[^\W\d_]+)*|\S")
@@ -57,6 +57,12 @@ _CASE_ALIASES = {"gen1": "gent", "gen2": "gent", "acc2": "accs", "loc1": "loct",
 _HYPHEN_PARTICLES = frozenset({"то", "либо", "нибудь", "ка", "таки", "де"})
 _DOUBLE_SPACE = re.compile(r"\s{2,}")
 _SPACE_BEFORE_PUNCTUATION = re.compile(r"\s[,.?!:;]")
+_DOUBLED_PUNCTUATION = re.compile(r"[,.?!:;]{2,}")  # «того же цвета.?» (an ellipsis «...» is allowed)
+_DOUBLED_WORD = re.compile(r"(?<![\w-])([^\W\d_]+)\s+\1(?![\w-])", re.IGNORECASE)  # «этот этот»
+# «Какой он величины?» is natural, «Какой этот предмет величины?» is not: «какой … <attribute noun>»
+# split by a noun phrase (a pronoun of the template said as its phrase) reads as a calque.
+_SPLIT_WHICH = re.compile(r"\b(какой|какого)\s+(эт[а-яё]+\s+(?:[а-яё]+\s+){0,4}?)(величины|формы|цвета|размера|материала)\b",
+                          re.IGNORECASE)
 
 
 class MorphChecker:
@@ -79,6 +85,9 @@ class MorphChecker:
         reasons += [f"{LATIN}: «{w.text}» has Latin letters" for w in words if _LATIN.search(w.text)]
         reasons += [f"{UNKNOWN_WORD}: «{w.text}» is not a Russian word" for w in words if not w.known]
         reasons += form_problems(text)
+        reasons += [f"{WORD_ORDER}: «{m.group()}» splits «{m.group(1)} {m.group(3)}» around a noun phrase: "
+                    f"«{m.group(1)} {m.group(3)} {m.group(2).strip()}»" for m in _SPLIT_WHICH.finditer(text)
+                    if (m.group(1).lower() == "какой") == (m.group(3).lower() in ("величины", "формы"))]
         phrases = noun_phrases(words)
         governed = set()  # a phrase after a numeral is checked by the numeral's rules instead
         for position, phrase in governed_phrases(words, phrases):
@@ -135,8 +144,8 @@ def _grammeme(value: object) -> str | None:
 
 
 def form_problems(text: str) -> list[str]:
-    """Spacing, the capital letter and the question mark (placeholders and Latin letters have
-    categories of their own)."""
+    """Spacing, the capital letter, the question mark, doubled punctuation and a word said twice
+    in a row (placeholders and Latin letters have categories of their own)."""
     problems = []
     if _DOUBLE_SPACE.search(text):
         problems.append("double space")
@@ -148,6 +157,8 @@ def form_problems(text: str) -> list[str]:
         problems.append("does not start with a capital letter")
     if not text.rstrip().endswith("?"):
         problems.append("does not end with a question mark")
+    problems += [f"doubled punctuation «{m.group()}»" for m in _DOUBLED_PUNCTUATION.finditer(text) if m.group() != "..."]
+    problems += [f"a word said twice in a row «{m.group()}»" for m in _DOUBLED_WORD.finditer(text)]
     return [f"{FORM}: {problem}" for problem in problems]
 
 

@@ -18,7 +18,7 @@ from filter.morph_words import (
     NounPhrase,
     Word,
 )
-from russian.morphology import CASE_NAMES, CASES, numeral_government
+from russian.morphology import CASE_NAMES, CASES, PLACE_COMPARATIVES, numeral_government, takes_n_form
 
 _GENDERS = ("masc", "femn", "neut")
 _NOMINAL_POS = frozenset({"NOUN", "ADJF", "PRTF", "NPRO", "NUMR"})
@@ -26,8 +26,6 @@ _NOMINAL_POS = frozenset({"NOUN", "ADJF", "PRTF", "NPRO", "NUMR"})
 _PAUCAL = frozenset({"два", "три", "четыре", "оба", "полтора"})
 # Quantity words that govern the genitive of either number (сколько кубов, сколько резины).
 _QUANTITY = frozenset({"сколько", "столько", "несколько", "много", "мало", "немного", "немало"})
-# Comparatives used as prepositions of place (левее шара); other comparatives take «чем» or «к».
-_PLACE_COMPARATIVES = frozenset({"левее", "правее"})
 
 
 # --- numerals -------------------------------------------------------------------------------
@@ -170,13 +168,17 @@ def _modifier_problems(phrase: NounPhrase, nouns: Sequence[Form], government: Go
 
 def preposition_problems(words: Sequence[Word], phrases: Sequence[NounPhrase]) -> list[str]:
     """The noun phrase (or word) right after a preposition has a reading in a case the preposition
-    governs, and a third-person pronoun there has its н (от него, not от его)."""
+    governs, and a third-person pronoun there has its н (от него, позади него; not от его, позади его)."""
     starts = {p.start: p for p in phrases}
     reasons = []
     for position, word in enumerate(words[:-1]):
         cases = PREPOSITION_CASES.get(word.lower)
         following = words[position + 1]
-        if cases is None or "PREP" not in word.pos and word.lower not in _PLACE_COMPARATIVES or not following.known:
+        if not following.known:
+            continue
+        if position + 1 not in starts and takes_n_form(word.lower) and _lacks_n(words, position + 1):
+            reasons.append(f"{PREPOSITION}: «{following.text}» after «{word.text}» should be «н{following.lower}»")
+        if cases is None or "PREP" not in word.pos and word.lower not in PLACE_COMPARATIVES:
             continue
         allowed = " or ".join(CASE_NAMES[c] for c in CASES if c in cases)
         # ``позади``/``впереди`` are adverbs too: «Позади большой шар» has the ball as its subject.
@@ -187,8 +189,6 @@ def preposition_problems(words: Sequence[Word], phrases: Sequence[NounPhrase]) -
         nominal = [f for f in forms if f.pos in (("NOUN",) if phrase else _NOMINAL_POS)]
         if nominal and not any(f.case in cases or adverb and f.case == "nomn" for f in nominal):
             reasons.append(f"{PREPOSITION}: «{judged}» after «{word.text}» should be in the {allowed}")
-        elif phrase is None and not adverb and _lacks_n(words, position + 1):
-            reasons.append(f"{PREPOSITION}: «{following.text}» after «{word.text}» should be «н{following.lower}»")
     return reasons
 
 

@@ -17,6 +17,7 @@ NUMERAL = "numeral"
 PREPOSITION = "preposition"
 COMPARISON = "comparison"
 PRONOUN = "pronoun"
+WORD_ORDER = "word_order"
 
 MODIFIER_POS = frozenset({"ADJF", "PRTF"})
 # Verbs whose instrumental complement is a predicate (является металлическим).

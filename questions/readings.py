@@ -166,14 +166,16 @@ _EDITED_SCENES = frozenset({"remove", "recolor", "set_material"})
 def _coordination(
     program: tuple[TemplateNode, ...], by_filter: Mapping[int, str]
 ) -> tuple[tuple[tuple[str, str], ...], tuple[int, ...], tuple[tuple[str, str], ...]]:
-    """Pairs of phrases drawn from the whole scene (or both from one edited scene) and joined by a
+    """Pairs of phrases drawn from the whole scene (or both from one edited scene, or both located
+    around one object: «красных кубов слева от шара, чем цилиндров за ним») and joined by a
     union, a sum, an equality (of their counts or of an attribute of their objects), «между» (the
     two ends of ``between``: «между маленьким шаром и цилиндром» may make the cylinder small too),
-    a comparison of their counts («крупных кубов больше, чем шаров») or a swap of their objects;
-    the sums of two counts of sets; and of the pairs, those whose order is the meaning
-    (:data:`ORDERED_JOINS`)."""
-    def scene_phrase(index: int) -> tuple[str, int] | None:
-        """The phrase a count, query or unique reads, and the scene it is drawn from (-1: the picture's)."""
+    a comparison of their counts («крупных кубов больше, чем шаров») or a swap of their objects
+    (sets around one object: only a comparison); the sums of two counts of sets; and of the pairs,
+    those whose order is the meaning (:data:`ORDERED_JOINS`)."""
+    def scene_phrase(index: int) -> tuple[str, object] | None:
+        """The phrase a count, query or unique reads, and what it is drawn from (-1: the picture;
+        an edit's node; ("around", n): the objects related to the object of ``unique`` node n)."""
         while program[index].function == "count" or program[index].function.startswith("query_") or program[index].function == "unique":
             index = program[index].inputs[0]
         name = by_filter.get(index)
@@ -184,6 +186,8 @@ def _coordination(
             return name, -1
         if len(sources) == 1 and program[sources[0]].function in _EDITED_SCENES:
             return name, sources[0]
+        if len(sources) == 1 and program[sources[0]].function == "relate" and program[program[sources[0]].inputs[0]].function == "unique":
+            return name, ("around", program[sources[0]].inputs[0])
         return None
 
     pairs: list[tuple[str, str]] = []
@@ -194,7 +198,10 @@ def _coordination(
         if not (node.function in joins or node.function.startswith("equal_")) or len(node.inputs) != 2:
             continue
         first, second = (scene_phrase(i) for i in node.inputs)
-        if first is not None and second is not None and first[1] == second[1]:
+        # Sets around one object pair only in a comparison: the second said after «чем» may leave
+        # the first one's adjectives understood; joined by «и», each keeps its own words.
+        around = first is not None and isinstance(first[1], tuple)
+        if first is not None and second is not None and first[1] == second[1] and (not around or node.function in ORDERED_JOINS):
             pairs.append((first[0], second[0]))
             if node.function in ORDERED_JOINS:
                 ordered.append((first[0], second[0]))

@@ -199,6 +199,24 @@ def agreeing_form(kind: str, word: str, case: str, number: str, noun: Noun, shor
     return word
 
 
+#: Derived prepositions of the dative after which a pronoun keeps its plain form (благодаря ему).
+_PLAIN_PRONOUN_PREPOSITIONS = frozenset({"благодаря", "согласно", "вопреки", "навстречу", "подобно", "вслед", "наперекор",
+                                         "соответственно", "сообразно"})
+#: Comparatives of place that govern the genitive like a preposition (левее неё).
+PLACE_COMPARATIVES = frozenset({"левее", "правее"})
+
+
+@cache
+def takes_n_form(word: str) -> bool:
+    """Whether a third-person pronoun right after ``word`` takes its н-form (за ним, между ней,
+    позади него, левее неё): after a preposition, primary or derived, and after a comparative of
+    place; not after the dative derived prepositions that keep the plain form (благодаря ему)."""
+    word = word.lower()
+    if word in _PLAIN_PRONOUN_PREPOSITIONS:
+        return False
+    return word in PLACE_COMPARATIVES or any(parse.tag.POS == "PREP" for parse in analyzer().parse(word))
+
+
 @cache
 def pronoun_form(gender: str, number: str, case: str, after_preposition: bool = False) -> str:
     """The third-person pronoun standing for a noun: ``(femn, sing, gent, True)`` -> ``"неё"``."""

@@ -87,6 +87,9 @@ def test_a_template_with_an_unsafe_reading_is_caught_with_file_and_line(tmp_path
     where = f"{path}:{line}: family mine/count_same_color text.en[1]"
     [unsafe] = [line for line in result.stderr.splitlines() if line.startswith(f"dataset families: {where}:")]
     assert re.search(r"admits another reading with another answer in 1\d of 20 questions \(self:<S2>\)", unsafe), unsafe
+    # the message quotes a text the template says and the other reading in words
+    assert re.search(r"\), e\.g\. «How many \w[^»]* have the same color as the [^»]+\?», also read with the set of <S2> "
+                     r"holding its anchor object too; rewrite it", unsafe), unsafe
     assert not any("text.en[0]" in line for line in result.stderr.splitlines())  # the safe template passes
     assert "mine/count_same_color: 20 questions" in result.stdout
 
@@ -94,6 +97,37 @@ def test_a_template_with_an_unsafe_reading_is_caught_with_file_and_line(tmp_path
     assert fixed.count("have the same color") == 1
     path.write_text(fixed, encoding="utf-8")
     assert run_stage_process("dataset", "families", "validate", tmp_path, "--realise", "20").returncode == 0
+
+
+def test_a_russian_refusal_quotes_the_text_and_the_other_reading(tmp_path):
+    russian = ('      ru: ["Сколько [другой <Z2> <C2> <M2> <S2>|род,мн] такого же цвета, как [<Z> <C> <M> <S>]?",\n'
+               '           "Сколько [<Z2> <C2> <M2> <S2>|род,мн] такого же цвета, как [<Z> <C> <M> <S>]?"]\n')
+    text = "families:\n" + WITHOUT_OTHER + russian
+    (tmp_path / "mine.yaml").write_text(text, encoding="utf-8")
+    result = run_stage_process("dataset", "families", "validate", tmp_path, "--realise", "20")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    line = line_of(text, '           "Сколько [<Z2>')
+    where = f"{tmp_path / 'mine.yaml'}:{line}: family mine/count_same_color text.ru[1]"
+    [refused] = [line for line in result.stderr.splitlines() if line.startswith(f"dataset families: {where}:")]
+    assert re.search(r"\(self:<S2>\), e\.g\. «Сколько [а-яё ]+ такого же цвета, как [а-яё ]+\?», also read with the set of <S2> "
+                     r"holding its anchor object too; rewrite it \(docs/questions\.md, One reading per question\)$", refused), refused
+    assert not any("text.ru[0]" in line for line in result.stderr.splitlines())  # «другой» keeps the anchor out
+
+
+def test_questions_no_russian_template_can_say_are_a_problem_with_an_example(tmp_path):
+    """translate fails on a question every Russian template refuses: validate --realise says how
+    many of its sample, with one quoted and the reading the template admits."""
+    russian = '      ru: ["Сколько [<Z2> <C2> <M2> <S2>|род,мн] такого же цвета, как [<Z> <C> <M> <S>]?"]\n'
+    (tmp_path / "mine.yaml").write_text("families:\n" + WITHOUT_OTHER + russian, encoding="utf-8")
+    result = run_stage_process("dataset", "families", "validate", tmp_path, "--realise", "20")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    [summary] = [line for line in result.stdout.splitlines() if "mine/count_same_color: 20 questions" in line]
+    unsaid = int(re.search(r"ru: \d+ realised, \d+ refused, 0 rejected by the filter, (\d+) of 20 questions said by no template", summary).group(1))
+    assert unsaid >= 10, summary
+    [line] = [line for line in result.stderr.splitlines() if "no Russian template says" in line]
+    assert re.search(rf"{re.escape(str(tmp_path / 'mine.yaml'))}: family mine/count_same_color: no Russian template says {unsaid} of 20 "
+                     r"questions with one reading \(self:<S2> in text\.ru\[0\]\), e\.g\. «Сколько [^»]+\?», also read with the set of "
+                     r"<S2> holding its anchor object too; translate cannot realise such a question", line), line
 
 
 def test_skolko_with_a_nominative_phrase_is_caught_with_file_and_line(tmp_path):

@@ -112,13 +112,13 @@ def test_the_documented_mistake_is_caught_as_the_page_says(tmp_path):
     path, family, _ = documented_example()
     guide = (ROOT / "docs" / "questions.md").read_text(encoding="utf-8")
     shown = re.search(r"`(dataset families: my_families/sides\.yaml:\d+: [^`]*)`", guide).group(1)
-    before = "«…, чем\n   правее [он|<S>,род]?»"
+    before = "«…, чем\n   правее [он|<S>]?»"
     assert before in guide
-    wrong = family.replace(", чем правее?", ", чем правее [он|<S>,род]?")
+    wrong = family.replace(", чем правее?", ", чем правее [он|<S>]?")
     assert wrong != family
     (tmp_path / path).parent.mkdir(parents=True)
     (tmp_path / path).write_text(wrong, encoding="utf-8")
     result = run("python -m dataset families validate my_families --realise 20", tmp_path)
     assert result.returncode == 2
     [line] = [line for line in result.stderr.splitlines() if line.startswith(shown)]
-    assert "«ее» after «правее» should be «нее»" in line
+    assert "«она» after «правее» should be in the genitive" in line

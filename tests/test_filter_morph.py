@@ -217,8 +217,9 @@ def test_scorer_key_changes_with_the_rules(tmp_path, monkeypatch) -> None:
 
 def realised_questions(per_template: int) -> dict[tuple[str, int], list[str]]:
     """Questions the native realiser writes for every shipped family × Russian template, with
-    parameter values (empty ones included, except a what-if edit's value, which a question always
-    has) and synonyms drawn from seeded generators."""
+    parameter values (empty ones included, except where a question always has one: a what-if
+    edit's value, and the value of a lone ``filter_<attribute>`` node, questions/plan.py's SET)
+    and synonyms drawn from seeded generators."""
     from assets.vocabulary import load_vocabulary
     from questions.families import load_families
     from questions.hypothetical import edit_value_params
@@ -233,7 +234,9 @@ def realised_questions(per_template: int) -> dict[tuple[str, int], list[str]]:
     for number, (name, family) in enumerate(sorted(realiser.families.items())):
         for template in range(len(family.templates)):
             rng = np.random.default_rng([number, template])
-            required = edit_value_params(programs[name].program) if name in programs else frozenset()
+            program = programs[name].program if name in programs else ()
+            required = edit_value_params(program) | {value for node in program if node.function.startswith("filter_")
+                                                     for value in node.value_inputs}
             for _ in range(per_template):
                 params = {slot: str(rng.choice(values[kind][:-1] if slot in required else values[kind]))
                           for slot, kind in family.kinds.items()}

@@ -89,8 +89,11 @@ def object_rows(slots: list[str], kinds: dict[str, str], required: frozenset[str
 @cache
 def edit_values() -> dict[str, frozenset[str]]:
     """Per shipped family, the parameters its what-if edit node takes as its value (set_material's
-    <M2>): the engine never leaves them empty (questions/hypothetical.py refuses the edit)."""
-    return {family_id: edit_value_params(family.program) for family_id, family in load_families().items()}
+    <M2>) and those a lone ``filter_<attribute>`` node reads («Все ли кубы [<M2>|мн]?»): the engine
+    never leaves them empty (questions/hypothetical.py refuses the edit; questions/plan.py's SET)."""
+    return {family_id: edit_value_params(family.program) | {value for node in family.program if node.function.startswith("filter_")
+                                                            for value in node.value_inputs}
+            for family_id, family in load_families().items()}
 
 
 def objects_of(kinds: dict[str, str]) -> dict[str, list[str]]:

@@ -26,7 +26,7 @@ import numpy as np
 from assets.vocabulary import Vocabulary, load_vocabulary
 from questions import FAMILIES_DIR, NO_TEMPLATE, UNSAFE_FIELD, Family, Sources, Structure, admitted, as_sources
 from ruclevr import streams
-from russian.morphology import Noun, agreeing_form, build_lexicon, count_number, noun_phrase
+from russian.morphology import Noun, agreeing_form, build_lexicon, count_number, noun_phrase, takes_n_form
 from translate.russian_families import (
     OTHER_WORDS,
     RussianFamily,
@@ -152,13 +152,13 @@ class NativeRealiser:
             f"({', '.join(unsafe or [])})"  # type: ignore[arg-type]  # a list of readings or None
         )
 
-    def realise_with_template(self, question: Mapping[str, object], template_index: int) -> str | None:
-        """The question said with Russian template ``template_index`` and the words :meth:`realise_one`
-        draws, or None where that template admits one of the question's unsafe readings (where
-        :meth:`realise_one` would refuse it): ``dataset families validate --realise`` tries every template."""
+    def realise_with_template(self, question: Mapping[str, object], template_index: int, check_readings: bool = True) -> str | None:
+        """The question said with Russian template ``template_index`` and the words :meth:`realise_one` draws, or None
+        where it admits an unsafe reading of the question (unless not ``check_readings``: the text a refusal quotes)."""
         family = self.family_of(question)
         words = self._drawn_words(family, question.get("params"), self._random_number(question) // len(family.templates))
-        return self._checked(family, template_index, words, question.get(UNSAFE_FIELD))  # type: ignore[arg-type]  # a list of readings or None
+        unsafe = question.get(UNSAFE_FIELD) if check_readings else None
+        return self._checked(family, template_index, words, unsafe)  # type: ignore[arg-type]  # a list of readings or None
 
     def _drawn_words(self, family: RussianFamily, params: object, choices: int) -> list[str]:
         """One Russian word per parameter, drawn with the random number ``choices``; a value said
@@ -314,9 +314,9 @@ class NativeRealiser:
                 modifiers = tuple(m for m in part.modifiers if m[1] not in OTHER_WORDS)
                 part = NounPhrase(part.relation, modifiers, part.head_slot, part.head_noun, part.case, part.number, part.reads,
                                   part.adjectives_only)
-            elif index in added[0] or index in added[1]:  # before the attributes, after «какой-нибудь»
+            elif index in added[0] or index in added[1] and ("adjective", "этот") not in part.modifiers:  # type: ignore[union-attr]
                 at = next((i for i, (kind, _) in enumerate(part.modifiers) if kind == "slot"), len(part.modifiers))  # type: ignore[union-attr]
-                word = "другой" if index in added[0] else "этот"
+                word = "другой" if index in added[0] else "этот"  # «этот» only where the template does not say it
                 modifiers = (*part.modifiers[:at], ("adjective", word), *part.modifiers[at:])  # type: ignore[union-attr]
                 part = NounPhrase(part.relation, modifiers, part.head_slot, part.head_noun, part.case, part.number, part.reads,  # type: ignore[union-attr]
                                   part.adjectives_only)  # type: ignore[union-attr]
@@ -488,8 +488,11 @@ class NativeRealiser:
         noun, number = self._head(agreement.phrase, words)
         prefix, case = self._case_after(agreement.relation, words, agreement.case)
         pieces = []
+        # The н-form after a preposition: the relation's, the text's before the group or one inside it («[за он|<S>]»).
+        after_preposition = bool(prefix) or agreement.after_preposition
         for kind, word in agreement.words:
             if kind == "slot":  # an attribute's adjective: «был [<M2>|твор,<S>]»
                 kind, word = "adjective", words[int(word)]
-            pieces.append(agreeing_form(kind, str(word), case, number, noun, agreement.short, after_preposition=bool(prefix)))
+            pieces.append(agreeing_form(kind, str(word), case, number, noun, agreement.short, after_preposition=after_preposition))
+            after_preposition = kind == "fixed" and takes_n_form(str(word))
         return prefix + " ".join(piece for piece in pieces if piece)

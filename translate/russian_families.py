@@ -222,6 +222,8 @@ def template_sites(
             phrase = slots[part.head_slot] if part.head_slot is not None else f"#{index}"
             relation = slots[part.relation] if part.relation is not None else None
             before = sites[-1] if sites else None
+            if before is not None and before.relation is not None and before.chained and len(sites) > 1:
+                before = sites[-2]  # the phrase its relation group locates: «красных кубов [слева от шара], чем цилиндров»
             if (before is not None and before.role == "phrase" and before.relation is None and relation is None
                     and _joins(gap) and structure is not None
                     and {(before.phrase, phrase), (phrase, before.phrase)} & set(structure.coordinated)):

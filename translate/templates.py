@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 from assets.placeholders import did_you_mean, is_placeholder
 from assets.vocabulary import load_vocabulary
-from russian.morphology import Lexicon, MorphologyError, analyzer, build_lexicon, verb_number, word_role
+from russian.morphology import Lexicon, MorphologyError, analyzer, build_lexicon, takes_n_form, verb_number, word_role
 from translate.russian_rules import QUANTITY_GOVERNMENT, VERB_AGREEMENT, rule_message, wording_problems
 from translate.template_syntax import (
     CLAUSE_END,
@@ -73,6 +73,7 @@ class Agreement:
     case: str
     short: bool
     reads: tuple[int, ...]
+    after_preposition: bool = False  # the text right before it ends with a preposition: its pronoun takes the н-form
     cache: dict = field(default_factory=dict, compare=False, repr=False)
     key: Callable = field(init=False, compare=False, repr=False)
 
@@ -195,7 +196,7 @@ class _Compiler:
                 if number is not None:
                     parts.append(number)
             elif part.reference:
-                agreement = self.agreement(part, phrase_of)
+                agreement = self.agreement(part, phrase_of, after_preposition(parts))
                 if agreement is not None:
                     parts.append(agreement)
             elif position in compiled:
@@ -383,7 +384,9 @@ class _Compiler:
         return NounPhrase(relation, tuple(modifiers), head_slot, head_noun, group.case or "nomn", group.number or "sing", tuple(reads),
                           adjectives_only)
 
-    def agreement(self, group: Group, phrase_of: Mapping[str, NounPhrase]) -> Agreement | None:
+    def agreement(self, group: Group, phrase_of: Mapping[str, NounPhrase], after_preposition: bool = False) -> Agreement | None:
+        """The group that agrees with another phrase; ``after_preposition``: it stands after a
+        preposition of the text, so its pronoun takes the н-form (:func:`after_preposition`)."""
         before = len(self.problems)
         relation, tokens = self.split_relation(group)
         reference = group.reference or ""
@@ -427,7 +430,7 @@ class _Compiler:
         reads = ([relation] if relation is not None else []) + [
             i for i in phrase.reads if i == phrase.head_slot or ("count", i) in phrase.modifiers
         ] + [int(slot) for kind, slot in words if kind == "slot"]
-        return Agreement(relation, tuple(words), phrase, group.case or "nomn", group.short, tuple(reads))
+        return Agreement(relation, tuple(words), phrase, group.case or "nomn", group.short, tuple(reads), after_preposition)
 
 
 # Words that govern the noun phrase after them (case, number), and words that may stand between.
@@ -457,6 +460,23 @@ def _phrase_numbers(template: Template) -> dict[str, str]:
                     numbers.setdefault(token.name, part.number or "sing")
     return numbers
 _ANY_CASE_WORD = re.compile(WORD.pattern, re.IGNORECASE)
+_LAST_WORD = re.compile(r"(?:^|[^\w-])(\w+(?:-\w+)*)\s+$")
+
+
+def after_preposition(parts: Sequence[object]) -> bool:
+    """Whether a group after ``parts`` stands after a preposition: the text right before it ends
+    with one («чем за [он|<S>,твор]» -> за ним), or it is joined by «и»/«или» to a group that does
+    («между [<S2>|твор] и [он|<S>,твор]» -> между кубом и ней)."""
+    text = parts[-1] if parts else None
+    if not isinstance(text, str):
+        return False
+    word = _LAST_WORD.search(text)
+    if word is not None and takes_n_form(word.group(1)):
+        return True
+    group = parts[-2] if len(parts) > 1 else None
+    if text.strip() not in ("и", "или") or not isinstance(group, (NounPhrase, Agreement)):
+        return False
+    return group.relation is not None or isinstance(group, Agreement) and group.after_preposition or after_preposition(parts[:-2])
 
 
 def compile_template(text: str, kinds: Mapping[str, str], lexicon: Lexicon) -> tuple[CompiledTemplate | None, list[str]]:

@@ -18,20 +18,23 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from assets.vocabulary import load_vocabulary
 from filter import MorphChecker
 from questions import (
     NO_TEMPLATE,
     UNSAFE_FIELD,
     Family,
     QuestionMaker,
+    RandomStream,
     RunState,
     Settings,
     english_readings,
     located_data,
+    readable_english,
     records_occlusion,
     said_apart,
     structure_of,
@@ -58,6 +61,8 @@ class TemplateCheck:
     rejected: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
     example: str = ""
+    refused_examples: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # a refused text, its question's readings
+    refused_at: set[int] = field(default_factory=set)  # the positions of the questions refused
 
 
 @dataclass
@@ -87,7 +92,9 @@ class FamilyReport:
             refused = sum(check.refused for check in checks)
             rejected = sum(check.rejected for check in checks)
             filtered = f", {rejected} rejected by the filter" if language == "ru" else ""
-            parts.append(f"{language}: {realised} realised, {refused} refused{filtered}")
+            unsaid = len(unsaid_questions(checks))
+            said_by_none = f", {unsaid} of {len(self.questions)} questions said by no template" if unsaid else ""
+            parts.append(f"{language}: {realised} realised, {refused} refused{filtered}{said_by_none}")
         answers = self.answers
         if answers:
             top, count = answers.most_common(1)[0]
@@ -138,6 +145,8 @@ def check_families(
                 templates[("ru", index)] = russian_check(realiser, checker, index, questions)
         path, lines = locations.get(family.id, (Path(family.source), {}))
         problems = family_problems(family, scenes_tried, questions, templates, path, lines)
+        if "ru" in family.text and realiser is not None:
+            problems += unsaid_problem(family, path, templates, questions, realiser)
         if not questions and uses_occlusion(family.program) and not any(records_occlusion(scene) for scene in scenes):
             problems = []  # asked only on rendered scenes: --scenes RENDER/scenes.json checks it (docs/questions.md)
         yield FamilyReport(family, scenes_tried, questions, templates, unchecked, unsayable, problems)
@@ -162,13 +171,25 @@ def english_check(family: Family, template: str, questions: Sequence[Mapping[str
     """Which of the questions this English template could not say with one reading."""
     check = TemplateCheck()
     structure = structure_of(family)
-    for question in questions:
+    for position, question in enumerate(questions):
         check.tried += 1
         admitted = english_admits_unsafe(template, family, structure, question[UNSAFE_FIELD], question.get("params", {}))
         if admitted:
             check.refused += 1
+            check.refused_at.add(position)
             check.readings.update(admitted)
+            if len(check.refused_examples) < EXAMPLES:
+                check.refused_examples.append((english_text(family, template, question), admitted))
     return check
+
+
+def english_text(family: Family, template: str, question: Mapping[str, Any]) -> str:
+    """The question said with this English template alone, its readings unchecked (the text a
+    refusal quotes); "" where the engine says no text of it at all."""
+    stream = RandomStream.for_unit("questions.search", 0, int(question.get("image_index", 0)))
+    alone = replace(family, text={**family.text, "en": (template,)})
+    chosen = readable_english(alone, question.get("params", {}), [], load_vocabulary(), stream, 0, Counter())
+    return chosen[1] if chosen else ""
 
 
 def english_admits_unsafe(
@@ -185,12 +206,17 @@ def english_admits_unsafe(
 def russian_check(realiser: Any, checker: MorphChecker, index: int, questions: Sequence[Mapping[str, Any]]) -> TemplateCheck:
     """Russian template ``index`` on every question: refused by the reading check, or written and read back by the filter."""
     check = TemplateCheck()
-    for question in questions:
+    for position, question in enumerate(questions):
         check.tried += 1
         text = realiser.realise_with_template(question, index)
         if text is None:
             check.refused += 1
-            check.readings.update(question[UNSAFE_FIELD])
+            check.refused_at.add(position)
+            admitted = russian_admitted(realiser, question, index)
+            check.readings.update(admitted)
+            if len(check.refused_examples) < EXAMPLES:
+                unchecked = realiser.realise_with_template(question, index, check_readings=False)
+                check.refused_examples.append((unchecked or "", admitted))
             continue
         reasons = checker.problems(apply_yo_policy(text, "e"))  # as the filter stage reads it after translate
         if reasons:
@@ -198,6 +224,66 @@ def russian_check(realiser: Any, checker: MorphChecker, index: int, questions: S
             check.reasons.update(reasons)
             check.example = check.example or text
     return check
+
+
+#: What each kind of reading (questions/readings.py) means, said with its parameters.
+READING_MEANINGS = {
+    "anchor": "relation {0} taken from the object of {1}",
+    "attach": "the phrase with relation {0} describing {1} instead of its own noun",
+    "exclusive": "«или» read as one or the other, not both",
+    "self": "the set of {0} holding its anchor object too",
+    "distribute": "the attributes of {0} describing {1} too",
+    "union": "the two counts read as the objects of either set, each counted once",
+    "same": "{0} read as the earlier {1} said again",
+}
+
+
+def reading_meaning(reading: str) -> str:
+    """A reading (``distribute:<S>:<S2>``) in words: «the attributes of <S> describing <S2> too»."""
+    kind, *names = reading.split(":")
+    meaning = READING_MEANINGS.get(kind)
+    return meaning.format(*names, "", "") if meaning else reading
+
+
+def refused_example(check: TemplateCheck) -> str:
+    """``, e.g. «…», also read as …``: a question the template could not say with one reading,
+    its text as the template says it, and the other reading most common among the refusals."""
+    if not check.refused_examples:
+        return ""
+    text, readings = check.refused_examples[0]
+    other = next((reading for reading, _ in check.readings.most_common() if reading in readings), readings[0] if readings else "")
+    quoted = f"«{text}»" if text else "a question"
+    return f", e.g. {quoted}, also read with {reading_meaning(other)}" if other else f", e.g. {quoted}"
+
+
+def russian_admitted(realiser: Any, question: Mapping[str, Any], index: int) -> tuple[str, ...]:
+    """The unsafe readings of a question that Russian template ``index`` admits, each tried alone
+    (all of them where the template is refused whatever the reading)."""
+    unsafe = tuple(question[UNSAFE_FIELD])
+    alone = [reading for reading in unsafe if realiser.realise_with_template({**question, UNSAFE_FIELD: [reading]}, index) is None]
+    return tuple(alone) or unsafe
+
+
+def unsaid_questions(checks: Sequence[TemplateCheck]) -> set[int]:
+    """The positions of the questions every template of a language refused: a run cannot say them
+    in that language (translate fails on them: docs/translate.md)."""
+    return set.intersection(*(check.refused_at for check in checks)) if checks else set()
+
+
+def unsaid_problem(family: Family, path: Path, templates: Mapping[tuple[str, int], TemplateCheck], questions: Sequence[Any],
+                   realiser: Any) -> list[str]:
+    """A problem when a Russian question of the sample has no template that says it with one
+    reading, with the first such question as the first template says it and its other reading."""
+    unsaid = unsaid_questions([check for (language, _), check in templates.items() if language == "ru"])
+    if not unsaid:
+        return []
+    question = questions[min(unsaid)]
+    admitted = russian_admitted(realiser, question, 0)
+    example = TemplateCheck(refused_examples=[(realiser.realise_with_template(question, 0, check_readings=False) or "", admitted)])
+    example.readings.update(admitted)
+    return [f"{path}: family {family.id}: no Russian template says {len(unsaid)} of {len(questions)} questions with one reading "
+            f"({', '.join(admitted)} in text.ru[0]){refused_example(example)}; translate cannot realise such a question: add "
+            f"a template that says it another way (docs/questions.md, One reading per question)"]
 
 
 def family_problems(
@@ -214,7 +300,7 @@ def family_problems(
         if check.tried and check.refused / check.tried >= REFUSED_LIMIT:
             readings = ", ".join(reading for reading, _ in check.readings.most_common(3))
             problems.append(f"{where}: admits another reading with another answer in {check.refused} of {check.tried} "
-                            f"questions ({readings}); rewrite it (docs/questions.md, One reading per question)")
+                            f"questions ({readings}){refused_example(check)}; rewrite it (docs/questions.md, One reading per question)")
         if check.rejected:
             reasons = "; ".join(reason for reason, _ in check.reasons.most_common(2))
             problems.append(f"{where}: the filter rejects {check.rejected} of {check.tried} texts, "
