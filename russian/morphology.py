@@ -308,9 +308,14 @@ def _grammatical_role(word: str) -> str:
 @cache
 def verb_number(word: str) -> str | None:
     """``sing``/``plur`` when every reading of ``word`` is a finite verb or short participle of that
-    number (находится, находятся, сделаны); None for any other word."""
+    number (находится, находятся, сделаны); None for any other word, and for a verb that addresses
+    the reader (an imperative or a first or second person form: «Скажи», «посмотрите»), which
+    agrees with no group."""
     parses = analyzer().parse(word)
     numbers = {parse.tag.number for parse in parses if parse.tag.POS in ("VERB", "PRTS")}
     if not parses or any(parse.tag.POS not in ("VERB", "PRTS") for parse in parses) or len(numbers) != 1:
         return None
+    if all(parse.tag.mood == "impr" or parse.tag.person in ("1per", "2per") for parse in parses):
+        return None
     return numbers.pop()
+

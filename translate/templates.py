@@ -17,7 +17,7 @@ from typing import Any
 
 from assets.placeholders import did_you_mean, is_placeholder
 from assets.vocabulary import load_vocabulary
-from russian.morphology import Lexicon, MorphologyError, analyzer, build_lexicon, takes_n_form, verb_number, word_role
+from russian.morphology import Lexicon, MorphologyError, build_lexicon, takes_n_form, verb_number, word_role
 from translate.russian_rules import QUANTITY_GOVERNMENT, VERB_AGREEMENT, rule_message, wording_problems
 from translate.template_syntax import (
     CLAUSE_END,
@@ -228,7 +228,7 @@ class _Compiler:
                     continue
                 for word in _ANY_CASE_WORD.finditer(part):
                     number = verb_number(word.group().lower())
-                    if number is None or _addresses_the_reader(word.group().lower()) or number in numbers or number in nearest and column + word.start() < subjects[0].column:
+                    if number is None or number in numbers or number in nearest and column + word.start() < subjects[0].column:
                         continue
                     if joined:
                         subject = f"its subject {' и '.join(group.source for group in subjects)} is plural"
@@ -442,12 +442,6 @@ _QUANTITY_GOVERNMENT = {
 _QUANTITY_FILLERS = frozenset({"всего", "ещё", "еще", "же", "ли"})
 _QUANTIFIERS = frozenset({"сколько", "столько", "несколько", "много", "мало"})
 _COORDINATION = re.compile(r"\s+(?:и|или)\s+")
-
-
-def _addresses_the_reader(word: str) -> bool:
-    """An imperative or a first or second person verb («Скажи», «посмотрите»): it agrees with no group."""
-    parses = [p for p in analyzer().parse(word) if p.tag.POS == "VERB"]
-    return bool(parses) and all(p.tag.mood == "impr" or p.tag.person in ("1per", "2per") for p in parses)
 
 
 def _phrase_numbers(template: Template) -> dict[str, str]:
