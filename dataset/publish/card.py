@@ -160,6 +160,7 @@ def card_context(
     baselines: Mapping[str, Any],
     license_id: str,
     plots: Sequence[tuple[str, str]] = (),
+    contact: str | None = None,
 ) -> dict[str, Any]:
     info = facts.info
     n_items = facts.items
@@ -194,6 +195,7 @@ def card_context(
         "dataset_bibtex": dataset_bibtex(info, dataset_info, n_items, statistics["all"]["objects_per_scene"]["scenes"]),
         "limitations": limitations(statistics, sources),
         "copy": facts.copy,
+        "contact": markdown_text(contact) if contact else None,
     }
 
 
@@ -308,7 +310,9 @@ def render_card(
     baselines: Mapping[str, Any],
     license_id: str,
     plots: Sequence[tuple[str, str]] = (),
+    contact: str | None = None,
 ) -> str:
+    """The card; ``contact`` (one line, shown as text) names who maintains this copy."""
     environment = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
     template = environment.from_string(CARD_TEMPLATE_PATH.read_text(encoding="utf-8"))
-    return template.render(card_context(facts, dataset_info, statistics, baselines, license_id, plots))
+    return template.render(card_context(facts, dataset_info, statistics, baselines, license_id, plots, contact))
