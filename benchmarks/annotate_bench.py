@@ -123,7 +123,7 @@ def main() -> None:
     print(f"page: {page_mb:.1f} MB for {images_mb:.1f} MB of images ({page_mb / images_mb:.3f}x)")
     print(f"import: {t_import:.2f} s (peak {m_import:.1f} MB) vs csv + Counter majority: {t_count:.2f} s "
           f"(peak {m_count:.1f} MB) -> {t_import / t_count:.2f}x; "
-          f"human exact match {report['human_baseline']['overall']['exact_match']:.4f}, "
+          f"plurality exact match {report['aggregated_baseline']['overall']['exact_match']:.4f}, "
           f"alpha {report['agreement']['krippendorff_alpha']['overall']:.4f}")
 
 

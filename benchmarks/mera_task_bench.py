@@ -14,9 +14,10 @@ on the same answers.
     python benchmarks/mera_task_bench.py --data DATA [--data DATA_ALL_PROMPTS] --work /tmp/mera_task
 
 Prediction sets (test split): gold; the per-type majority answer; case and space noise; wrong word
-forms (another word for the value, a feminine colour); numbers as words; the reasoning form
+forms (another word for the value, a feminine colour, a count as a word); the reasoning form
 «РАССУЖДЕНИЕ: … ОТВЕТ: gold» everywhere; and the reasoning form only where the item's prompt asks
-for it (gold elsewhere) — what a model that follows every prompt replies.
+for it (gold elsewhere) — what a model that follows every prompt replies; for that set the EM of
+each prompt is printed too, in both.
 """
 
 from __future__ import annotations
@@ -169,6 +170,7 @@ def compare_build(python: Path, data: Path, work: Path) -> list[str]:
     lines = [f"{data}: {len(test)} test items, {asked} of them with a prompt that asks for reasoning",
              f"{'prediction set':<24}{'MERA task EM':>14}{'evaluate EM':>13}{'items differing':>17}"
              f"{'answer_split':>14}{'compute_exact':>15}"]
+    following: tuple[dict[int, int], dict[int, int]] = ({}, {})  # reasoning_where_asked's per-item EM, both
     for name, predict in prediction_sets(test, provenance).items():
         answers = work / f"{name}.jsonl"
         answers.write_text("".join(json.dumps({"id": item["meta"]["id"], "prediction": predict(item)},
@@ -180,6 +182,22 @@ def compare_build(python: Path, data: Path, work: Path) -> list[str]:
         lines.append(f"{name:<24}{sum(harness.values()) / len(harness):>14.4f}{overall['exact_match']:>13.4f}"
                      f"{differing:>17}{rules['answer_split']['exact_match']:>14.4f}"
                      f"{rules['compute_exact']['exact_match']:>15.4f}")
+        if name == "reasoning_where_asked":
+            following = (harness, ours)
+    return lines + per_prompt_lines(test, provenance, *following)
+
+
+def per_prompt_lines(test: list[dict], provenance: dict[int, dict], harness: dict[int, int],
+                     ours: dict[int, int]) -> list[str]:
+    """EM per prompt of a model that does what each prompt asks, in MERA's task and in evaluate."""
+    by_prompt: dict[str, list[int]] = {}
+    for item in test:
+        by_prompt.setdefault(str(provenance[item["meta"]["id"]].get("prompt")), []).append(item["meta"]["id"])
+    lines = ["a model that follows each prompt (reasoning_where_asked), per prompt:",
+             f"{'prompt':<44}{'items':>6}{'MERA task EM':>14}{'evaluate EM':>13}"]
+    for prompt, ids in sorted(by_prompt.items()):
+        lines.append(f"{prompt:<44}{len(ids):>6}{sum(harness[i] for i in ids) / len(ids):>14.4f}"
+                     f"{sum(ours[i] for i in ids) / len(ids):>13.4f}")
     return lines
 
 

@@ -111,6 +111,7 @@ class BuildSettings:
     shots: int = 10
     prompt: tuple[Path, ...] = ()
     license: str = "cc-by-4.0"
+    contact: str | None = None  # who maintains the copy, named in the card (recorded only when given)
     render_args: tuple[str, ...] = ()
     questions_args: tuple[str, ...] = ()
     translate_args: tuple[str, ...] = ()
@@ -161,7 +162,7 @@ class BuildSettings:
             "filter": {"backend": self.filter_backend, "args": args("filter", self.filter_args)},
             "export": {"shots": self.shots, "seed": self.stage_seed("export"), "prompt_sha256": prompt.sha256,
                        **({"like": self.like.record()} if self.like is not None else {})},
-            "hf": {"license": self.license},
+            "hf": {"license": self.license, **({"contact": self.contact} if self.contact is not None else {})},
         }
         raw_args = {"render": self.render_args, "questions": self.questions_args, "translate": self.translate_args,
                     "filter": self.filter_args}
@@ -327,10 +328,12 @@ class Build:
             (self.paths.root / relative).unlink(missing_ok=True)
         return not changed
 
-    def record_outputs(self, name: str, inputs: Sequence[Path]) -> None:
-        """Remember what ``name`` read and wrote, at once (a later stage's failure keeps it)."""
+    def record_outputs(self, name: str, inputs: Sequence[Path], settings: Mapping[str, Any] | None = None) -> None:
+        """Remember what ``name`` read and wrote (and with which ``settings``, where its outputs do not
+        record them), at once (a later stage's failure keeps it)."""
         self.outputs[name] = {"inputs": describe_outputs(self.paths.root, inputs, hash_all=True),
-                              "files": describe_outputs(self.paths.root, self.stage_outputs(name))}
+                              "files": describe_outputs(self.paths.root, self.stage_outputs(name)),
+                              **({"settings": dict(settings)} if settings is not None else {})}
         atomic_write_json(self.paths.record, {"info": self.record_info(self.stage_settings), "outputs": self.outputs})
 
     def record_info(self, stage_settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -404,20 +407,27 @@ class Build:
         self.record_outputs("export", inputs)
         return "ran"
 
+    def hf_settings_unchanged(self) -> bool:
+        """Whether the recorded copy was written with this licence and contact (a copy recorded before its
+        settings were: its card's licence, and no contact)."""
+        recorded = self.outputs["hf"].get("settings") or {"license": card_license(self.paths.card)}
+        return bool(recorded == self.stage_settings["hf"])
+
     def hf_copy(self) -> str:
         fresh = self.is_current("hf", [self.paths.mera])
         fresh = fresh and all((self.paths.plots_dir / name).exists() for name in PLOT_FILES)
-        if fresh and card_license(self.paths.card) == self.settings.license:
+        if fresh and self.hf_settings_unchanged():
             return "skipped"
         document = stream_document(self.paths.mera)
         survey = check_hf_inputs(document, self.settings.license)
         plots = write_card_plots(survey.plots, self.paths.hf_dir, self.paths.rejected)
         statistics = survey_statistics(survey, document)
-        write_hf_copy(document, self.paths.hf_dir, self.settings.license, plots=plots, survey=survey, statistics=statistics)
+        write_hf_copy(document, self.paths.hf_dir, self.settings.license, plots=plots, survey=survey, statistics=statistics,
+                      contact=self.settings.contact)
         atomic_write_json(self.paths.stats, {"info": {"stage": "dataset.stats", "version": __version__,
                                                       "data": "mera"},
                                              "statistics": statistics})
-        self.record_outputs("hf", [self.paths.mera])
+        self.record_outputs("hf", [self.paths.mera], settings=self.stage_settings["hf"])
         return "ran"
 
     def counts(self) -> dict[str, int]:

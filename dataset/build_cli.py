@@ -19,6 +19,13 @@ PROG = "python -m dataset"
 log = stage_logger("dataset")
 
 
+def add_contact_option(parser: argparse.ArgumentParser) -> None:
+    """``--contact`` of ``hf`` and ``build``: who maintains the copy, named in the card."""
+    parser.add_argument("--contact", default=None, metavar="TEXT",
+                        help="who maintains this copy (one line: a name, an e-mail or an issue tracker's address), "
+                             "named in the card; default: the card says where to report problems")
+
+
 def add_export_options(parser: argparse.ArgumentParser) -> None:
     """Options shared by ``export`` and ``build``."""
     parser.add_argument("--shots", type=positive_int, default=10,
@@ -60,6 +67,7 @@ def add_build_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--filter-backend", choices=FILTER_BACKENDS, default="morph",
                         help="acceptability filter: morph (morphological checker, offline, default), rucola, none")
     parser.add_argument("--license", default="cc-by-4.0", help="licence id written in the card; default cc-by-4.0")
+    add_contact_option(parser)
     add_family_arguments(parser)
     for stage in ("render", "questions", "translate", "filter"):
         parser.add_argument(f"--{stage}-args", default="", metavar="ARGS",
@@ -73,7 +81,7 @@ def add_build_parser(commands: argparse._SubParsersAction) -> None:
 def command_build(args: argparse.Namespace) -> int:
     from dataset.build import Build, BuildPaths, BuildSettings, StageFailed, format_summary
     from dataset.mera import PromptSet, check_prompts
-    from dataset.publish import check_license
+    from dataset.publish import check_contact, check_license
     from dataset.stage_args import split_extra_args
     from dataset.stage_processes import Terminated, terminate_on_sigterm
     from render import render_limit_problem
@@ -95,6 +103,7 @@ def command_build(args: argparse.Namespace) -> int:
         raise UsageError("--n is required (or --like DATA, which takes it from an earlier set)")
     settings = BuildSettings(
         seed=seed.value, prompt=tuple(args.prompt or ()), license=check_license(args.license),
+        contact=check_contact(args.contact),
         seed_file=args.seed_file.resolve() if args.seed_file is not None else None, like=like, **options,
     )
     check_prompts(PromptSet.from_paths(args.prompt))

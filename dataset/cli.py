@@ -14,7 +14,7 @@ from pathlib import Path
 
 from dataset.annotate import add_annotate_parser, command_annotate
 from dataset.augment import add_rerender_options
-from dataset.build_cli import add_build_parser, add_export_options, command_build
+from dataset.build_cli import add_build_parser, add_contact_option, add_export_options, command_build
 from dataset.families import add_families_parser, command_families
 from dataset.pairs import add_pairs_parser, command_pairs
 from dataset.publish import (
@@ -87,6 +87,7 @@ def add_hf_parser(commands: argparse._SubParsersAction) -> None:
                          help="the export folder (MERA's shots.json/test.json), a build folder, or a legacy ruclevr.json")
     parser.add_argument("--out", type=output_path, required=True, help="folder for the copy (created)")
     parser.add_argument("--license", default="cc-by-4.0", help="licence id written in the card; default cc-by-4.0")
+    add_contact_option(parser)
     parser.add_argument("--rejected", type=Path, default=None,
                         help="the filter's .rejected.jsonl, so the card's score histogram shows rejected questions too")
     parser.add_argument("--seed-file", type=Path, default=None, metavar="PATH",
@@ -252,8 +253,9 @@ def command_export(args: argparse.Namespace) -> int:
 
 def command_hf(args: argparse.Namespace) -> int:
     from dataset.mera import stream_document
-    from dataset.publish import CARD_NAME, check_hf_inputs, write_card_plots, write_hf_copy
+    from dataset.publish import CARD_NAME, check_contact, check_hf_inputs, write_card_plots, write_hf_copy
 
+    contact = check_contact(args.contact)
     document = stream_document(args.data)
     survey = check_hf_inputs(document, args.license)
     if args.seed_file is not None:
@@ -266,7 +268,7 @@ def command_hf(args: argparse.Namespace) -> int:
         survey.card.copy = copy.notice
         plots = write_card_plots(survey.plots, copy.out, args.rejected)
         result = write_hf_copy(document, copy.out, args.license, plots=plots, show_progress=True, survey=survey,
-                               transform=copy.transform)
+                               transform=copy.transform, contact=contact)
         sizes = ", ".join(f"{split['name']} {split['num_examples']}" for split in result["dataset_info"]["splits"])
         print(f"{copy.out}: {copy.label()}{sizes}; load with datasets.load_dataset({str(copy.out)!r})")
     return 0

@@ -15,8 +15,8 @@ from sample_outputs import mera_export_problems
 from dataset.annotate.agreement import (
     Answer,
     Majority,
+    aggregated_baseline,
     annotator_records,
-    human_baseline,
     krippendorff_alpha,
     majority,
     normalise,
@@ -56,13 +56,13 @@ def test_human_baseline_per_type_counts_ties_as_wrong_and_skips_unanswered_items
              item(5, "colors", "синий")]
     winners = {1: majority(["да", "да", "нет"]), 2: majority(["да", "нет"]), 3: majority(["3"]),
                4: majority(["1", "1", "2"])}  # item 5: nobody answered
-    result = human_baseline(items, winners)
+    result = aggregated_baseline(items, winners)
     assert result["overall"] == {"exact_match": 0.5, "correct": 2, "total": 4, "wrong_synonyms": 0}
     assert result["question_types"]["binary"] == {"exact_match": 0.5, "correct": 1, "total": 2, "wrong_synonyms": 0}
     assert result["question_types"]["count"] == {"exact_match": 0.5, "correct": 1, "total": 2, "wrong_synonyms": 0}
     assert "colors" not in result["question_types"] and result["ties"] == 1
     # A majority naming the value by another word («шар» for «сфера») stays wrong and is counted as a synonym.
-    shapes = human_baseline([item(6, "shapes", "сфера")], {6: majority(["шар", "шар", "сфера"])})
+    shapes = aggregated_baseline([item(6, "shapes", "сфера")], {6: majority(["шар", "шар", "сфера"])})
     assert shapes["overall"] == {"exact_match": 0.0, "correct": 0, "total": 1, "wrong_synonyms": 1}
 
 
@@ -156,8 +156,8 @@ def write_page_json(path: Path, annotator: str, answers: dict[int, str]) -> None
 
 
 def check_figures(report: dict, expected: dict) -> None:
-    assert report["human_baseline"]["overall"]["exact_match"] == pytest.approx(expected["exact_match"])
-    assert {kind: row["exact_match"] for kind, row in report["human_baseline"]["question_types"].items()} == \
+    assert report["aggregated_baseline"]["overall"]["exact_match"] == pytest.approx(expected["exact_match"])
+    assert {kind: row["exact_match"] for kind, row in report["aggregated_baseline"]["question_types"].items()} == \
         pytest.approx(expected["per_type"])
     assert report["agreement"]["krippendorff_alpha"]["overall"] == pytest.approx(expected["alpha"])
     assert [record["id"] for record in report["disputed"]] == expected["disputed"]
@@ -176,10 +176,10 @@ def test_crowd_tsv_and_page_json_give_the_figures_worked_out_by_hand(export, tmp
         status, out, err = run_captured("dataset", "annotate", "import", "--data", export, "--answers", *files,
                                         "--out", tmp_path / kind)
         assert status == 0, err
-        assert "human exact match" in out
+        assert "plurality exact match" in out
         reports[kind] = load(tmp_path / kind / "human.json")
         check_figures(reports[kind], expected)
-    assert reports["tsv"]["human_baseline"] == reports["page"]["human_baseline"]
+    assert reports["tsv"]["aggregated_baseline"] == reports["page"]["aggregated_baseline"]
     report = reports["tsv"]
     assert report["flagged_annotators"] == ["ann3"]
     ann3 = next(a for a in report["annotators"] if a["annotator"] == "ann3")

@@ -97,7 +97,8 @@ def test_annotate_import_aggregates_by_the_chosen_method_and_reports_every_basel
         capsys.readouterr()
         assert main(["annotate", "import", "--data", str(export), "--answers", str(tmp_path / "crowd.tsv"),
                      "--out", str(tmp_path / method), "--aggregate", method]) == 0
-        assert f"({method})" in capsys.readouterr().out
+        label = "plurality" if method == "majority" else method
+        assert f", {label} exact match " in capsys.readouterr().out
         reports[method] = read_json(tmp_path / method / "human.json")
         assert reports[method]["settings"]["aggregate"] == method
         card = (tmp_path / method / "human_baseline.md").read_text(encoding="utf-8")
@@ -106,7 +107,8 @@ def test_annotate_import_aggregates_by_the_chosen_method_and_reports_every_basel
     baselines = reports["majority"]["baselines"]
     assert all(report["baselines"] == baselines for report in reports.values())
     for method, report in reports.items():
-        assert report["human_baseline"]["overall"]["exact_match"] == baselines[method]["exact_match"]
+        assert report["aggregated_baseline"]["overall"]["exact_match"] == baselines[method]["exact_match"]
+        assert report["aggregated_baseline"]["method"] == ("plurality" if method == "majority" else method)
         assert report["items"]["disputed"] == baselines[method]["wrong_or_tied"]
     honeypots = reports["majority"]["honeypots"]
     answers = 5 * (len(document["data"]["test"]) + len(document["data"]["shots"]))

@@ -86,7 +86,7 @@ def test_simulated_crowd_gives_the_expected_baseline_and_alpha_and_disputes_plan
     n, clean = len(test), len(test) - PLANTED
     p_sure = at_least(3, [1 - rate for rate in ERROR_RATES])
     low = (clean * p_sure - 3 * math.sqrt(clean * p_sure * (1 - p_sure))) / n
-    baseline = report["human_baseline"]["overall"]["exact_match"]
+    baseline = report["aggregated_baseline"]["overall"]["exact_match"]
     assert low <= baseline <= clean / n, (low, baseline, clean / n)
 
     # Alpha: observed disagreement between two annotators is about 1 - (1 - e_i)(1 - e_j) (two wrong
@@ -107,6 +107,6 @@ def test_simulated_crowd_gives_the_expected_baseline_and_alpha_and_disputes_plan
     by_ds = read_json(tmp_path / "report_ds" / "human.json")
     assert {test[index]["meta"]["id"] for index in planted} <= {record["id"] for record in by_ds["disputed"]}
     assert by_ds["baselines"] == report["baselines"]
-    assert by_ds["human_baseline"]["overall"]["exact_match"] == report["baselines"]["dawid-skene"]["exact_match"]
-    assert low <= by_ds["human_baseline"]["overall"]["exact_match"] <= clean / n
+    assert by_ds["aggregated_baseline"]["overall"]["exact_match"] == report["baselines"]["dawid-skene"]["exact_match"]
+    assert low <= by_ds["aggregated_baseline"]["overall"]["exact_match"] <= clean / n
     assert report["honeypots"]["items"] == len(original["data"]["shots"])

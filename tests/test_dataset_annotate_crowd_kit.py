@@ -43,10 +43,10 @@ def test_annotate_import_aggregates_with_crowd_kit_and_reports_it_beside_the_own
     export, crowd = planted_crowd_file(tmp_path)
     assert main(["annotate", "import", "--data", str(export), "--answers", str(crowd),
                  "--out", str(tmp_path / "out"), "--aggregate", method]) == 0
-    assert f"({method})" in capsys.readouterr().out
+    assert f", {method} exact match " in capsys.readouterr().out
     report = read_json(tmp_path / "out" / "human.json")
     assert list(report["baselines"]) == ["majority", "dawid-skene", "glad", method]
-    assert report["human_baseline"]["overall"]["exact_match"] == report["baselines"][method]["exact_match"]
+    assert report["aggregated_baseline"]["overall"]["exact_match"] == report["baselines"][method]["exact_match"]
     assert report["items"]["disputed"] == report["baselines"][method]["wrong_or_tied"]
     # the same answers read back from the long form the command writes give the same labels
     import pandas

@@ -143,8 +143,8 @@ def test_label_studio_round_trip_gives_the_figures_worked_out_by_hand(setup, cap
                  "--out", str(report_dir)]) == 0
     report = load(report_dir / "human.json")
     expected = hand_figures(document, plan)
-    assert report["human_baseline"]["overall"]["exact_match"] == pytest.approx(expected["exact_match"])
-    assert {kind: row["exact_match"] for kind, row in report["human_baseline"]["question_types"].items()} == \
+    assert report["aggregated_baseline"]["overall"]["exact_match"] == pytest.approx(expected["exact_match"])
+    assert {kind: row["exact_match"] for kind, row in report["aggregated_baseline"]["question_types"].items()} == \
         pytest.approx(expected["per_type"])
     assert report["agreement"]["krippendorff_alpha"]["overall"] == pytest.approx(expected["alpha"])
     assert [record["id"] for record in report["disputed"]] == expected["disputed"]

@@ -9,6 +9,8 @@ from pathlib import Path
 from annotate_helpers import load, read_dataset, small_export
 
 from dataset.annotate.agreement import MERA_MIN_VOTES, Majority, majority, mera_human_baseline, mera_majority
+from dataset.annotate.report import review_summary
+from dataset.publish import render_card_section
 
 
 def item(item_id: int, kind: str, gold: str) -> dict:
@@ -53,18 +55,31 @@ def test_import_reports_meras_rule_as_the_baseline_beside_the_plurality(tmp_path
                                     tmp_path / "crowd.tsv", "--out", tmp_path / "report")
     assert status == 0, err
     report = load(tmp_path / "report" / "human.json")
-    mera, plurality = report["human_baseline_mera"], report["human_baseline"]
+    # The report's names say what they are: the human baseline is MERA's rule, the plurality is labelled so.
+    mera, plurality = report["human_baseline"], report["aggregated_baseline"]
+    assert "human_baseline_mera" not in report and plurality["method"] == "plurality"
     assert plurality["overall"]["correct"] == 2 and plurality["overall"]["total"] == 2  # answered items only
     assert mera["overall"]["correct"] == 1 and mera["overall"]["total"] == len(test)  # every item, unanswered wrong
     assert mera["no_majority"] == len(test) - 1
     # The rule is printed and written as the report records it (one home for its numbers).
     assert "at least 3 people give (of 5)" in mera["rule"] and "unanswered, counts as wrong" in mera["rule"]
     assert f"human baseline ({mera['rule']}) {1 / len(test):.4f}" in out
+    assert f"beside it, plurality exact match {1:.4f} on 2 answered items" in out
     section = (tmp_path / "report" / "human_baseline.md").read_text(encoding="utf-8")
     assert "by MERA's majority vote: an answer at least 3 people give" in section  # the card escapes the brackets
     assert f"counts as wrong ({len(test) - 1} items had no majority)" in section
     assert "Human baseline (MERA's rule)" in section and "| human baseline (MERA's rule) |" in section
-    assert "plurality" in section and '\\|' not in section
+    assert "| plurality exact match (answered items) |" in section and '\\|' not in section
+    # A filtered export made by an earlier import (MERA's figure under human_baseline_mera, the plurality's
+    # under human_baseline) gives the same card section; one from before MERA's rule says it lacks it.
+    summary = review_summary(report)
+    earlier = dict(summary, human_baseline_mera=mera, human_baseline={k: v for k, v in plurality.items() if k != "method"})
+    del earlier["aggregated_baseline"]
+    assert render_card_section(earlier) == section
+    oldest = {key: value for key, value in earlier.items() if key != "human_baseline_mera"}
+    old_section = render_card_section(oldest)
+    assert "Human baseline (MERA's rule)" not in old_section and "plurality answer was compared" in old_section
+    assert f"| **overall** | 2 | {1:.3f} |" in old_section
     with open(tmp_path / "report" / "answers_crowd_kit.csv", encoding="utf-8", newline="") as handle:
         long_form = list(csv.DictReader(handle))
     assert len(long_form) == len(rows) and set(long_form[0]) == {"task", "worker", "label"}

@@ -68,7 +68,7 @@ def test_page_keeps_typed_answers_across_a_reload_and_saves_json_that_imports(tm
     assert main(["annotate", "import", "--data", str(export), "--answers", str(tmp_path / "answers.json"),
                  "--out", str(tmp_path / "report")]) == 0
     report = load(tmp_path / "report" / "human.json")
-    assert report["human_baseline"]["overall"] == {"exact_match": 1.0, "correct": len(document["data"]["test"]),
+    assert report["aggregated_baseline"]["overall"] == {"exact_match": 1.0, "correct": len(document["data"]["test"]),
                                                    "total": len(document["data"]["test"]), "wrong_synonyms": 0}
     assert report["annotators"][0]["control_accuracy"] == 1.0 and report["disputed"] == []
     # One wrong answer: the disputed page shows that item with its image.

@@ -114,8 +114,9 @@ def majorities(answers_by_item: Mapping[int, Sequence[str]]) -> dict[int, Majori
     return {item_id: majority(answers) for item_id, answers in answers_by_item.items()}
 
 
-def human_baseline(items: Sequence[Mapping[str, Any]], winners: Mapping[int, Majority]) -> dict[str, Any]:
-    """Exact match of the plurality (or aggregated) answer against gold, overall and per question type.
+def aggregated_baseline(items: Sequence[Mapping[str, Any]], winners: Mapping[int, Majority]) -> dict[str, Any]:
+    """Exact match of the plurality (or otherwise aggregated) answer against gold, overall and per question
+    type: the figure beside the human baseline (MERA's rule, :func:`mera_human_baseline`).
 
     Only items somebody answered are scored; an item with a tie counts as wrong.
     """
@@ -125,6 +126,9 @@ def human_baseline(items: Sequence[Mapping[str, Any]], winners: Mapping[int, Maj
     scores = score_predictions(answered, predictions)  # type: ignore[arg-type]  # None answers are left out above
     scores["ties"] = scores.pop("missing")
     return scores
+
+
+human_baseline = aggregated_baseline  # the earlier name, kept for callers; the human baseline is MERA's rule
 
 
 def krippendorff_alpha(answers_by_item: Mapping[int, Mapping[str, str]], annotators: Sequence[str]) -> float | None:

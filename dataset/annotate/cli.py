@@ -164,13 +164,14 @@ def import_command(document, args: argparse.Namespace) -> int:
         else contextlib.nullcontext()
     with held:
         report = import_answers(document, answers, args.out, settings, args.write_filtered)
-    mera = report["human_baseline_mera"]
-    baseline = report["human_baseline"]["overall"]
+    mera = report["human_baseline"]  # MERA's rule
+    beside = report["aggregated_baseline"]
+    baseline = beside["overall"]
     alpha = report["agreement"]["krippendorff_alpha"]["overall"]
     others = ", ".join(f"{name} {row['exact_match']:.4f}" for name, row in report["baselines"].items())
     print(f"{args.out / 'human.json'}: human baseline ({mera['rule']}) "
           f"{mera['overall']['exact_match']:.4f} on {mera['overall']['total']} items ({mera['no_majority']} without "
-          f"a majority); beside it, human exact match {baseline['exact_match']:.4f} ({args.aggregate}) on "
+          f"a majority); beside it, {beside['method']} exact match {baseline['exact_match']:.4f} on "
           f"{baseline['total']} answered items [{others}]; "
           f"honeypots {report['honeypots']['share_of_answers']:.1%} of the answers; "
           f"Krippendorff's alpha {'undefined' if alpha is None else f'{alpha:.4f}'}; "

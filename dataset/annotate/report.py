@@ -33,8 +33,8 @@ from dataset.annotate.aggregate import METHODS, aggregate
 from dataset.annotate.agreement import (
     Answer,
     Majority,
+    aggregated_baseline,
     annotator_records,
-    human_baseline,
     krippendorff_alpha,
     majority,
     mera_human_baseline,
@@ -42,7 +42,7 @@ from dataset.annotate.agreement import (
 )
 from dataset.annotate.tasks import TEMPLATES, sandbox
 from dataset.mera import SAMPLES_DIR, SPLITS, MeraDocument, write_export
-from dataset.publish import render_card_section, url_from
+from dataset.publish import method_label, render_card_section, url_from
 from ruclevr import __version__
 from ruclevr.cli import UsageError
 from ruclevr.io import atomic_write_json, atomic_write_text
@@ -156,7 +156,7 @@ def method_baselines(scored: Sequence[Mapping[str, Any]], table: Mapping[int, Ma
     baselines = {}
     for name in METHODS if method in METHODS else (*METHODS, method):  # a crowd-kit method beside the own ones
         winners = chosen if name == method else aggregated_winners(table, honeypots, known, name)
-        overall = human_baseline(scored, winners)["overall"]
+        overall = aggregated_baseline(scored, winners)["overall"]
         wrong = sum(1 for item in scored if item["meta"]["id"] in winners
                     and winners[item["meta"]["id"]].answer != normalise(str(item["outputs"]), policy))
         baselines[name] = {"exact_match": overall["exact_match"], "correct": overall["correct"],
@@ -211,9 +211,10 @@ def analyse(document: MeraDocument, answers: Sequence[Answer], settings: ImportS
                      "min_control_accuracy": settings.min_control_accuracy, "exclude_flagged": settings.exclude_flagged,
                      "jglue": settings.jglue, "aggregate": settings.aggregate, "yo_policy": policy, "tie_rule": TIE_RULE,
                      "normalisation": "lower case, ASCII punctuation removed, spaces collapsed and trimmed, ё policy"},
-        "human_baseline_mera": mera_human_baseline(scored, {item_id: list(by_annotator.values())
-                                                            for item_id, by_annotator in table.items()}),
-        "human_baseline": human_baseline(scored, winners),
+        # The human baseline is MERA's rule; the aggregated (by default plurality) answer's figure is beside it.
+        "human_baseline": mera_human_baseline(scored, {item_id: list(by_annotator.values())
+                                                       for item_id, by_annotator in table.items()}),
+        "aggregated_baseline": aggregated_baseline(scored, winners) | {"method": method_label(settings.aggregate)},
         "baselines": method_baselines(scored, table, honeypots, known_answers, policy, winners, settings.aggregate),
         "honeypots": honeypot_share([a for a in answers if a.annotator not in excluded], honeypots),
         "agreement": {"krippendorff_alpha": alpha_per_type(scored, table, annotators),
@@ -237,16 +238,17 @@ def analyse(document: MeraDocument, answers: Sequence[Answer], settings: ImportS
 
 def review_summary(report: Mapping[str, Any]) -> dict[str, Any]:
     """What the card says about the human review (kept in the filtered export's info)."""
-    return {key: report[key] for key in ("settings", "human_baseline_mera", "human_baseline", "baselines", "honeypots", "agreement", "overlap",
-                                          "items", "removal_reasons", "flagged_annotators")} | {
-        "annotators": len(report["annotators"])}
+    keys = ("settings", "human_baseline", "aggregated_baseline", "baselines", "honeypots", "agreement", "overlap",
+            "items", "removal_reasons", "flagged_annotators")
+    return {key: report[key] for key in keys} | {"annotators": len(report["annotators"])}
 
 
 def write_disputed_page(report: Mapping[str, Any], document: MeraDocument, out: Path) -> None:
     template = sandbox(True).from_string((TEMPLATES / "disputed.html.j2").read_text(encoding="utf-8"))
     items = {item["meta"]["id"]: item for split in SPLITS for item in document.items(split)}
     rows = [dict(record, url=url_from(out, document.image_path(items[record["id"]]))) for record in report["disputed"]]
-    atomic_write_text(out, template.render(disputed=rows, baseline=report["human_baseline"], data=document.path.name))
+    atomic_write_text(out, template.render(disputed=rows, baseline=report["aggregated_baseline"],
+                                        human=report["human_baseline"], data=document.path.name))
 
 
 def filtered_document(document: MeraDocument, report: Mapping[str, Any], split: str) -> dict[str, Any]:

@@ -6,9 +6,16 @@ This module is the public face: other parts of ``dataset`` import only the names
 
 from __future__ import annotations
 
-from dataset.publish.card import render_card_section
+from dataset.publish.card import method_label, render_card_section
 from dataset.publish.gallery import GallerySettings, url_from, write_gallery
-from dataset.publish.hf import CARD_NAME, check_hf_inputs, check_license, survey_statistics, write_hf_copy
+from dataset.publish.hf import (
+    CARD_NAME,
+    check_contact,
+    check_hf_inputs,
+    check_license,
+    survey_statistics,
+    write_hf_copy,
+)
 from dataset.publish.plots import CARD_PLOTS_DIR, PLOT_FILES, write_card_plots
 from dataset.publish.submission import add_submission_parser, command_submission
 from dataset.publish.watermark import (
@@ -24,12 +31,14 @@ __all__ = [
     "add_watermark_options",
     "CARD_NAME",
     "CARD_PLOTS_DIR",
+    "check_contact",
     "check_hf_inputs",
     "check_license",
     "command_submission",
     "GallerySettings",
     "hf_copies",
     "MARK_FILE",
+    "method_label",
     "PLOT_FILES",
     "render_card_section",
     "survey_statistics",

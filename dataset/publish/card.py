@@ -160,6 +160,7 @@ def card_context(
     baselines: Mapping[str, Any],
     license_id: str,
     plots: Sequence[tuple[str, str]] = (),
+    contact: str | None = None,
 ) -> dict[str, Any]:
     info = facts.info
     n_items = facts.items
@@ -194,6 +195,7 @@ def card_context(
         "dataset_bibtex": dataset_bibtex(info, dataset_info, n_items, statistics["all"]["objects_per_scene"]["scenes"]),
         "limitations": limitations(statistics, sources),
         "copy": facts.copy,
+        "contact": markdown_text(contact) if contact else None,
     }
 
 
@@ -274,13 +276,31 @@ def human_review_section(info: Mapping[str, Any]) -> str:
     return render_card_section(info["human_review"])
 
 
+def method_label(aggregate: str) -> str:
+    """What a report calls the answers of ``annotate import --aggregate``: ``plurality`` for the majority
+    (the default), else the method's name."""
+    return "plurality" if aggregate == "majority" else aggregate
+
+
+def review_figures(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """``summary`` with its baselines under the names ``annotate import`` writes now: ``human_baseline`` by
+    MERA's rule (None in reports older than it) and ``aggregated_baseline``, the plurality or ``--aggregate``
+    answer's figure over the answered items, with its ``method``. Earlier reports called that figure
+    ``human_baseline`` and MERA's ``human_baseline_mera``; their filtered exports still give their section."""
+    if "aggregated_baseline" in summary:
+        return dict(summary)
+    beside = dict(summary["human_baseline"], method=method_label((summary.get("settings") or {}).get("aggregate") or "majority"))
+    return dict(summary, human_baseline=summary.get("human_baseline_mera"), aggregated_baseline=beside)
+
+
 def render_card_section(summary: Mapping[str, Any]) -> str:
-    """The "Human baseline" section of the dataset card (Markdown), from ``dataset annotate import``'s summary."""
+    """The "Human baseline" section of the dataset card (Markdown), from ``dataset annotate import``'s summary
+    (any report format, :func:`review_figures`)."""
     environment = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, trim_blocks=True, lstrip_blocks=True,
                                        keep_trailing_newline=True)
     environment.finalize = markdown_text  # every value from the answers is shown as text, never markup
     template = environment.from_string(HUMAN_BASELINE_TEMPLATE_PATH.read_text(encoding="utf-8"))
-    return template.render(review=summary)
+    return template.render(review=review_figures(summary))
 
 
 def render_card(
@@ -290,7 +310,9 @@ def render_card(
     baselines: Mapping[str, Any],
     license_id: str,
     plots: Sequence[tuple[str, str]] = (),
+    contact: str | None = None,
 ) -> str:
+    """The card; ``contact`` (one line, shown as text) names who maintains this copy."""
     environment = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
     template = environment.from_string(CARD_TEMPLATE_PATH.read_text(encoding="utf-8"))
-    return template.render(card_context(facts, dataset_info, statistics, baselines, license_id, plots))
+    return template.render(card_context(facts, dataset_info, statistics, baselines, license_id, plots, contact))

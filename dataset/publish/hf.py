@@ -65,6 +65,19 @@ def check_license(license_id: str) -> str:
     return license_id
 
 
+MAX_CONTACT_CHARS = 200
+
+
+def check_contact(contact: str | None) -> str | None:
+    """A card's contact (who maintains this copy): one non-empty line of at most :data:`MAX_CONTACT_CHARS`."""
+    if contact is None:
+        return None
+    if not contact.strip() or len(contact.splitlines()) != 1 or len(contact) > MAX_CONTACT_CHARS:
+        raise UsageError(f"--contact must be one non-empty line of at most {MAX_CONTACT_CHARS} characters "
+                         "(e.g. a name and an e-mail address or an issue tracker's address)")
+    return contact.strip()
+
+
 def hf_rows(document: Document, items: Sequence[Mapping[str, Any]], images: dict[str, bytes],
             transform: Callable[[bytes], bytes] | None = None) -> list[dict[str, Any]]:
     """MERA items with the image file's bytes beside its relative path (``images`` caches the bytes);
@@ -226,6 +239,7 @@ def write_hf_copy(
     plots: Sequence[tuple[str, str]] = (), max_file_bytes: int = MAX_FILE_BYTES, survey: ExportSurvey | None = None,
     transform: Callable[[bytes], bytes] | None = None,
     statistics: Mapping[str, Any] | None = None,
+    contact: str | None = None,
 ) -> dict[str, Any]:
     """Write the parquet files, then the card last (an existing card means a complete copy).
 
@@ -234,6 +248,7 @@ def write_hf_copy(
     ``survey``: what :func:`check_hf_inputs` returned for this document and licence (else it is run here);
     ``statistics``: :func:`survey_statistics` of it, where already made.
     ``transform``: what is done to each image's bytes (a public copy's watermark, :mod:`dataset.publish.watermark`).
+    ``contact``: who maintains the copy, named in the card (else it says where to report problems).
     The items are read twice, once for the survey and once for the parquet files, never held whole.
     """
     if survey is None:
@@ -252,6 +267,7 @@ def write_hf_copy(
     }
     if statistics is None:
         statistics = survey_statistics(survey, document)
-    card = render_card(survey.card, dataset_info, statistics, survey.test_answers.baselines(), license_id, plots)
+    card = render_card(survey.card, dataset_info, statistics, survey.test_answers.baselines(), license_id, plots,
+                       contact=contact)
     atomic_write_text(out_dir / CARD_NAME, card)
     return {"dataset_info": dataset_info, "card": str(out_dir / CARD_NAME)}
