@@ -51,20 +51,24 @@ from questions.hypothetical import EDITS
 from questions.image_geometry import OPPOSITE
 from questions.plan import Plan, run_plan_with
 from questions.scene_index import SceneIndex
+from questions.text import fits
 
 #: What the tested set of an answer node is: the node's only input.
 TESTED = ("exist", "none", "count")
 DECIDED, MAY_COUNT = "decided by its text", "a named object may count"
+OTHER_OPEN = "«другой» of which named object"
 
 #: Candidates refused, by (family, reason): a tally for benchmarks and reports; it decides nothing.
 REFUSED: Counter[tuple[str, str]] = Counter()
 
 
 def text_refusal(plan: Plan, choices: Sequence[Any], outputs: Sequence[Any], scene: SceneIndex) -> str | None:
-    """Why the candidate is not asked (:data:`DECIDED`, :data:`MAY_COUNT`), or None."""
+    """Why the candidate is not asked (:data:`DECIDED`, :data:`MAY_COUNT`, :data:`OTHER_OPEN`), or None."""
     named = [t for t, node in enumerate(plan.nodes) if node.kind == "unique"]
     if not named:
         return None
+    if other_is_open(plan, choices, named):
+        return OTHER_OPEN
     said: _NamedFacts | None = None  # made once a named object is in a tested set
     answer: str | None = None
     named_bits = 0
@@ -95,6 +99,39 @@ def text_refusal(plan: Plan, choices: Sequence[Any], outputs: Sequence[Any], sce
                 if _answer_without(plan, choices, outputs, scene, tested, bit) != answer:
                     return MAY_COUNT
     return None
+
+
+def other_is_open(plan: Plan, choices: Sequence[Any], named: Sequence[int]) -> bool:
+    """Whether «другой» (said of an object found by a relation whose words fit an earlier named
+    object: «Левее красного предмета находится другой предмет») would leave open which object it
+    sets the new one apart from: its words fit two earlier named objects («с цветом другого
+    резинового предмета за голубым резиновым предметом», after «небольшого резинового предмета»:
+    other than the small one, or than the blue one, and may it be the small one?), or an earlier
+    object was said so too («…находится другой объект. … Из чего сделан другой крупный объект
+    правее этого крупного серого объекта?»: other than that first «другой» one too?). Blind readers
+    took each two ways (round 10: k81, k294); a candidate so worded is not asked. A bare noun
+    («предмет») only counts as an earlier one: right before the relation that finds it, it is a new
+    search and said without «другой» («Какого цвета предмет слева от …?»)."""
+    words = {thing: _words_and_source(plan, choices, plan.nodes[thing].inputs[0]) for thing in named}
+    tested = [(t, _words_and_source(plan, choices, node.inputs[0])) for t, node in enumerate(plan.nodes) if node.function in TESTED]
+    said_other = False
+    for thing, (mine, source) in sorted([*words.items(), *tested]):
+        if plan.nodes[source].function != "relate":
+            continue
+        fitted = [earlier for earlier in named if earlier < thing and fits(mine, words[earlier][0])]
+        if mine and (len(fitted) >= 2 or fitted and said_other):
+            return True
+        said_other = said_other or bool(fitted)
+    return False
+
+
+def _words_and_source(plan: Plan, choices: Sequence[Any], t: int) -> tuple[dict[str, str], int]:
+    """The attributes the filters from node ``t`` back name, and the node they start from."""
+    words: dict[str, str] = {}
+    while plan.nodes[t].kind == "filter":
+        words.update((slot.attribute, value) for slot, value in zip(plan.nodes[t].slots, choices[t], strict=True) if value)
+        t = plan.nodes[t].inputs[0]
+    return words, t
 
 
 def refuse_decided(plan: Plan, choices: Sequence[Any], outputs: Sequence[Any], scene: SceneIndex) -> bool:

@@ -7,7 +7,7 @@ import pytest
 from test_questions_readings import scene_of
 
 from questions.families import load_families
-from questions.named_objects import DECIDED, MAY_COUNT, text_refusal
+from questions.named_objects import DECIDED, MAY_COUNT, OTHER_OPEN, text_refusal
 from questions.plan import Plan, choices_of, run_plan
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
@@ -170,3 +170,38 @@ def test_an_edited_object_counts_by_its_new_value_unless_the_words_settle_the_wh
     assert refusal(recolor, ONE_SPHERE, {"<C>": "red", "<S>": "cube", "<C2>": "blue", "<C3>": "blue", "<S3>": "cube"}) is None
     # «… сколько станет красных кубов?»: the only red cube is blue now: none, whatever the picture.
     assert refusal(recolor, ONE_SPHERE, {"<C>": "red", "<S>": "cube", "<C2>": "blue", "<C3>": "red", "<S3>": "cube"}) == DECIDED
+
+
+def test_other_said_of_an_object_two_earlier_ones_fit_is_refused(families):
+    # «Совпадает ли цвет небольшого резинового предмета с цветом другого резинового предмета за голубым
+    # резиновым предметом?» (round 10, k81): other than the small one, or than the cyan one?
+    scene = scene_of(
+        ("small", "red", "rubber", "cube", 0, 0),
+        ("large", "cyan", "rubber", "sphere", 2, 0),
+        ("large", "green", "rubber", "cylinder", 2, -1),
+        ("large", "blue", "metal", "cube", 4, 1),
+    )
+    family = families["compare/zero_one_hop/color"]
+    values = {"<Z>": "small", "<M>": "rubber", "<C2>": "cyan", "<M2>": "rubber", "<R>": "behind", "<M3>": "rubber"}
+    assert refusal(family, scene, values) == OTHER_OPEN
+    # … «за голубым шаром»: only the small rubber one fits the rubber thing behind it: one «другой».
+    assert refusal(family, scene, {**values, "<M2>": "", "<S2>": "sphere"}) is None
+    # … «с цветом цилиндра за голубым резиновым предметом»: no earlier object fits, no «другой».
+    assert refusal(family, scene, {**values, "<M3>": "", "<S3>": "cylinder"}) is None
+
+
+def test_other_said_again_after_an_earlier_other_is_refused(families):
+    # «Левее жёлтого объекта расположен другой объект. За этим другим объектом расположен крупный серый
+    # объект. Из чего сделан другой крупный объект правее этого крупного серого объекта?» (round 10, k294):
+    # other than the gray one, or than the first «другой» one too?
+    scene = scene_of(
+        ("small", "yellow", "metal", "cube", 1, 0),
+        ("small", "gray", "metal", "sphere", 0, 0),
+        ("large", "gray", "rubber", "cylinder", 3, -1),
+        ("large", "blue", "rubber", "cube", 4, 1),
+    )
+    family = families["query/three_hop/material"]
+    values = {"<C>": "yellow", "<R>": "left", "<R2>": "behind", "<Z3>": "large", "<C3>": "gray", "<R3>": "right", "<Z4>": "large"}
+    assert refusal(family, scene, values) == OTHER_OPEN
+    # … «Из чего сделан кубик правее этого крупного серого объекта?»: the cube fits no earlier object.
+    assert refusal(family, scene, {**values, "<Z4>": "", "<S4>": "cube"}) is None
