@@ -104,24 +104,31 @@ def text_refusal(plan: Plan, choices: Sequence[Any], outputs: Sequence[Any], sce
 def other_is_open(plan: Plan, choices: Sequence[Any], named: Sequence[int]) -> bool:
     """Whether «другой» (said of an object found by a relation whose words fit an earlier named
     object: «Левее красного предмета находится другой предмет») would leave open which object it
-    sets the new one apart from: its words fit two earlier named objects («с цветом другого
-    резинового предмета за голубым резиновым предметом», after «небольшого резинового предмета»:
-    other than the small one, or than the blue one, and may it be the small one?), or an earlier
-    object was said so too («…находится другой объект. … Из чего сделан другой крупный объект
-    правее этого крупного серого объекта?»: other than that first «другой» one too?). Blind readers
-    took each two ways (round 10: k81, k294); a candidate so worded is not asked. A bare noun
-    («предмет») only counts as an earlier one: right before the relation that finds it, it is a new
-    search and said without «другой» («Какого цвета предмет слева от …?»)."""
+    sets the new one apart from: its words, not a bare noun, fit two earlier named objects («с
+    цветом другого резинового предмета за голубым резиновым предметом», after «небольшого
+    резинового предмета»: other than the small one, or than the blue one, and may it be the small
+    one?), or an earlier object was said so too («…находится другой объект. … Из чего сделан другой
+    крупный объект правее этого крупного серого объекта?»: other than that first one too?; «За
+    блестящим кубиком стоит другой предмет, справа от которого стоит другой предмет»: and «этого
+    предмета» after it is which?). Blind readers took each two ways (round 10: k81, k294; round 11:
+    k24); a candidate so worded is not asked. A set asked about is said «другие» after such an
+    object where its words fit an earlier one. The last object or set found by a relation, if a
+    bare noun («предмет»), is said right before the relation that finds it: a new search, without
+    «другой» («Какого цвета предмет слева от этого зелёного предмета?»)."""
     words = {thing: _words_and_source(plan, choices, plan.nodes[thing].inputs[0]) for thing in named}
-    tested = [(t, _words_and_source(plan, choices, node.inputs[0])) for t, node in enumerate(plan.nodes) if node.function in TESTED]
+    sets = {node.inputs[0]: _words_and_source(plan, choices, node.inputs[0]) for node in plan.nodes if node.function in TESTED}
+    found = [(at, mine) for at, (mine, source) in sorted([*words.items(), *sets.items()]) if plan.nodes[source].function == "relate"]
+    if found and not found[-1][1]:
+        found.pop()
     said_other = False
-    for thing, (mine, source) in sorted([*words.items(), *tested]):
-        if plan.nodes[source].function != "relate":
-            continue
-        fitted = [earlier for earlier in named if earlier < thing and fits(mine, words[earlier][0])]
-        if mine and (len(fitted) >= 2 or fitted and said_other):
+    for at, mine in found:
+        fitted = [earlier for earlier in named if earlier < at and fits(mine, words[earlier][0])]
+        if at in sets:  # a set asked about, said «другие» only where its words fit (a bare one is a search)
+            if mine and fitted and said_other:
+                return True
+        elif mine and len(fitted) >= 2 or fitted and said_other:
             return True
-        said_other = said_other or bool(fitted)
+        said_other = said_other or at in words and bool(fitted)
     return False
 
 

@@ -205,3 +205,19 @@ def test_other_said_again_after_an_earlier_other_is_refused(families):
     assert refusal(family, scene, values) == OTHER_OPEN
     # … «Из чего сделан кубик правее этого крупного серого объекта?»: the cube fits no earlier object.
     assert refusal(family, scene, {**values, "<Z4>": "", "<S4>": "cube"}) is None
+
+
+def test_a_bare_other_said_again_is_refused_but_a_single_one_is_asked(families):
+    # «За блестящим кубиком стоит другой предмет, справа от которого стоит другой предмет. Какого размера
+    # зелёный предмет слева от этого предмета?» (round 11, k24): other than which, and «этого» is which?
+    scene = scene_of(
+        ("small", "blue", "metal", "cube", 0, 0),
+        ("large", "gray", "rubber", "sphere", 1, -1),
+        ("small", "red", "rubber", "cylinder", 2, 1),
+        ("large", "green", "rubber", "cube", -1, 1),
+    )
+    family = families["query/three_hop/size"]
+    values = {"<M>": "metal", "<S>": "cube", "<R>": "behind", "<R2>": "right", "<R3>": "left", "<C4>": "green"}
+    assert refusal(family, scene, values) == OTHER_OPEN
+    # «За блестящим кубиком стоит шар, справа от которого стоит другой предмет»: one «другой», asked.
+    assert refusal(family, scene, {**values, "<S2>": "sphere"}) is None
