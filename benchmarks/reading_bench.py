@@ -134,10 +134,8 @@ _EN_BARE_AFTER_ADJECTIVE = re.compile(
     r"\w+(?:s\s+(?:and|or|than)\s+|\s+and\s+the\s+)(?:cube|block|sphere|ball|cylinder|thing|object)s?\b")
 
 
-# «другой» not after «этот» (a new object set apart, not one said again), and the adjective after it, if any.
-_RU_OTHER = re.compile(
-    r"(?<!этого )(?<!этим )(?<!этот )(?<!этому )(?<!этом )(?<!этой )(?<!эту )(?<!этих )(?<!эти )(?<!этими )"
-    r"\bдруг\w*( \w+(?:ый|ий|ой|ого|его|ому|ему|ым|им|ом|ем|ая|яя|ую|юю|ей|ые|ие|ых|их|ыми|ими))?")
+# «другой» not after «этот» (a new object set apart, not one said again).
+_RU_OTHER = re.compile(r"(?<!этого )(?<!этим )(?<!этот )(?<!этому )(?<!этом )(?<!этой )(?<!эту )(?<!этих )(?<!эти )(?<!этими )\bдруг\w*")
 # «Есть ли сферы, которые … справа от сферы?»: the set asked about (after «Есть ли»/«Сколько», up to a
 # comma, a relative word or a relation), and the objects it is found from (a relation, then up to three
 # words and a noun; «этот» says an object again): an anchor all of whose words the set says too is the
@@ -169,7 +167,7 @@ def _russian_audit(russian: list[tuple[dict, str]], families) -> dict[str, int]:
     ``morph`` checker's rule), «другой»/«ещё»/«кроме» where the words already keep the anchor out, and none where they let it in,
     «либо» where the exclusive reading changes the answer, «Посмотрите»; adjectives before a bare
     coordinated noun and a sum said as a total where those readings change the answer; «другой»
-    with attributes after an earlier «другой», and a set anchored on an object all of whose words it says."""
+    said of two objects, and a set anchored on an object all of whose words it says."""
     checker = MorphChecker()
     counts = Counter()
     for question, text in russian:
@@ -190,10 +188,10 @@ def _russian_audit(russian: list[tuple[dict, str]], families) -> dict[str, int]:
             any(r.startswith("distribute:") for r in unsafe) and _RU_BARE_AFTER_ADJECTIVE.search(text.lower()))
         counts["sum_said_as_a_total"] += bool(
             any(f"union:{node}" in unsafe for node in structure.sums) and not re.search(r"сумм|прибав|плюс", text.lower()))
-        # Round 10's blind reading (issue 36): «другой» with attributes after an earlier «другой» (k294,
-        # «…другой объект. … другой крупный объект»), and a set asked about whose anchor it names in full (k120).
-        others = _RU_OTHER.findall(text.lower())
-        counts["other_with_attributes_after_another_other"] += len(others) >= 2 and any(others[1:])
+        # Blind readings of rounds 10 and 11 (issue 36): «другой» said of two objects (k294, «…другой объект.
+        # … другой крупный объект»; k24, «другой предмет, справа от которого стоит другой предмет»), and a
+        # set asked about whose anchor it names in full (k120).
+        counts["other_said_of_two_objects"] += len(_RU_OTHER.findall(text.lower())) >= 2
         counts["set_anchored_on_its_own_words"] += _set_anchored_on_its_own_words(text.lower())
     return dict(counts)
 

@@ -33,16 +33,16 @@ def audit(bench, families, question: dict, text: str) -> dict[str, int]:
     return bench._russian_audit([(question, text)], families)
 
 
-def test_other_said_again_with_attributes_and_a_set_on_its_own_bare_noun_are_counted(bench, families):
+def test_other_said_of_two_objects_and_a_set_on_its_own_words_are_counted(bench, families):
     question = {"family": "query/three_hop/material", "params": {}, UNSAFE_FIELD: []}
     k294 = ("Левее желтого объекта расположен другой объект. За этим другим объектом расположен крупный серый объект. "
             "Из чего сделан другой крупный объект правее этого крупного серого объекта?")
-    assert audit(bench, families, question, k294)["other_with_attributes_after_another_other"] == 1
-    # «другой» once, or twice bare («другой объект, позади которого стоит другой объект»): one referent each
+    k24 = "За блестящим кубиком стоит другой предмет, справа от которого стоит другой предмет. Из чего сделан шар слева от него?"
+    assert audit(bench, families, question, k294)["other_said_of_two_objects"] == 1
+    assert audit(bench, families, question, k24)["other_said_of_two_objects"] == 1
+    # «другой» once, then the same object again («этого другого объекта»): one referent
     once = "Левее желтого объекта расположен другой объект. Из чего сделан крупный объект правее этого другого объекта?"
-    bare = "Левее фиолетового объекта стоит другой объект, позади которого стоит другой объект. Из чего сделан шар справа от него?"
-    assert audit(bench, families, question, once)["other_with_attributes_after_another_other"] == 0
-    assert audit(bench, families, question, bare)["other_with_attributes_after_another_other"] == 0
+    assert audit(bench, families, question, once)["other_said_of_two_objects"] == 0
     exist = {"family": "exist/and_relate", "params": {}, UNSAFE_FIELD: []}
     k120 = "Есть ли сферы, которые находятся позади крупного резинового объекта и при этом справа от сферы?"
     assert audit(bench, families, exist, k120)["set_anchored_on_its_own_words"] == 1
