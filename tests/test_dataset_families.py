@@ -86,9 +86,12 @@ def test_a_template_with_an_unsafe_reading_is_caught_with_file_and_line(tmp_path
     line = line_of(text, '"How many <Z2> <C2> <M2> <S2>s have')
     where = f"{path}:{line}: family mine/count_same_color text.en[1]"
     [unsafe] = [line for line in result.stderr.splitlines() if line.startswith(f"dataset families: {where}:")]
-    assert re.search(r"admits another reading with another answer in 1\d of 20 questions \(self:<S2>\)", unsafe), unsafe
+    # (about 17 of the 200 scenes tried ask it: «other cubes the color of the cube», the only cube, is
+    # none by the words and not asked: questions/named_objects.py)
+    found = re.search(r"admits another reading with another answer in (\d+) of (\d+) questions \(self:<S2>\)", unsafe)
+    assert found and int(found[2]) >= 15 and int(found[1]) > int(found[2]) // 2, unsafe
     assert not any("text.en[0]" in line for line in result.stderr.splitlines())  # the safe template passes
-    assert "mine/count_same_color: 20 questions" in result.stdout
+    assert f"mine/count_same_color: {found[2]} questions" in result.stdout
 
     fixed = "families:\n" + WITHOUT_OTHER.replace(',\n           "How many <Z2> <C2> <M2> <S2>s have the same color as the <Z> <C> <M> <S>?"', "")
     assert fixed.count("have the same color") == 1
