@@ -37,6 +37,10 @@ the rest): it is not refused for that, only where its words settle the whole set
 above: «Если бы красный куб был металлическим, сколько было бы красных металлических кубов?»
 is 1 whatever the picture). Another named object the edit does not change is read as in any
 question («Если поменять местами A и шар B, сколько шаров окажется левее A?»: may B count?).
+
+An object found by a relation whose words fit an earlier named object is said «другой» by the
+realiser; where that leaves open which object it sets apart (:func:`other_is_open`), the
+candidate is not asked either (:data:`OTHER_OPEN`).
 """
 
 from __future__ import annotations
@@ -179,6 +183,7 @@ EARLY_CHECKS_CACHED = 2048
 @lru_cache(maxsize=EARLY_CHECKS_CACHED)
 def _early_checks(key: PlanKey) -> tuple[tuple[tuple[int, int, str], ...], ...]:
     plan = key.plan
+    # what-if plans are checked on the finished candidate only (text_refusal reads the scene after the edit)
     named = [t for t, node in enumerate(plan.nodes) if node.kind == "unique"] if not plan.edits else []
     last = len(plan.nodes) - 1
     tested = [(node.inputs[0], node.function if t == last else "") for t, node in enumerate(plan.nodes) if node.function in TESTED]
