@@ -5,8 +5,11 @@ whose text puts a named object in the tested set, or where leaving a named objec
 out changes the answer (:mod:`questions.named_objects`). This benchmark generates the questions
 and audits each written one again: per exist/count question, whether its tested set holds an
 object the question names, by the text (target 0) or where it decides the answer (target 0);
-and the candidates the engine refused for either reason. ``--off`` generates without the
-refusal, for the figures before it.
+per question, whether «другой» would leave open which named object it sets apart (target 0);
+and the candidates the engine refused for either reason. The audit reads every family with a
+tested set, the what-if ones (in the scene after the edit) and perspective among them: the
+questions audited and those whose tested set holds a named object are printed per family group.
+``--off`` generates without the refusal, for the figures before it.
 
     python benchmarks/named_objects_bench.py --scenes 1000
 """
@@ -49,26 +52,33 @@ def main() -> None:
     by_scene = {scene["image_index"]: SceneIndex.from_scene(scene) for scene in scenes}
     plans = {family_id: Plan.of(family) for family_id, family in families.items()}
     audit: Counter[str] = Counter()
+    groups: Counter[tuple[str, str]] = Counter()
     examples: dict[str, str] = {}
     for question in questions:
         plan = plans[question["family"]]
         tested = [node.inputs[0] for node in plan.nodes if node.function in named_objects.TESTED]
-        if not tested:
-            continue
-        audit["exist/count questions"] += 1
         choices = choices_of(plan, question["params"])
         outputs = run_plan(plan, choices, by_scene[question["image_index"]])
-        named = [outputs[t] for t, node in enumerate(plan.nodes) if node.kind == "unique"]
-        if any(outputs[s] >> thing & 1 for s in tested for thing in named):
-            audit["tested set holds a named object"] += 1
         reason = named_objects.text_refusal(plan, choices, outputs, by_scene[question["image_index"]])
         if reason is not None:
             audit[reason] += 1
             examples.setdefault(reason, question["question"])
+        if not tested:
+            continue
+        audit["exist/count questions"] += 1
+        groups[(plan.family.group, "audited")] += 1
+        named = [outputs[t] for t, node in enumerate(plan.nodes) if node.kind == "unique"]
+        if any(outputs[s] >> thing & 1 for s in tested for thing in named):
+            audit["tested set holds a named object"] += 1
+            groups[(plan.family.group, "holding a named object")] += 1
 
     print(f"{len(scenes)} scenes, {len(questions)} questions in {seconds:.1f} s (refusal {'off' if args.off else 'on'})")
-    for key in ("exist/count questions", "tested set holds a named object", named_objects.DECIDED, named_objects.MAY_COUNT):
+    for key in ("exist/count questions", "tested set holds a named object", named_objects.DECIDED, named_objects.MAY_COUNT,
+                named_objects.OTHER_OPEN):
         print(f"  {key}: {audit[key]}" + (f"  e.g. {examples[key]!r}" if key in examples else ""))
+    print("exist/count questions audited per family group (those whose tested set holds a named object):")
+    for group in sorted({group for group, _ in groups}):
+        print(f"  {group}: {groups[(group, 'audited')]} ({groups[(group, 'holding a named object')]})")
     refused: Counter[str] = Counter()
     for (_family, reason), count in named_objects.REFUSED.items():
         refused[reason] += count

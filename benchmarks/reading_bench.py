@@ -123,13 +123,36 @@ def main() -> None:
 
 # A noun phrase with an adjective, then «и/или», «чем» or "and/or", "than", then a bare noun: adjectives
 # that could reach it (plural: «жёлтых сфер и кубов», «крупных кубов больше, чем шаров»; singular, the
-# objects of a swap: «серый куб и шар», "the gray cube and the sphere").
+# objects of a swap: «серый куб и шар», "the gray cube and the sphere"; the ends of «между маленьким
+# шаром и цилиндром»).
 _RU_BARE_AFTER_ADJECTIVE = re.compile(
     r"\b\w+(?:ых|их)\s+\w+(?:\s+(?:и|или)|(?:\s+\w+)?,\s+чем)\s+(?:кубов|кубиков|шаров|сфер|цилиндров|предметов|объектов)\b"
-    r"|\b\w+(?:ый|ий|ой|ую|ое)\s+\w+\s+и\s+(?:куб|кубик|шар|сферу|цилиндр|предмет|объект)\b")
+    r"|\b\w+(?:ый|ий|ой|ую|ое)\s+\w+\s+и\s+(?:куб|кубик|шар|сферу|цилиндр|предмет|объект)\b"
+    r"|\bмежду\s+\w+(?:ым|им|ой)\s+\w+\s+и\s+(?:кубом|кубиком|шаром|сферой|цилиндром|предметом|объектом)\b")
 _EN_BARE_AFTER_ADJECTIVE = re.compile(
     r"\b(?:large|big|small|tiny|gray|grey|red|blue|green|brown|purple|cyan|yellow|metal|metallic|shiny|rubber|matte)\s+"
     r"\w+(?:s\s+(?:and|or|than)\s+|\s+and\s+the\s+)(?:cube|block|sphere|ball|cylinder|thing|object)s?\b")
+
+
+# «другой» not after «этот» (a new object set apart, not one said again).
+_RU_OTHER = re.compile(r"(?<!этого )(?<!этим )(?<!этот )(?<!этому )(?<!этом )(?<!этой )(?<!эту )(?<!этих )(?<!эти )(?<!этими )\bдруг\w*")
+# «Есть ли сферы, которые … справа от сферы?»: the set asked about (after «Есть ли»/«Сколько», up to a
+# comma, a relative word or a relation), and the objects it is found from (a relation, then up to three
+# words and a noun; «этот» says an object again): an anchor all of whose words the set says too is the
+# only object so described, and it can only be in the set by itself.
+_RU_RELATION = r"(?:от|за|перед|позади|впереди|левее|правее)"
+_RU_ASKED_SET = re.compile(r"^(?:есть ли|сколько)\s+(?:на изображении\s+|ещё\s+|еще\s+|всего\s+)?([^,?]*?)"
+                           r"(?:,|\s+(?:котор|располож|наход|сто)\w*\b|\s+" + _RU_RELATION + r"\b|\s+(?:слева|справа)\b)")
+_RU_ANCHOR = re.compile(r"\b" + _RU_RELATION + r"\s+((?:[\w-]+\s+){0,3}?(?:куб|шар|сфер|цилиндр|предмет|объект)\w*)")
+
+
+def _set_anchored_on_its_own_words(text: str) -> bool:
+    asked = _RU_ASKED_SET.match(text)
+    if asked is None:
+        return False
+    said = {word[:3] for word in asked.group(1).split()}
+    return any(not anchor.startswith("эт") and {word[:3] for word in anchor.split()} <= said
+               for anchor in _RU_ANCHOR.findall(text))
 
 
 def _english_admits_unsafe(question: dict, family) -> bool:
@@ -143,7 +166,8 @@ def _russian_audit(russian: list[tuple[dict, str]], families) -> dict[str, int]:
     """Read the Russian texts back: pronouns with two agreeing object nouns before them (the
     ``morph`` checker's rule), «другой»/«ещё»/«кроме» where the words already keep the anchor out, and none where they let it in,
     «либо» where the exclusive reading changes the answer, «Посмотрите»; adjectives before a bare
-    coordinated noun and a sum said as a total where those readings change the answer."""
+    coordinated noun and a sum said as a total where those readings change the answer; «другой»
+    said of two objects, and a set anchored on an object all of whose words it says."""
     checker = MorphChecker()
     counts = Counter()
     for question, text in russian:
@@ -164,6 +188,11 @@ def _russian_audit(russian: list[tuple[dict, str]], families) -> dict[str, int]:
             any(r.startswith("distribute:") for r in unsafe) and _RU_BARE_AFTER_ADJECTIVE.search(text.lower()))
         counts["sum_said_as_a_total"] += bool(
             any(f"union:{node}" in unsafe for node in structure.sums) and not re.search(r"сумм|прибав|плюс", text.lower()))
+        # Blind readings of rounds 10 and 11 (issue 36): «другой» said of two objects (k294, «…другой объект.
+        # … другой крупный объект»; k24, «другой предмет, справа от которого стоит другой предмет»), and a
+        # set asked about whose anchor it names in full (k120).
+        counts["other_said_of_two_objects"] += len(_RU_OTHER.findall(text.lower())) >= 2
+        counts["set_anchored_on_its_own_words"] += _set_anchored_on_its_own_words(text.lower())
     return dict(counts)
 
 

@@ -86,12 +86,15 @@ def test_a_template_with_an_unsafe_reading_is_caught_with_file_and_line(tmp_path
     line = line_of(text, '"How many <Z2> <C2> <M2> <S2>s have')
     where = f"{path}:{line}: family mine/count_same_color text.en[1]"
     [unsafe] = [line for line in result.stderr.splitlines() if line.startswith(f"dataset families: {where}:")]
-    assert re.search(r"admits another reading with another answer in 1\d of 20 questions \(self:<S2>\)", unsafe), unsafe
+    # (about 17 of the 200 scenes tried ask it: «other cubes the color of the cube», the only cube, is
+    # none by the words and not asked: questions/named_objects.py)
+    found = re.search(r"admits another reading with another answer in (\d+) of (\d+) questions \(self:<S2>\)", unsafe)
+    assert found and int(found[2]) >= 15 and int(found[1]) > int(found[2]) // 2, unsafe
     # the message quotes a text the template says and the other reading in words
     assert re.search(r"\), e\.g\. «How many \w[^»]* have the same color as the [^»]+\?», also read with the set of <S2> "
                      r"holding its anchor object too; rewrite it", unsafe), unsafe
     assert not any("text.en[0]" in line for line in result.stderr.splitlines())  # the safe template passes
-    assert "mine/count_same_color: 20 questions" in result.stdout
+    assert f"mine/count_same_color: {found[2]} questions" in result.stdout
 
     fixed = "families:\n" + WITHOUT_OTHER.replace(',\n           "How many <Z2> <C2> <M2> <S2>s have the same color as the <Z> <C> <M> <S>?"', "")
     assert fixed.count("have the same color") == 1
@@ -121,11 +124,14 @@ def test_questions_no_russian_template_can_say_are_a_problem_with_an_example(tmp
     (tmp_path / "mine.yaml").write_text("families:\n" + WITHOUT_OTHER + russian, encoding="utf-8")
     result = run_stage_process("dataset", "families", "validate", tmp_path, "--realise", "20")
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    [summary] = [line for line in result.stdout.splitlines() if "mine/count_same_color: 20 questions" in line]
-    unsaid = int(re.search(r"ru: \d+ realised, \d+ refused, 0 rejected by the filter, (\d+) of 20 questions said by no template", summary).group(1))
-    assert unsaid >= 10, summary
+    # (questions/named_objects.py leaves out a few of the 20 tried: «things the color of the only cube» is none by the words)
+    [summary] = [line for line in result.stdout.splitlines() if line.startswith("dataset families: mine/count_same_color: ")]
+    asked = int(re.search(r"mine/count_same_color: (\d+) questions", summary).group(1))
+    assert asked >= 15, summary
+    unsaid = int(re.search(rf"ru: \d+ realised, \d+ refused, 0 rejected by the filter, (\d+) of {asked} questions said by no template", summary).group(1))
+    assert unsaid >= asked // 2, summary
     [line] = [line for line in result.stderr.splitlines() if "no Russian template says" in line]
-    assert re.search(rf"{re.escape(str(tmp_path / 'mine.yaml'))}: family mine/count_same_color: no Russian template says {unsaid} of 20 "
+    assert re.search(rf"{re.escape(str(tmp_path / 'mine.yaml'))}: family mine/count_same_color: no Russian template says {unsaid} of {asked} "
                      r"questions with one reading \(self:<S2> in text\.ru\[0\]\), e\.g\. «Сколько [^»]+\?», also read with the set of "
                      r"<S2> holding its anchor object too; translate cannot realise such a question", line), line
 

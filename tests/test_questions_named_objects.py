@@ -7,7 +7,7 @@ import pytest
 from test_questions_readings import scene_of
 
 from questions.families import load_families
-from questions.named_objects import DECIDED, MAY_COUNT, text_refusal
+from questions.named_objects import DECIDED, MAY_COUNT, OTHER_OPEN, text_refusal
 from questions.plan import Plan, choices_of, run_plan
 from questions.random_stream import RandomStream
 from questions.scene_index import SceneIndex
@@ -125,3 +125,99 @@ def test_the_caches_are_bounded_least_recently_used_ones_that_change_no_answer(f
     assert cold and all(0 < cache.cache_info().currsize <= cache.cache_info().maxsize for cache in caches)
     assert found() == cold, "answered again from the caches, the same candidates and refusals"
     assert named_objects._early_checks.cache_info().hits > 0
+
+
+# Left to right: a small blue sphere (the only sphere), a large red cube, a small gray cylinder; a brown cube behind.
+ONE_SPHERE = scene_of(
+    ("small", "blue", "rubber", "sphere", 0, 0),
+    ("large", "red", "metal", "cube", 1, 0),
+    ("small", "gray", "rubber", "cylinder", 2, 0),
+    ("small", "brown", "rubber", "cube", 3, -1),
+)
+
+
+def test_a_set_only_a_named_object_could_be_in_and_the_words_keep_it_out_is_decided(families):
+    # «Есть ли сферы, которые находятся позади красного предмета и при этом справа от сферы?»: «сфера»
+    # is the only sphere, and nothing is right of itself: «нет» whatever the picture (round 10, k120).
+    family = families["exist/and_relate"]
+    values = {"<C>": "red", "<R>": "behind", "<S2>": "sphere", "<R2>": "right", "<S3>": "sphere"}
+    assert refusal(family, ONE_SPHERE, values) == DECIDED
+    # … cubes behind the red one and right of the sphere: the brown cube may be, the picture says.
+    assert refusal(family, ONE_SPHERE, {**values, "<S3>": "cube"}) is None
+
+
+def test_a_swapped_object_the_words_fit_to_the_counted_set_may_count(families):
+    family = families["hypothetical/swap/count"]
+    # «Если поменять местами красный предмет и синий шар, сколько шаров окажется правее красного
+    # предмета?»: the blue sphere would be, and is a sphere by the words: counted, or another one?
+    values = {"<C>": "red", "<C2>": "blue", "<S2>": "sphere", "<R>": "right", "<S3>": "sphere"}
+    assert refusal(family, ONE_SPHERE, values) == MAY_COUNT
+    # … a rubber thing: the text does not say the blue sphere is rubber: it counts as the picture shows.
+    assert refusal(family, ONE_SPHERE, {**values, "<S3>": "", "<M3>": "rubber"}) is None
+
+
+def test_an_edited_object_counts_by_its_new_value_unless_the_words_settle_the_whole_set(families):
+    family = families["hypothetical/material/count"]
+    # «Если бы синий шар был металлическим, сколько было бы металлических предметов?»: the sphere counts
+    # by the words, the other metal things by the picture: asked.
+    values = {"<C>": "blue", "<S>": "sphere", "<M2>": "metal", "<M3>": "metal"}
+    assert refusal(family, ONE_SPHERE, values) is None
+    # «… сколько было бы синих металлических шаров?»: only the blue sphere can be one: 1 by the words.
+    assert refusal(family, ONE_SPHERE, {**values, "<C3>": "blue", "<S3>": "sphere"}) == DECIDED
+    # «Если перекрасить красный куб в синий цвет, сколько станет синих кубов?»: the red cube, and the
+    # picture's blue cubes (none here, but the words do not say so): asked.
+    recolor = families["hypothetical/recolor/count"]
+    assert refusal(recolor, ONE_SPHERE, {"<C>": "red", "<S>": "cube", "<C2>": "blue", "<C3>": "blue", "<S3>": "cube"}) is None
+    # «… сколько станет красных кубов?»: the only red cube is blue now: none, whatever the picture.
+    assert refusal(recolor, ONE_SPHERE, {"<C>": "red", "<S>": "cube", "<C2>": "blue", "<C3>": "red", "<S3>": "cube"}) == DECIDED
+
+
+def test_other_said_of_an_object_two_earlier_ones_fit_is_refused(families):
+    # «Совпадает ли цвет небольшого резинового предмета с цветом другого резинового предмета за голубым
+    # резиновым предметом?» (round 10, k81): other than the small one, or than the cyan one?
+    scene = scene_of(
+        ("small", "red", "rubber", "cube", 0, 0),
+        ("large", "cyan", "rubber", "sphere", 2, 0),
+        ("large", "green", "rubber", "cylinder", 2, -1),
+        ("large", "blue", "metal", "cube", 4, 1),
+    )
+    family = families["compare/zero_one_hop/color"]
+    values = {"<Z>": "small", "<M>": "rubber", "<C2>": "cyan", "<M2>": "rubber", "<R>": "behind", "<M3>": "rubber"}
+    assert refusal(family, scene, values) == OTHER_OPEN
+    # … «за голубым шаром»: only the small rubber one fits the rubber thing behind it: one «другой».
+    assert refusal(family, scene, {**values, "<M2>": "", "<S2>": "sphere"}) is None
+    # … «с цветом цилиндра за голубым резиновым предметом»: no earlier object fits, no «другой».
+    assert refusal(family, scene, {**values, "<M3>": "", "<S3>": "cylinder"}) is None
+
+
+def test_other_said_again_after_an_earlier_other_is_refused(families):
+    # «Левее жёлтого объекта расположен другой объект. За этим другим объектом расположен крупный серый
+    # объект. Из чего сделан другой крупный объект правее этого крупного серого объекта?» (round 10, k294):
+    # other than the gray one, or than the first «другой» one too?
+    scene = scene_of(
+        ("small", "yellow", "metal", "cube", 1, 0),
+        ("small", "gray", "metal", "sphere", 0, 0),
+        ("large", "gray", "rubber", "cylinder", 3, -1),
+        ("large", "blue", "rubber", "cube", 4, 1),
+    )
+    family = families["query/three_hop/material"]
+    values = {"<C>": "yellow", "<R>": "left", "<R2>": "behind", "<Z3>": "large", "<C3>": "gray", "<R3>": "right", "<Z4>": "large"}
+    assert refusal(family, scene, values) == OTHER_OPEN
+    # … «Из чего сделан кубик правее этого крупного серого объекта?»: the cube fits no earlier object.
+    assert refusal(family, scene, {**values, "<Z4>": "", "<S4>": "cube"}) is None
+
+
+def test_a_bare_other_said_again_is_refused_but_a_single_one_is_asked(families):
+    # «За блестящим кубиком стоит другой предмет, справа от которого стоит другой предмет. Какого размера
+    # зелёный предмет слева от этого предмета?» (round 11, k24): other than which, and «этого» is which?
+    scene = scene_of(
+        ("small", "blue", "metal", "cube", 0, 0),
+        ("large", "gray", "rubber", "sphere", 1, -1),
+        ("small", "red", "rubber", "cylinder", 2, 1),
+        ("large", "green", "rubber", "cube", -1, 1),
+    )
+    family = families["query/three_hop/size"]
+    values = {"<M>": "metal", "<S>": "cube", "<R>": "behind", "<R2>": "right", "<R3>": "left", "<C4>": "green"}
+    assert refusal(family, scene, values) == OTHER_OPEN
+    # «За блестящим кубиком стоит шар, справа от которого стоит другой предмет»: one «другой», asked.
+    assert refusal(family, scene, {**values, "<S2>": "sphere"}) is None
