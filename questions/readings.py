@@ -156,8 +156,9 @@ def _structure(family: Family) -> Structure:
     if relation_target:  # chains: a described object a reader may take for an earlier one said again
         readings += [f"same:{p}:{q}" for p in phrases for q in phrases
                      if p != q and phrases[p].unique is not None and phrases[q].unique is not None]
-    scene_unique = {name: tuple(value for value in program[phrase.filter].value_inputs if value in family.params)
-                    for name, phrase in phrases.items() if phrase.unique is not None and _reads_the_scene(program, phrase.filter)}
+    scene_unique = {name: program[phrase.filter].value_inputs for name, phrase in phrases.items()
+                    if phrase.unique is not None and _reads_the_scene(program, phrase.filter)
+                    and all(value in family.params for value in program[phrase.filter].value_inputs)}  # no fixed value left unsaid
     return Structure(phrases, relation_target, relation_anchor, same_anchor, unions, coordinated, sums, tuple(readings), ordered,
                      scene_unique)
 
