@@ -36,7 +36,7 @@ unsafe reading and takes the next template.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
@@ -74,6 +74,9 @@ class Structure:
     # the coordinated pairs whose order is the meaning (the two sides of a comparison, the objects
     # of a swap): never said the other way round
     ordered: tuple[tuple[str, str], ...] = ()
+    # phrases whose ``unique`` reads a filter of the whole scene -> that filter's parameters: said
+    # with every one of them, such a phrase can only be its own object (no other fits all its words)
+    scene_unique: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def phrase_name(family: Family, node: TemplateNode, index: int) -> str:
@@ -153,7 +156,17 @@ def _structure(family: Family) -> Structure:
     if relation_target:  # chains: a described object a reader may take for an earlier one said again
         readings += [f"same:{p}:{q}" for p in phrases for q in phrases
                      if p != q and phrases[p].unique is not None and phrases[q].unique is not None]
-    return Structure(phrases, relation_target, relation_anchor, same_anchor, unions, coordinated, sums, tuple(readings), ordered)
+    scene_unique = {name: program[phrase.filter].value_inputs for name, phrase in phrases.items()
+                    if phrase.unique is not None and _reads_the_scene(program, phrase.filter)
+                    and all(value in family.params for value in program[phrase.filter].value_inputs)}  # no fixed value left unsaid
+    return Structure(phrases, relation_target, relation_anchor, same_anchor, unions, coordinated, sums, tuple(readings), ordered,
+                     scene_unique)
+
+
+def _reads_the_scene(program: tuple[TemplateNode, ...], index: int) -> bool:
+    """Whether the filter at ``index`` reads the whole scene (not a relation's set, nor an edited scene)."""
+    sources = program[index].inputs
+    return bool(sources) and all(program[source].function == "scene" for source in sources)
 
 
 #: Joins whose two sides are not interchangeable: «A больше, чем B», «На сколько A больше, чем B»;

@@ -121,18 +121,20 @@ def realise_english(
     chosen: dict[tuple[str, str], str] = {}
     said: list[tuple[str, bool, str]] = []  # noun phrases so far: (shape parameter, plural, words)
     described: dict[str, dict[str, str]] = {}  # shape parameter -> its phrase's attribute type -> value
+    in_full: set[str] = set()  # phrases last said with every word of a scene-unique description (no other fits them)
     current: list[str] = []  # words of the noun phrase being said
     current_values: dict[str, str] = {}
+    current_params: set[str] = set()  # the parameters of the noun phrase being said
     relation: str | None = None  # a relation just said, waiting for its noun or "it"
     before_phrase: str | None = None  # the relation said before the phrase being said
     link = ""  # the text since the last noun phrase
     for kind, content, plural in compile_english(template):
         if kind == "text":
             if relation is not None and structure is not None and _IT.match(content):
-                content = _pronoun_or_phrase(content, relation, said, structure, readings, described)
+                content = _pronoun_or_phrase(content, relation, said, structure, readings, described, in_full)
                 before_phrase = None
             if content.strip():
-                current, current_values, relation = [], {}, None
+                current, current_values, current_params, relation = [], {}, set(), None
             link += content
             words.append(content)
         elif kind == "optional":
@@ -147,17 +149,23 @@ def realise_english(
             if param_type == "shape":
                 english = vocabulary.value("shape", value).en if value else vocabulary.object_noun["en"]
                 current_values["shape"] = value
+                full = structure is not None and says_in_full(structure, content, current_params | {content})
                 if readings is not None and structure is not None:
-                    readings += _phrase_readings(content, before_phrase, link, said, described, current_values)
+                    readings += _phrase_readings(content, before_phrase, link, said, described, current_values, full)
                 said.append((content, plural, " ".join(w for w in [*current, word] if w)))
                 described[content] = current_values
+                if full:
+                    in_full.add(content)
+                else:
+                    in_full.discard(content)
                 word = _plural(word, english) if plural else word
-                current, current_values, relation, before_phrase, link = [], {}, None, None, ""
+                current, current_values, current_params, relation, before_phrase, link = [], {}, set(), None, None, ""
             elif param_type == RELATION:
                 relation = before_phrase = content
             else:
                 current.append(word)
                 current_values[param_type] = value
+                current_params.add(content)
             words.append(word)
     return tidy_english("".join(words))
 
@@ -167,9 +175,10 @@ _IT = re.compile(r"(\s*)it\b")
 
 def _pronoun_or_phrase(
     content: str, relation: str, said: list[tuple[str, bool, str]], structure: Any, readings: list[str] | None,
-    described: Mapping[str, Mapping[str, str]],
+    described: Mapping[str, Mapping[str, str]], in_full: set[str] | frozenset[str] = frozenset(),
 ) -> str:
-    """``content`` (starting with "it") as written, or with "it" replaced by the phrase it stands for."""
+    """``content`` (starting with "it") as written, or with "it" replaced by the phrase it stands for
+    (which no other object fits where it says in full a scene-unique description: ``in_full``)."""
     anchor = structure.relation_anchor.get(relation)
     singular = [name for name, plural, _ in said if not plural]
     phrase = next((text for name, _, text in said if name == anchor), None)
@@ -177,7 +186,7 @@ def _pronoun_or_phrase(
         return content
     names = [name for name, _, _ in said]
     alike = [name for name in names if name != anchor and f"anchor:{relation}:{name}" in structure.readings
-             and fits(described.get(anchor, {}), described.get(name, {}))]
+             and fits(described.get(anchor, {}), described.get(name, {})) and anchor not in in_full]
     if alike and names.index(anchor) > max(map(names.index, alike)):
         # The last phrase said that fits: "that thing" cannot be read as an earlier one.
         return _IT.sub(lambda match: f"{match.group(1)}that {phrase}", content, count=1)
@@ -194,18 +203,26 @@ _THAN = re.compile(r"^\s*(?:are\s+there\s+)?than\s+$")
 
 def _phrase_readings(
     name: str, relation: str | None, link: str, said: list[tuple[str, bool, str]],
-    described: Mapping[str, Mapping[str, str]], values: Mapping[str, str],
+    described: Mapping[str, Mapping[str, str]], values: Mapping[str, str], in_full: bool = False,
 ) -> list[str]:
     """Readings a phrase just said admits: after a relation, an object said before it that fits
-    it too (``anchor``); a bare noun joined by "and"/"or" or compared by "than" to a phrase with
+    it too (``anchor``), unless the phrase says in full a scene-unique description (``in_full``); a bare noun joined by "and"/"or" or compared by "than" to a phrase with
     attributes, which may reach it (``distribute``: "yellow spheres and cubes", "more large cubes
     than spheres")."""
     found: list[str] = []
     if relation is not None:
-        found += [f"anchor:{relation}:{other}" for other, _, _ in said if other != name and fits(values, described[other])]
+        found += [f"anchor:{relation}:{other}" for other, _, _ in said if other != name and fits(values, described[other]) and not in_full]
     elif said and (_COORDINATION.match(link) or _THAN.match(link)) and not _has_attributes(values) and _has_attributes(described[said[-1][0]]):
         found.append(f"distribute:{said[-1][0]}:{name}")
     return found
+
+
+def says_in_full(structure: Any, name: str, said: set[str]) -> bool:
+    """Whether a phrase said with the parameters ``said`` says every word of ``name``'s description,
+    the only object so described in the whole scene (``Structure.scene_unique``): "the rubber cylinder"
+    said again can be no other object, whatever words the others were said with."""
+    wanted = getattr(structure, "scene_unique", {}).get(name)
+    return wanted is not None and set(wanted) <= said
 
 
 def _has_attributes(values: Mapping[str, str]) -> bool:

@@ -106,4 +106,5 @@ def test_the_held_out_family_files_validate():
         "heldout/equal_sides", "heldout/equal_sets",  # equal_counts.yaml
         "heldout/same_color_near", "heldout/color_of_same_size_and_material", "heldout/count_same_shape_beside",
         "heldout/more_near_than_all", "heldout/fewer_on_one_side", "heldout/same_number_on_two_sides",
+        "heldout/two_sides_color",  # two_sides.yaml
     }

@@ -36,8 +36,8 @@ from translate.russian_families import (
     has_attributes,
     load_families,
     other_parts,
-    phrase_fits,
     phrase_readings,
+    repeat_fits,
     said_apart_in,
     said_with_other,
     same_object_parts,
@@ -271,8 +271,7 @@ class NativeRealiser:
         for site, earlier in said_before:
             # The repeated phrase must not read like another earlier one that fits it too
             # ("слева от предмета"), unless it is the last of them said: then «этого предмета».
-            alike = [name for name in earlier if name != site.phrase and phrase_fits(self._generic_nouns, sites, words, site.phrase, name)
-                     and (site.relation is None or f"anchor:{site.relation}:{name}" in structure.readings)]
+            alike = repeat_fits(self._generic_nouns, sites, structure, words, site, earlier)
             # «этот» also where nothing else fits, or (no relation) only what located it: «Посмотри на X левее Y. … этот X».
             own = () if site.relation else [structure.relation_anchor.get(r) for r, t in structure.relation_target.items() if t == site.phrase]
             others = [name for name in alike if name not in own]

@@ -64,13 +64,17 @@ class Sites:
     droppable: tuple[str, ...]  # same-attribute phrases said with «другой»/«ещё», dropped where the anchor cannot be them
     # per phrase: (attribute kind, slot) of each of its words, for whether two descriptions fit one object
     phrase_slots: Mapping[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
-    # phrases written after a relation: (relation, phrase, the other phrases said before it)
+    # phrases written after a relation: (relation, phrase, the other phrases said before it that it
+    # may be read as: none where it says in full an object the only one so described in the scene)
     anchor_repeats: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
     # phrases of a union, sum, comparison or swap joined by a bare «и»/«или» or «чем»: the first's
     # adjectives may reach the second
     coordinated: tuple[tuple[str, str], ...] = ()
     ordered: tuple[tuple[str, str], ...] = ()  # of those, the sides of a comparison or a swap: never swapped
     agreement_cache: dict = field(default_factory=dict, compare=False, repr=False)  # phrases' (gender, number) -> readings
+    # phrases whose (last) part says every word of a description the only one so met in the whole
+    # scene (``Structure.scene_unique``): said again, such a phrase fits no other object
+    said_in_full: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -261,12 +265,27 @@ def template_sites(
         + (((slot_kinds[part.head_slot], part.head_slot),) if part.head_slot is not None else ())  # type: ignore[union-attr]
         for name, part in phrase_parts.items()
     } if slot_kinds else {}
+    in_full = {site.part for site in sites if site.role == "phrase" and says_in_full(template.parts[site.part], slots, structure, site.phrase)}
     anchor_repeats = tuple(
-        (site.relation, site.phrase, tuple(dict.fromkeys(s.phrase for s in sites[:position] if s.phrase != site.phrase)))
+        (site.relation, site.phrase, () if site.part in in_full else
+         tuple(dict.fromkeys(s.phrase for s in sites[:position] if s.phrase != site.phrase)))
         for position, site in enumerate(sites) if site.role == "phrase" and site.relation is not None
     )
+    said_in_full = frozenset(name for name, part in phrase_parts.items() if says_in_full(part, slots, structure, name))
     return Sites(tuple(sites), MappingProxyType(phrase_parts), heads, needs_agreement, tuple(fixed), tuple(droppable),  # type: ignore[arg-type]  # phrase sites hold NounPhrase parts
-                 MappingProxyType(phrase_slots), anchor_repeats, tuple(coordinated), ordered=tuple(ordered))
+                 MappingProxyType(phrase_slots), anchor_repeats, tuple(coordinated), ordered=tuple(ordered), said_in_full=said_in_full)
+
+
+def says_in_full(part: object, slots: tuple[str, ...], structure: Structure | None, phrase: str) -> bool:
+    """Whether noun phrase ``part`` says every word of ``phrase``'s description, the only object so
+    described in the whole scene (``Structure.scene_unique``): «(этого) резинового цилиндра» after
+    «Посмотри на резиновый цилиндр» can be no other object, whatever words the others were said with."""
+    if structure is None or phrase not in structure.scene_unique or type(part) is not NounPhrase:
+        return False
+    said = {slots[value] for kind, value in part.modifiers if kind == "slot"}
+    if part.head_slot is not None:
+        said.add(slots[part.head_slot])
+    return set(structure.scene_unique[phrase]) <= said
 
 
 def agreeing_readings(
@@ -330,6 +349,16 @@ def phrase_fits(generic: frozenset[str], sites: Sites, words: Sequence[str], phr
     wider form, or a narrower form of a phrase that names something (``questions.text.fits``)."""
     mine, theirs = described(generic, sites, words, phrase), described(generic, sites, words, other)
     return mine.items() <= theirs.items() or bool(theirs) and theirs.items() <= mine.items()
+
+
+def repeat_fits(generic: frozenset[str], sites: Sites, structure: Structure, words: Sequence[str], site: Site, earlier: Sequence[str]) -> list[str]:
+    """The phrases said before a pronoun that its phrase, said in its place (``site``), could be read
+    as: those it fits, and after a relation those whose object the relation could be taken from; none
+    where it says in full the only object so described in the scene (``Sites.said_in_full``)."""
+    if site.phrase in sites.said_in_full:
+        return []
+    return [name for name in earlier if name != site.phrase and phrase_fits(generic, sites, words, site.phrase, name)
+            and (site.relation is None or f"anchor:{site.relation}:{name}" in structure.readings)]
 
 
 def said_apart_in(generic: frozenset[str], sites: Sites, words: Sequence[str], phrase: str, anchor: str) -> bool:
