@@ -68,7 +68,13 @@ def test_import_reports_meras_rule_as_the_baseline_beside_the_plurality(tmp_path
     section = (tmp_path / "report" / "human_baseline.md").read_text(encoding="utf-8")
     assert "by MERA's majority vote: an answer at least 3 people give" in section  # the card escapes the brackets
     assert f"counts as wrong ({len(test) - 1} items had no majority)" in section
-    assert "Human baseline (MERA's rule)" in section and "| human baseline (MERA's rule) |" in section
+    assert "Human baseline (MERA's rule)" in section and "| human baseline (MERA's rule, every item) |" in section
+    # MERA's rule scores every item: each question type has its row, those nobody answered too
+    for name, row in mera["question_types"].items():
+        answered = plurality["question_types"].get(name)
+        beside = f"{answered['total']} | {answered['exact_match']:.3f}" if answered else "0 | —"
+        assert f"| {name} | {row['total']} | {row['exact_match']:.3f} | {beside} |" in section, name
+    assert set(mera["question_types"]) - set(plurality["question_types"])  # the export has unanswered types
     assert "| plurality exact match (answered items) |" in section and '\\|' not in section
     # A filtered export made by an earlier import (MERA's figure under human_baseline_mera, the plurality's
     # under human_baseline) gives the same card section; one from before MERA's rule says it lacks it.
