@@ -29,7 +29,7 @@ def test_the_contact_is_recorded_and_shown_and_changing_it_redoes_only_the_copy(
     assert calls(fake_stages) == ["render", "questions", "translate", "filter"]
 
 
-@pytest.mark.parametrize("contact", ["", "   ", "two\nlines", "x" * 201])
+@pytest.mark.parametrize("contact", ["", "   ", "two\nlines", "x" * 201, "a\x00b", "a\x1bb", "a\u2028b"])
 def test_a_bad_contact_is_refused_in_one_line_before_any_work(tmp_path, capsys, contact) -> None:
     assert main(["build", "--n", "2", "--shots", "1", "--out", str(tmp_path / "B"), "--contact", contact]) == 2
     assert main(["hf", "--data", str(tmp_path / "none"), "--out", str(tmp_path / "H"), "--contact", contact]) == 2

@@ -128,9 +128,6 @@ def aggregated_baseline(items: Sequence[Mapping[str, Any]], winners: Mapping[int
     return scores
 
 
-human_baseline = aggregated_baseline  # the earlier name, kept for callers; the human baseline is MERA's rule
-
-
 def krippendorff_alpha(answers_by_item: Mapping[int, Mapping[str, str]], annotators: Sequence[str]) -> float | None:
     """Nominal Krippendorff's alpha of ``{item: {annotator: normalised answer}}`` (the krippendorff package).
 

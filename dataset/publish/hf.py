@@ -72,10 +72,11 @@ def check_contact(contact: str | None) -> str | None:
     """A card's contact (who maintains this copy): one non-empty line of at most :data:`MAX_CONTACT_CHARS`."""
     if contact is None:
         return None
-    if not contact.strip() or len(contact.splitlines()) != 1 or len(contact) > MAX_CONTACT_CHARS:
-        raise UsageError(f"--contact must be one non-empty line of at most {MAX_CONTACT_CHARS} characters "
+    contact = contact.strip()
+    if not contact or not contact.isprintable() or len(contact) > MAX_CONTACT_CHARS:
+        raise UsageError(f"--contact must be one non-empty line of printable characters, at most {MAX_CONTACT_CHARS} "
                          "(e.g. a name and an e-mail address or an issue tracker's address)")
-    return contact.strip()
+    return contact
 
 
 def hf_rows(document: Document, items: Sequence[Mapping[str, Any]], images: dict[str, bytes],
