@@ -7,12 +7,14 @@ file written, changed or deleted in the watched folders.
 
 from __future__ import annotations
 
+import os
 import random
 import tracemalloc
+from pathlib import Path
 
 import pytest
 import test_probe_matrix
-from test_probe_round_three import refused  # noqa: F401  (the shared checks of a refusal)
+from test_probe_round_three import export_argv, refused
 
 inputs = test_probe_matrix.inputs  # the probe matrix's fixture: tiny stage outputs and an export
 
@@ -65,3 +67,75 @@ def test_agreement_memory_is_linear_in_answers() -> None:
     tracemalloc.stop()
     assert alpha is not None and abs(alpha) < 0.01
     assert peak < 8 << 20, peak
+
+
+# -- leftovers: a killed text stage's lock folder -------------------------------------------------------
+
+@pytest.mark.parametrize("stage", ["questions", "filter"])
+def test_a_killed_text_stages_lock_folder_holds_nothing_back(inputs, tmp_path, stage) -> None:
+    """A run killed while it writes leaves ``.NAME.lock`` empty and unheld (flock ends with the process):
+    the next run takes it, writes its output and removes it."""
+    from helpers import run_stage
+
+    out = tmp_path / "out.json"
+    (tmp_path / ".out.json.lock").mkdir()  # what SIGKILL leaves
+    argv = {"questions": ["questions", "--in", inputs.scenes / "scenes.json", "--out", out, "--quiet"],
+            "filter": ["filter", "--in", inputs.translated, "--out", out, "--backend", "morph"]}[stage]
+    assert run_stage(*argv) == 0 and out.is_file()
+    assert not (tmp_path / ".out.json.lock").exists()
+
+
+# -- published what should stay private: a newline in the build path ---------------------------------
+
+def test_an_export_in_a_path_with_a_newline_publishes_no_machine_path(inputs, tmp_path) -> None:
+    """The stages' records carried into provenance.json name their folders relative to the export, a
+    newline in the path or not (``relative_paths`` once skipped such strings)."""
+    import json
+    import shutil
+
+    from helpers import run_stage
+
+    base = tmp_path / "my\nbuild"
+    shutil.copytree(inputs.scenes, base / "render")
+    scenes = json.loads((base / "render" / "scenes.json").read_text(encoding="utf-8"))
+    scenes["info"]["out"] = str(base / "render")  # as render records its folder
+    (base / "render" / "scenes.json").write_text(json.dumps(scenes), encoding="utf-8")
+    kept = json.loads(inputs.kept.read_text(encoding="utf-8"))
+    kept["info"]["in"] = str(base / "questions_ru.json")
+    (base / "kept.json").write_text(json.dumps(kept), encoding="utf-8")
+    assert run_stage("dataset", "export", "--questions", base / "kept.json", "--scenes", base / "render" / "scenes.json",
+                     "--shots", "1", "--out", base / "mera") == 0
+    published = (base / "mera" / "provenance.json").read_text(encoding="utf-8")
+    assert str(tmp_path) not in published and json.dumps(str(tmp_path))[1:-1] not in published
+    assert '"out": "render"' in published and '"in": "questions_ru.json"' in published  # relative to the build
+
+
+# -- found by the sweep over the newer arguments ---------------------------------------------------------
+
+def fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize("kind,expect", [("FIFO", "not a regular file"), ("5000-digit integer", "more than 40 digits")])
+def test_render_settings_file_is_read_as_a_regular_file_within_the_json_limits(tmp_path, capsys, kind, expect) -> None:
+    path = tmp_path / "settings.json"
+    if kind == "FIFO":
+        fifo(path)
+    else:
+        path.write_text('{"format": "ruclevr.render.settings.v1", "n": ' + "1" * 5000 + "}", encoding="utf-8")
+    line = refused(["render", "--settings", path], capsys, expect, [tmp_path])
+    assert str(path) in line
+
+
+@pytest.mark.parametrize("kind,expect", [("FIFO", "not a regular file"), ("2 MB", "larger than 1,048,576 bytes")])
+def test_a_prompt_template_is_a_bounded_regular_file(inputs, tmp_path, capsys, kind, expect) -> None:
+    path = tmp_path / "prompt.j2"
+    if kind == "FIFO":
+        fifo(path)
+    else:
+        path.write_text("<image>{question}" + " " * (2 << 20), encoding="utf-8")
+    watched = [tmp_path, inputs.root]
+    refused(export_argv(inputs, tmp_path / "export", "--prompt", path), capsys, expect, watched)
+    refused(["dataset", "build", "--n", "2", "--shots", "1", "--width", "16", "--height", "12", "--out",
+             tmp_path / "build", "--prompt", path], capsys, expect, watched)
