@@ -222,6 +222,11 @@ def newer_file_arguments(p: dict[str, Path]) -> list[tuple[str, str, list[object
     ]
 
 
+#: (command, argument, kind) where the hostile thing is the command's own kind of output, so that
+#: replacing it is the correct outcome: the zip bomb holds a ruCLEVR.json, as a submission zip does.
+OWN_KIND = {("dataset submission", "--out", "zip bomb")}
+
+
 def output_file_arguments(p: dict[str, Path]) -> list[tuple[str, str, list[object]]]:
     """Files a command writes, with the hostile thing already there (it must be refused or replaced,
     never written through, never read forever)."""
@@ -373,7 +378,7 @@ def main() -> int:
                     case = root / "cases" / f"{role}{number}-{len(rows)}"
                     case.mkdir(parents=True)
                     hostile = make(case / (name[0] if name else "x.json" if role == "file" else "x"))
-                    output = flag.startswith("--out") and role == "file"
+                    output = flag.startswith("--out") and role == "file" and (command, flag, kind) not in OWN_KIND
                     result = run_probe(argv, hostile, case / "out", watched + [hostile] * output)
                     rows.append({"role": role, "command": command, "argument": flag, "kind": kind, **result})
                     mark = "holds" if result["holds"] else "FAILS"

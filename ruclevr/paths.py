@@ -78,6 +78,9 @@ def check_output_location(path: str | os.PathLike[str], kind: str, flag: str = "
         raise UsageError(f"cannot write to {flag} {str(target)!r}: it is a file, not a folder")
     if target.is_dir() and kind == "file":
         raise UsageError(f"cannot write to {flag} {str(target)!r}: it is a folder; name a file to write")
+    if target.exists() and kind == "file" and not target.is_file():
+        raise UsageError(f"cannot write to {flag} {str(target)!r}: it is not a regular file (a FIFO, a device "
+                         "or a socket); name a file to write")
     nearest = target if kind == "dir" else target.parent
     nearest = Path(os.path.abspath(nearest))
     while not os.path.lexists(nearest) and nearest != nearest.parent:

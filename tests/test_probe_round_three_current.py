@@ -139,3 +139,51 @@ def test_a_prompt_template_is_a_bounded_regular_file(inputs, tmp_path, capsys, k
     refused(export_argv(inputs, tmp_path / "export", "--prompt", path), capsys, expect, watched)
     refused(["dataset", "build", "--n", "2", "--shots", "1", "--width", "16", "--height", "12", "--out",
              tmp_path / "build", "--prompt", path], capsys, expect, watched)
+
+
+@pytest.mark.parametrize("kind,expect", [("symlink to text", "line 1: not JSON"), ("5000-digit integer", "more than 40 digits"),
+                                         ("FIFO", "not a regular file")])
+def test_hf_rejected_file_is_read_within_the_json_limits(inputs, tmp_path, capsys, kind, expect) -> None:
+    rejected = tmp_path / "kept.rejected.jsonl"
+    if kind == "FIFO":
+        fifo(rejected)
+    elif kind == "symlink to text":
+        (tmp_path / "notes.txt").write_text("root:x:0:0:root:/root:/bin/bash\n", encoding="utf-8")
+        rejected.symlink_to(tmp_path / "notes.txt")
+    else:
+        rejected.write_text('{"acceptability": {"score": ' + "1" * 5000 + "}}\n", encoding="utf-8")
+    line = refused(["dataset", "hf", "--data", inputs.export, "--out", tmp_path / "hf", "--rejected", rejected], capsys,
+                   expect, [tmp_path, inputs.root])
+    assert str(rejected) in line
+
+
+def test_a_gpu_probe_that_cannot_start_blender_is_one_line() -> None:
+    """Under a memory cap Blender's child dies or cannot map its libraries: one line naming why, not a
+    BrokenProcessPool traceback (the sweep's 1 GiB cap met it in `dataset pairs`)."""
+    import subprocess
+    import sys
+
+    from helpers import ROOT
+
+    program = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (256 << 20, 256 << 20))\n"
+               "from render.farm.blender_process import probe_gpu_devices_isolated\n"
+               "from ruclevr.cli import run_cli\n"
+               "raise SystemExit(run_cli(lambda argv: probe_gpu_devices_isolated() and 0, [], 'probe'))\n")
+    result = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert result.stderr.count("\n") == 1 and "Blender could not be started to look for GPUs" in result.stderr
+
+
+@pytest.mark.parametrize("folder", ["empty", "an export"])
+def test_build_checks_its_family_folders_before_rendering(inputs, tmp_path, capsys, folder) -> None:
+    """A --families folder the questions stage would refuse is refused by the build itself, in one line,
+    before anything is rendered (it was the render stage's failure, or the questions stage's after it)."""
+    import shutil
+
+    families = tmp_path / "families"
+    if folder == "empty":
+        families.mkdir()
+    else:
+        shutil.copytree(inputs.export, families)
+    refused(["dataset", "build", "--n", "2", "--shots", "1", "--width", "16", "--height", "12", "--samples", "1",
+             "--families", families, "--out", tmp_path / "build"], capsys, "no family files", [tmp_path, inputs.root])
