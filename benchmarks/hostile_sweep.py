@@ -190,6 +190,7 @@ def newer_file_arguments(p: dict[str, Path]) -> list[tuple[str, str, list[object
     scenes, kept, questions, export = p["scenes"], p["kept"], p["questions"], p["export"]
     exported = ["dataset", "export", "--questions", kept, "--scenes", scenes, "--shots", "1", "--out", "{out}"]
     tiny_build = ["dataset", "build", "--n", "2", "--shots", "1", "--width", "16", "--height", "12", "--samples", "1"]
+    augment = ["dataset", "augment", "--random", "--n", "1"]
     return [
         ("render --settings", "FILE", ["render", "--settings", "{x}"]),
         ("render --graphs-only", "--condition", ["render", "--n", "1", "--graphs-only", "--condition", "{x}", "--out", "{out}"]),
@@ -204,9 +205,9 @@ def newer_file_arguments(p: dict[str, Path]) -> list[tuple[str, str, list[object
         ("dataset hf", "--seed-file", ["dataset", "hf", "--data", export, "--out", "{out}", "--seed-file", "{x}"]),
         ("dataset hf", "--watermark-image", ["dataset", "hf", "--data", export, "--out", "{out}/h", "--public-out",
                                              "{out}/p", "--watermark-image", "{x}"]),
-        ("dataset augment", "--scenes", ["dataset", "augment", "--scenes", "{x}", "--questions", questions, "--out", "{out}"]),
-        ("dataset augment", "--questions", ["dataset", "augment", "--scenes", scenes, "--questions", "{x}", "--out", "{out}"]),
-        ("dataset augment", "--seed-file", ["dataset", "augment", "--scenes", scenes, "--questions", questions,
+        ("dataset augment", "--scenes", [*augment, "--scenes", "{x}", "--questions", questions, "--out", "{out}"]),
+        ("dataset augment", "--questions", [*augment, "--scenes", scenes, "--questions", "{x}", "--out", "{out}"]),
+        ("dataset augment", "--seed-file", [*augment, "--scenes", scenes, "--questions", questions,
                                             "--seed-file", "{x}", "--out", "{out}"]),
         ("dataset pairs", "--scenes", ["dataset", "pairs", "--scenes", "{x}", "--questions", questions, "--out", "{out}"]),
         ("dataset pairs", "--questions", ["dataset", "pairs", "--scenes", scenes, "--questions", "{x}", "--out", "{out}"]),
@@ -279,10 +280,14 @@ def newer_folder_arguments(p: dict[str, Path]) -> list[tuple[str, str, list[obje
                                                    "--shots", "1", "--out", "{out}", "--prompt", "{x}"]),
         ("dataset hf", "--out", ["dataset", "hf", "--data", export, "--out", "{x}"]),
         ("dataset hf", "--public-out", ["dataset", "hf", "--data", export, "--out", "{out}", "--public-out", "{x}"]),
-        ("dataset augment", "--masks", ["dataset", "augment", "--scenes", scenes, "--questions", questions, "--n", "0",
-                                        "--masks", "{x}", "--out", "{out}"]),
-        ("dataset pairs", "--masks", ["dataset", "pairs", "--scenes", scenes, "--questions", questions, "--n", "0",
+        ("dataset augment", "--masks", ["dataset", "augment", "--random", "--scenes", scenes, "--questions", questions,
+                                        "--n", "1", "--masks", "{x}", "--out", "{out}"]),
+        ("dataset augment", "--out", ["dataset", "augment", "--random", "--scenes", scenes, "--questions", questions,
+                                      "--n", "1", "--out", "{x}"]),
+        ("dataset pairs", "--masks", ["dataset", "pairs", "--scenes", scenes, "--questions", questions, "--n", "1",
                                       "--masks", "{x}", "--out", "{out}"]),
+        ("dataset pairs", "--out", ["dataset", "pairs", "--scenes", scenes, "--questions", questions, "--n", "1",
+                                    "--out", "{x}"]),
         ("dataset gallery", "--images", ["dataset", "gallery", "--data", kept, "--images", "{x}", "--out", "{out}/g.html"]),
         ("dataset annotate export", "--out", ["dataset", "annotate", "export", "--data", export, "--out", "{x}"]),
         ("dataset annotate import", "--data", ["dataset", "annotate", "import", "--data", "{x}", "--answers",

@@ -396,11 +396,14 @@ OUTPUT_SUBFOLDERS = {"export": ("samples",), "hf": ("data", "plots")}
 
 
 def check_output_folders_of(args: argparse.Namespace) -> None:
-    """The folders a command fills are real folders of the output, and ``--public-out`` lies apart from
-    ``--out`` and every input, holds no export of its own, and no private copy (checked before any work)."""
+    """The folders a command fills are real folders of the output, an output folder other than export's
+    holds no export, and ``--public-out`` lies apart from ``--out`` and every input, holds no export of
+    its own, and no private copy (checked before any work)."""
     subfolders = OUTPUT_SUBFOLDERS.get(args.command, ())
     if OUTPUT_KINDS[args.command] == "dir":
         check_real_folders(args.out, subfolders)
+        if args.command != "export":  # export replaces its own export (another one's with --overwrite)
+            check_not_another_export(args.out, "--out", None)
     public = getattr(args, "public_out", None)
     if public is None:
         return

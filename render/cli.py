@@ -60,7 +60,7 @@ from ruclevr.cli import (
 from ruclevr.cli import seed as seed_type
 from ruclevr.io import hold_stage_output
 from ruclevr.jsonstream import DocumentWriter
-from ruclevr.paths import check_name_part, check_output_location
+from ruclevr.paths import check_name_part, check_not_another_export, check_output_location
 from ruclevr.secret_seed import add_seed_file_option, stage_seed
 
 PROG = "python -m render"
@@ -162,6 +162,7 @@ def settings_from_args(args: argparse.Namespace | Sequence[str]) -> RenderRunSet
 def run(settings: RenderRunSettings) -> int:
     """One render run (its folder held while it writes); the exit status."""
     check_output_location(settings.out, "dir", "--out")
+    check_not_another_export(settings.out, "--out", None)  # images and scenes.json never land in an export
     with hold_stage_output(settings.out, "dir", shared=settings.shard is not None):
         return render_into(settings)
 

@@ -35,8 +35,7 @@ def probe_gpu_devices_isolated() -> dict[str, list[str]]:
             raise  # no bpy: run_cli names the package to install
         except (BrokenProcessPool, ImportError, OSError, MemoryError) as error:  # killed, or bpy's libraries
             reason = "it ended abruptly" if isinstance(error, BrokenProcessPool) else str(error)  # not mapped
-            raise UsageError(f"Blender could not be started to look for GPUs ({reason}; out of memory?); "
-                             "--device cpu renders without asking") from None
+            raise UsageError(f"Blender could not be started to look for GPUs ({reason}; out of memory?)") from None
 
 
 def drop_blender_script_paths() -> None:
