@@ -187,3 +187,54 @@ def test_build_checks_its_family_folders_before_rendering(inputs, tmp_path, caps
         shutil.copytree(inputs.export, families)
     refused(["dataset", "build", "--n", "2", "--shots", "1", "--width", "16", "--height", "12", "--samples", "1",
              "--families", families, "--out", tmp_path / "build"], capsys, "no family files", [tmp_path, inputs.root])
+
+
+@pytest.mark.parametrize("command", ["hf", "annotate export", "annotate import", "render --graphs-only"])
+def test_an_output_folder_holding_another_export_is_refused(inputs, tmp_path, capsys, command) -> None:
+    """Any folder a command writes, export's aside (it replaces an export, another build's with --overwrite),
+    is refused when it holds an export: writing into it would change that export."""
+    import shutil
+
+    from test_probe_matrix import answers_file
+
+    other = tmp_path / "other-build-mera"
+    shutil.copytree(inputs.export, other)
+    argv = {"hf": ["dataset", "hf", "--data", inputs.export, "--out", other],
+            "annotate export": ["dataset", "annotate", "export", "--data", inputs.export, "--out", other],
+            "annotate import": ["dataset", "annotate", "import", "--data", inputs.export, "--answers",
+                                answers_file(inputs), "--out", other],
+            "render --graphs-only": ["render", "--n", "1", "--graphs-only", "--out", other]}[command]
+    refused(argv, capsys, "holds an export (provenance.json)", [tmp_path, inputs.root])
+
+
+# -- findings of the issue's "Why" without a test of their own ------------------------------------------
+
+@pytest.mark.parametrize("annotations,expect", [
+    ("[]", "holds no answers"),
+    ('[{"completed_by": 1, "result": []}]', "holds no answers"),
+    ('[{"result": [{"type": "textarea", "value": {"text": ["да"]}}]}]', "no completed_by user"),
+    ('[{"completed_by": 1, "result": [{"type": "textarea", "value": {"text": [[]]}}]}]', "not text"),
+    ('[{"completed_by": 1, "result": [{"type": "choices", "value": {"choices": ["да"]}}]}]', "not text"),
+    ('{}', "not a Label Studio task"),
+])
+def test_odd_label_studio_shapes_are_one_line(inputs, tmp_path, capsys, annotations, expect) -> None:
+    """Label Studio exports of odd shapes (no answers, no user, a choices result) once ended in numpy's
+    'zero-size array' traceback; each is one line naming the file."""
+    import json
+
+    ident = json.loads((inputs.export / "test.json").read_text(encoding="utf-8"))["data"][0]["meta"]["id"]
+    export = tmp_path / "label-studio.json"
+    export.write_text(f'[{{"data": {{"ruclevr_id": {ident}}}, "annotations": {annotations}}}]', encoding="utf-8")
+    line = refused(["dataset", "annotate", "import", "--data", inputs.export, "--answers", export, "--out", tmp_path / "out"],
+                   capsys, expect, [tmp_path, inputs.root])
+    assert str(export) in line
+
+
+def test_like_with_a_seed_file_in_stage_arguments_is_refused(inputs, tmp_path, capsys) -> None:
+    """`build --like SB --seed 1 --render-args "--seed-file s1.seed" --questions-args ...` once rendered
+    the earlier set's images while build.json recorded seed 1: a build has one seed."""
+    seed = tmp_path / "s1.seed"
+    seed.write_text("12345678901234567890123\n", encoding="utf-8")
+    for stage in ("--render-args", "--questions-args", "--translate-args"):
+        refused(["dataset", "build", "--like", inputs.export, "--seed", "1", "--out", tmp_path / "new", stage,
+                 f"--seed-file {seed}"], capsys, "a build has one seed", [tmp_path, inputs.root])
