@@ -209,7 +209,7 @@ def newer_file_arguments(p: dict[str, Path]) -> list[tuple[str, str, list[object
         ("dataset augment", "--questions", [*augment, "--scenes", scenes, "--questions", "{x}", "--out", "{out}"]),
         ("dataset augment", "--seed-file", [*augment, "--scenes", scenes, "--questions", questions,
                                             "--seed-file", "{x}", "--out", "{out}"]),
-        ("dataset pairs", "--scenes", ["dataset", "pairs", "--scenes", "{x}", "--questions", questions, "--out", "{out}"]),
+        ("dataset pairs", "--scenes", ["dataset", "pairs", "--scenes", "{x}", "--questions", kept, "--out", "{out}"]),
         ("dataset pairs", "--questions", ["dataset", "pairs", "--scenes", scenes, "--questions", "{x}", "--out", "{out}"]),
         ("dataset gallery", "--data (a questions file)", ["dataset", "gallery", "--data", "{x}", "--images",
                                                           p["render"] / "images", "--out", "{out}/g.html"]),
@@ -231,7 +231,7 @@ OWN_KIND = {("dataset submission", "--out", "zip bomb")}
 def output_file_arguments(p: dict[str, Path]) -> list[tuple[str, str, list[object]]]:
     """Files a command writes, with the hostile thing already there (it must be refused or replaced,
     never written through, never read forever)."""
-    scenes, kept, export = p["scenes"], p["kept"], p["export"]
+    scenes, export = p["scenes"], p["export"]
     return [
         ("questions", "--out", ["questions", "--in", scenes, "--out", "{x}", "--quiet"]),
         ("translate", "--out", ["translate", "--in", p["questions"], "--out", "{x}"]),
@@ -241,8 +241,6 @@ def output_file_arguments(p: dict[str, Path]) -> list[tuple[str, str, list[objec
         ("dataset submission", "--out", ["dataset", "submission", "--samples", p["samples"], "--out", "{x}"]),
         ("dataset gallery", "--out", ["dataset", "gallery", "--data", export, "--out", "{x}"]),
         ("dataset seed new", "--out", ["dataset", "seed", "new", "--out", "{x}"]),
-        ("dataset export", "--provenance (beside)", ["dataset", "export", "--questions", kept, "--scenes", scenes,
-                                                    "--shots", "1", "--out", "{out}", "--provenance", "x={x}"]),
     ]
 
 
@@ -254,8 +252,8 @@ def folder_arguments(p: dict[str, Path]) -> list[tuple[str, str, list[object]]]:
         ("dataset gallery", "--data", ["dataset", "gallery", "--data", "{x}", "--out", "{out}/g.html"]),
         ("dataset annotate export", "--data", ["dataset", "annotate", "export", "--data", "{x}", "--out", "{out}"]),
         ("render verify", "OUT", ["render", "verify", "{x}"]),
-        ("dataset export", "--out", ["dataset", "export", "--questions", p["kept"], "--scenes", p["scenes"], "--shots", "1",
-                                     "--out", "{x}", "--overwrite"]),
+        ("dataset export", "--out (with --overwrite)", ["dataset", "export", "--questions", p["kept"], "--scenes",
+                                                        p["scenes"], "--shots", "1", "--out", "{x}", "--overwrite"]),
         ("dataset export", "--public-out", ["dataset", "export", "--questions", p["kept"], "--scenes", p["scenes"],
                                             "--shots", "1", "--out", "{out}", "--public-out", "{x}"]),
         ("dataset evaluate", "--data", ["dataset", "evaluate", "--data", "{x}"]),
@@ -284,9 +282,9 @@ def newer_folder_arguments(p: dict[str, Path]) -> list[tuple[str, str, list[obje
                                         "--n", "1", "--masks", "{x}", "--out", "{out}"]),
         ("dataset augment", "--out", ["dataset", "augment", "--random", "--scenes", scenes, "--questions", questions,
                                       "--n", "1", "--out", "{x}"]),
-        ("dataset pairs", "--masks", ["dataset", "pairs", "--scenes", scenes, "--questions", questions, "--n", "1",
+        ("dataset pairs", "--masks", ["dataset", "pairs", "--scenes", scenes, "--questions", kept, "--n", "1",
                                       "--masks", "{x}", "--out", "{out}"]),
-        ("dataset pairs", "--out", ["dataset", "pairs", "--scenes", scenes, "--questions", questions, "--n", "1",
+        ("dataset pairs", "--out", ["dataset", "pairs", "--scenes", scenes, "--questions", kept, "--n", "1",
                                     "--out", "{x}"]),
         ("dataset gallery", "--images", ["dataset", "gallery", "--data", kept, "--images", "{x}", "--out", "{out}/g.html"]),
         ("dataset annotate export", "--out", ["dataset", "annotate", "export", "--data", export, "--out", "{x}"]),
