@@ -392,7 +392,9 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 #: The folders each command fills and cleans inside its output (never through a symbolic link).
-OUTPUT_SUBFOLDERS = {"export": ("samples",), "hf": ("data", "plots")}
+OUTPUT_SUBFOLDERS = {"export": ("samples",), "hf": ("data", "plots"), "augment": ("images", "masks", "scenes"),
+                     "pairs": ("images", "masks", "scenes"), "annotate": ("images", "pages", "label_studio"),
+                     "build": ("render/images", "render/masks", "render/scenes", "mera/samples", "hf/data", "hf/plots")}
 
 
 def check_output_folders_of(args: argparse.Namespace) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import test_probe_matrix
-from test_probe_round_three import export_argv, refused
+from test_probe_round_three import export_argv, photo_folder, refused
 
 inputs = test_probe_matrix.inputs  # the probe matrix's fixture: tiny stage outputs and an export
 
@@ -238,3 +238,22 @@ def test_like_with_a_seed_file_in_stage_arguments_is_refused(inputs, tmp_path, c
     for stage in ("--render-args", "--questions-args", "--translate-args"):
         refused(["dataset", "build", "--like", inputs.export, "--seed", "1", "--out", tmp_path / "new", stage,
                  f"--seed-file {seed}"], capsys, "a build has one seed", [tmp_path, inputs.root])
+
+
+@pytest.mark.parametrize("command,subfolder", [("annotate export", "images"), ("annotate export", "pages"),
+                                               ("render --graphs-only", "scenes"), ("augment", "masks"),
+                                               ("pairs", "images"), ("build", "render"), ("build", "mera/samples")])
+def test_writers_never_follow_a_symlinked_subfolder_of_the_output(inputs, tmp_path, capsys, command, subfolder) -> None:
+    """annotate export removed a holiday.png from the photo folder its images/ linked to (and old pages from
+    pages/); render --overwrite, augment, pairs and build clean their images, masks and scenes the same way."""
+    out = tmp_path / "out"
+    (out / subfolder).parent.mkdir(parents=True)
+    (out / subfolder).symlink_to(photo_folder(tmp_path))
+    scenes, kept = inputs.scenes / "scenes.json", inputs.kept
+    argv = {"annotate export": ["dataset", "annotate", "export", "--data", inputs.export, "--out", out],
+            "render --graphs-only": ["render", "--n", "1", "--graphs-only", "--overwrite", "--out", out],
+            "augment": ["dataset", "augment", "--random", "--scenes", scenes, "--questions", kept, "--out", out],
+            "pairs": ["dataset", "pairs", "--scenes", scenes, "--questions", kept, "--out", out],
+            "build": ["dataset", "build", "--n", "2", "--shots", "1", "--width", "16", "--height", "12", "--out", out]}
+    refused(argv[command], capsys, "is a symbolic link", [tmp_path, inputs.root])
+    assert (tmp_path / "photos" / "holiday.png").read_bytes() == b"a holiday"
