@@ -132,7 +132,17 @@ def hostile_files(folder: Path, line_mb: int, outside: Path) -> dict[str, Callab
     }
 
 
+def symlinked_subfolder(path: Path, subfolder: str, photos: Path) -> Path:
+    """An output folder whose ``subfolder`` (one the command fills and cleans) links to the photo folder."""
+    (path / subfolder).parent.mkdir(parents=True)
+    (path / subfolder).symlink_to(photos)
+    return path
+
+
 def hostile_folders(photos: Path, export: Path) -> dict[str, Callable[[Path], Path]]:
+    """Kind -> a function making that kind of thing at a path (the symbolic link: a copy of the export
+    whose ``samples/`` links to the photo folder; an output folder's own subfolder, see
+    :func:`symlinked_subfolder`)."""
     def regular(path: Path) -> Path:
         path.write_text("a file\n", encoding="utf-8")
         return path
@@ -276,18 +286,19 @@ def newer_folder_arguments(p: dict[str, Path]) -> list[tuple[str, str, list[obje
                                         "--shots", "1", "--out", "{out}"]),
         ("dataset export", "--prompt (a folder)", ["dataset", "export", "--questions", kept, "--scenes", scenes,
                                                    "--shots", "1", "--out", "{out}", "--prompt", "{x}"]),
-        ("dataset hf", "--out", ["dataset", "hf", "--data", export, "--out", "{x}"]),
+        ("dataset hf", "--out", ["dataset", "hf", "--data", export, "--out", "{x}"], "data"),
         ("dataset hf", "--public-out", ["dataset", "hf", "--data", export, "--out", "{out}", "--public-out", "{x}"]),
         ("dataset augment", "--masks", ["dataset", "augment", "--random", "--scenes", scenes, "--questions", questions,
                                         "--n", "1", "--masks", "{x}", "--out", "{out}"]),
         ("dataset augment", "--out", ["dataset", "augment", "--random", "--scenes", scenes, "--questions", questions,
-                                      "--n", "1", "--out", "{x}"]),
+                                      "--n", "1", "--out", "{x}"], "masks"),
         ("dataset pairs", "--masks", ["dataset", "pairs", "--scenes", scenes, "--questions", kept, "--n", "1",
                                       "--masks", "{x}", "--out", "{out}"]),
         ("dataset pairs", "--out", ["dataset", "pairs", "--scenes", scenes, "--questions", kept, "--n", "1",
-                                    "--out", "{x}"]),
+                                    "--out", "{x}"], "images"),
         ("dataset gallery", "--images", ["dataset", "gallery", "--data", kept, "--images", "{x}", "--out", "{out}/g.html"]),
-        ("dataset annotate export", "--out", ["dataset", "annotate", "export", "--data", export, "--out", "{x}"]),
+        ("dataset annotate export", "--out", ["dataset", "annotate", "export", "--data", export, "--out", "{x}"],
+         "images"),
         ("dataset annotate import", "--data", ["dataset", "annotate", "import", "--data", "{x}", "--answers",
                                                p["answers"], "--out", "{out}"]),
         ("dataset annotate import", "--out", ["dataset", "annotate", "import", "--data", export, "--answers",
@@ -298,7 +309,7 @@ def newer_folder_arguments(p: dict[str, Path]) -> list[tuple[str, str, list[obje
         ("dataset families validate", "DIR", ["dataset", "families", "validate", "{x}"]),
         ("render merge", "OUT", ["render", "merge", "{x}"]),
         ("render merge", "SHARD_FOLDER", ["render", "merge", "{out}", "{x}"]),
-        ("render --graphs-only", "--out", ["render", "--n", "1", "--graphs-only", "--out", "{x}"]),
+        ("render --graphs-only", "--out", ["render", "--n", "1", "--graphs-only", "--overwrite", "--out", "{x}"], "scenes"),
     ]
 
 
@@ -380,7 +391,10 @@ def main() -> int:
                 for kind, make in kinds.items():
                     case = root / "cases" / f"{role}{number}-{len(rows)}"
                     case.mkdir(parents=True)
-                    hostile = make(case / (name[0] if name else "x.json" if role == "file" else "x"))
+                    if role == "folder" and name and kind == "symlinked subfolder":  # the output's own subfolder
+                        hostile = symlinked_subfolder(case / "x", name[0], photos)
+                    else:
+                        hostile = make(case / (name[0] if name and role == "file" else "x.json" if role == "file" else "x"))
                     output = flag.startswith("--out") and role == "file" and (command, flag, kind) not in OWN_KIND
                     result = run_probe(argv, hostile, case / "out", watched + [hostile] * output)
                     rows.append({"role": role, "command": command, "argument": flag, "kind": kind, **result})
