@@ -307,7 +307,7 @@ def newer_folder_arguments(p: dict[str, Path]) -> list[tuple[str, str, list[obje
                                                          p["answers"], "--out", "{out}", "--write-filtered", "{x}"]),
         ("dataset seed verify", "--data", ["dataset", "seed", "verify", "--seed-file", p["seed"], "--data", "{x}"]),
         ("dataset families validate", "DIR", ["dataset", "families", "validate", "{x}"]),
-        ("render merge", "OUT", ["render", "merge", "{x}"]),
+        ("render merge", "OUT", ["render", "merge", "{x}"], "images"),
         ("render merge", "SHARD_FOLDER", ["render", "merge", "{out}", "{x}"]),
         ("render --graphs-only", "--out", ["render", "--n", "1", "--graphs-only", "--overwrite", "--out", "{x}"], "scenes"),
     ]

@@ -242,7 +242,8 @@ def test_like_with_a_seed_file_in_stage_arguments_is_refused(inputs, tmp_path, c
 
 @pytest.mark.parametrize("command,subfolder", [("annotate export", "images"), ("annotate export", "pages"),
                                                ("render --graphs-only", "scenes"), ("augment", "masks"),
-                                               ("pairs", "images"), ("build", "render"), ("build", "mera/samples")])
+                                               ("pairs", "images"), ("build", "render"), ("build", "mera/samples"),
+                                               ("render merge", "images")])
 def test_writers_never_follow_a_symlinked_subfolder_of_the_output(inputs, tmp_path, capsys, command, subfolder) -> None:
     """annotate export removed a holiday.png from the photo folder its images/ linked to (and old pages from
     pages/); render --overwrite, augment, pairs and build clean their images, masks and scenes the same way."""
@@ -254,6 +255,7 @@ def test_writers_never_follow_a_symlinked_subfolder_of_the_output(inputs, tmp_pa
             "render --graphs-only": ["render", "--n", "1", "--graphs-only", "--overwrite", "--out", out],
             "augment": ["dataset", "augment", "--random", "--scenes", scenes, "--questions", kept, "--out", out],
             "pairs": ["dataset", "pairs", "--scenes", scenes, "--questions", kept, "--out", out],
-            "build": ["dataset", "build", "--n", "2", "--shots", "1", "--width", "16", "--height", "12", "--out", out]}
+            "build": ["dataset", "build", "--n", "2", "--shots", "1", "--width", "16", "--height", "12", "--out", out],
+            "render merge": ["render", "merge", out]}
     refused(argv[command], capsys, "is a symbolic link", [tmp_path, inputs.root])
     assert (tmp_path / "photos" / "holiday.png").read_bytes() == b"a holiday"
