@@ -259,3 +259,16 @@ def test_writers_never_follow_a_symlinked_subfolder_of_the_output(inputs, tmp_pa
             "render merge": ["render", "merge", out]}
     refused(argv[command], capsys, "is a symbolic link", [tmp_path, inputs.root])
     assert (tmp_path / "photos" / "holiday.png").read_bytes() == b"a holiday"
+
+
+@pytest.mark.parametrize("stage", ["questions", "translate"])
+def test_a_family_file_is_bounded_before_it_is_read(inputs, tmp_path, capsys, stage) -> None:
+    """A 100 MB family file once filled translate's one-line error with its id (a MemoryError under a
+    1 GiB cap); family files are at most 1 MiB (the shipped ones at most 73 KB)."""
+    families = tmp_path / "families"
+    families.mkdir()
+    (families / "big.yaml").write_text("id: " + "x" * (2 << 20) + "\n", encoding="utf-8")
+    argv = {"questions": ["questions", "--in", inputs.scenes / "scenes.json", "--out", tmp_path / "q.json", "--quiet"],
+            "translate": ["translate", "--in", inputs.questions, "--out", tmp_path / "t.json"]}[stage]
+    line = refused([*argv, "--families", families], capsys, "larger than 1,048,576 bytes", [tmp_path, inputs.root])
+    assert len(line) < 300
