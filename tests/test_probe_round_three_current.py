@@ -272,3 +272,21 @@ def test_a_family_file_is_bounded_before_it_is_read(inputs, tmp_path, capsys, st
             "translate": ["translate", "--in", inputs.questions, "--out", tmp_path / "t.json"]}[stage]
     line = refused([*argv, "--families", families], capsys, "larger than 1,048,576 bytes", [tmp_path, inputs.root])
     assert len(line) < 300
+
+
+@pytest.mark.parametrize("command,where,expect", [
+    ("hf", "export/hf", "lies inside --data's export folder"),
+    ("hf", ".", "contains --data's export folder"),
+    ("annotate export", "export/tasks", "lies inside --data's export folder"),
+    ("gallery", "export/samples/g.html", "lies inside --data's export folder"),
+])
+def test_a_folder_written_from_a_dataset_lies_outside_its_export(inputs, tmp_path, capsys, command, where, expect) -> None:
+    """`hf --data B/mera --out B/mera/hf` wrote a copy into the export it read (published with it)."""
+    import shutil
+
+    export = tmp_path / "export"
+    shutil.copytree(inputs.export, export)
+    out = tmp_path / where
+    argv = {"hf": ["dataset", "hf"], "annotate export": ["dataset", "annotate", "export"],
+            "gallery": ["dataset", "gallery"]}[command]
+    refused([*argv, "--data", export, "--out", out], capsys, expect, [tmp_path, inputs.root])
