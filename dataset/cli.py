@@ -421,7 +421,7 @@ def check_outside_the_export_read(args: argparse.Namespace) -> None:
     """The folder ``hf`` or ``annotate`` writes (``gallery``: its page's ``_files`` folder) neither is,
     contains nor lies inside the export folder ``--data`` names: a copy or a report written into an
     export would be published with it (``hf --data B/mera --out B/mera/hf``)."""
-    from dataset.mera.document import locate_document
+    from dataset.mera import locate_document
 
     if args.command not in ("hf", "annotate", "gallery") or getattr(args, "data", None) is None:
         return
