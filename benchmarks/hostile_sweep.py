@@ -4,10 +4,12 @@
 
 Tiny stage outputs are made first without Blender (scene graphs, questions, translation, filter, an
 export). Then each file argument gets a FIFO, a folder, a symbolic link out of its folder
-(``/etc/passwd``), an empty file, one line of ``--line-mb`` MB (written once), a 5,000-digit
+(to a copy of ``/etc/passwd`` among the watched photos), an empty file, one line of ``--line-mb`` MB (written once), a 5,000-digit
 integer, a lone surrogate and a zip bomb (a few KB declaring 900 MB); each folder argument a
 regular file, a FIFO, an empty folder, a symlinked subfolder (``samples/`` linked to a photo
 folder) and an existing export of another build (valid as an input, to be refused as an output).
+A file a command writes (``--out FILE``) gets the same hostile files already in its place: each must
+be refused or replaced, never written through a link, never read forever; the file itself is watched.
 
 Each probe runs as its own process under a 1 GiB address-space cap and a 20 s timeout. A probe
 *holds* when it ends with status 2 and one line on stderr, or with 0/1 (a valid outcome, such as
@@ -68,13 +70,20 @@ def make_inputs(root: Path) -> dict[str, Path]:
     paths["samples"].parent.mkdir()
     paths["samples"].write_text(json.dumps({"doc": first, "filtered_resps": ["да"]}, ensure_ascii=False) + "\n",
                                 encoding="utf-8")
+    paths["answers"] = root / "answers.json"  # the annotate page's answers to the first test item
+    paths["answers"].write_text(json.dumps({"format": "ruclevr-annotate/1", "annotator": "probe",
+                                            "answers": [{"id": first["meta"]["id"], "answer": "999"}]}), encoding="utf-8")
+    paths["seed"] = root / "s.seed"
+    subprocess.run([sys.executable, "-m", "dataset", "seed", "new", "--out", paths["seed"]], cwd=ROOT, check=True,
+                   capture_output=True)
     return paths
 
 
 # -- hostile things -------------------------------------------------------------------------------
 
-def hostile_files(folder: Path, line_mb: int) -> dict[str, Callable[[Path], Path]]:
-    """Kind -> a function writing that kind of file at a path (the long line is written once and linked)."""
+def hostile_files(folder: Path, line_mb: int, outside: Path) -> dict[str, Callable[[Path], Path]]:
+    """Kind -> a function writing that kind of file at a path (the long line is written once and linked;
+    the symbolic link points at ``outside``, a watched file outside every output)."""
     long_line = folder / "long-line.json"
 
     def fifo(path: Path) -> Path:
@@ -86,7 +95,7 @@ def hostile_files(folder: Path, line_mb: int) -> dict[str, Callable[[Path], Path
         return path
 
     def symlink_out(path: Path) -> Path:
-        path.symlink_to("/etc/passwd")
+        path.symlink_to(outside)
         return path
 
     def text(body: str) -> Callable[[Path], Path]:
@@ -123,7 +132,17 @@ def hostile_files(folder: Path, line_mb: int) -> dict[str, Callable[[Path], Path
     }
 
 
+def symlinked_subfolder(path: Path, subfolder: str, photos: Path) -> Path:
+    """An output folder whose ``subfolder`` (one the command fills and cleans) links to the photo folder."""
+    (path / subfolder).parent.mkdir(parents=True)
+    (path / subfolder).symlink_to(photos)
+    return path
+
+
 def hostile_folders(photos: Path, export: Path) -> dict[str, Callable[[Path], Path]]:
+    """Kind -> a function making that kind of thing at a path (the symbolic link: a copy of the export
+    whose ``samples/`` links to the photo folder; an output folder's own subfolder, see
+    :func:`symlinked_subfolder`)."""
     def regular(path: Path) -> Path:
         path.write_text("a file\n", encoding="utf-8")
         return path
@@ -171,6 +190,67 @@ def file_arguments(p: dict[str, Path]) -> list[tuple[str, str, list[object]]]:
                                                   "--out", "{out}"]),
         ("dataset leak-check", "--corpus", ["dataset", "leak-check", "--data", export, "--corpus", "{x}"]),
         ("dataset seed verify", "--seed-file", ["dataset", "seed", "verify", "--seed-file", "{x}", "--data", export]),
+        *newer_file_arguments(p),
+    ]
+
+
+def newer_file_arguments(p: dict[str, Path]) -> list[tuple[str, str, list[object]]]:
+    """File arguments added since the first sweep (render --settings, the stages' seed files, pairs,
+    families validate, the prompt and provenance files, hf's inputs)."""
+    scenes, kept, questions, export = p["scenes"], p["kept"], p["questions"], p["export"]
+    exported = ["dataset", "export", "--questions", kept, "--scenes", scenes, "--shots", "1", "--out", "{out}"]
+    tiny_build = ["dataset", "build", "--n", "2", "--shots", "1", "--width", "16", "--height", "12", "--samples", "1"]
+    augment = ["dataset", "augment", "--random", "--n", "1"]
+    return [
+        ("render --settings", "FILE", ["render", "--settings", "{x}"]),
+        ("render --graphs-only", "--condition", ["render", "--n", "1", "--graphs-only", "--condition", "{x}", "--out", "{out}"]),
+        ("questions", "--seed-file", ["questions", "--in", scenes, "--out", "{out}/q.json", "--seed-file", "{x}", "--quiet"]),
+        ("translate", "--seed-file", ["translate", "--in", questions, "--out", "{out}/t.json", "--seed-file", "{x}"]),
+        ("dataset build", "--seed-file", [*tiny_build, "--seed-file", "{x}", "--out", "{out}"]),
+        ("dataset build", "--prompt", [*tiny_build, "--prompt", "{x}", "--out", "{out}"]),
+        ("dataset export", "--prompt", [*exported, "--prompt", "{x}"]),
+        ("dataset export", "--seed-file", [*exported, "--seed-file", "{x}"]),
+        ("dataset export", "--provenance", [*exported, "--provenance", "extra={x}"]),
+        ("dataset hf", "--rejected", ["dataset", "hf", "--data", export, "--out", "{out}", "--rejected", "{x}"]),
+        ("dataset hf", "--seed-file", ["dataset", "hf", "--data", export, "--out", "{out}", "--seed-file", "{x}"]),
+        ("dataset hf", "--watermark-image", ["dataset", "hf", "--data", export, "--out", "{out}/h", "--public-out",
+                                             "{out}/p", "--watermark-image", "{x}"]),
+        ("dataset augment", "--scenes", [*augment, "--scenes", "{x}", "--questions", questions, "--out", "{out}"]),
+        ("dataset augment", "--questions", [*augment, "--scenes", scenes, "--questions", "{x}", "--out", "{out}"]),
+        ("dataset augment", "--seed-file", [*augment, "--scenes", scenes, "--questions", questions,
+                                            "--seed-file", "{x}", "--out", "{out}"]),
+        ("dataset pairs", "--scenes", ["dataset", "pairs", "--scenes", "{x}", "--questions", kept, "--out", "{out}"]),
+        ("dataset pairs", "--questions", ["dataset", "pairs", "--scenes", scenes, "--questions", "{x}", "--out", "{out}"]),
+        ("dataset gallery", "--data (a questions file)", ["dataset", "gallery", "--data", "{x}", "--images",
+                                                          p["render"] / "images", "--out", "{out}/g.html"]),
+        ("dataset annotate import", "--data (a file)", ["dataset", "annotate", "import", "--data", "{x}", "--answers",
+                                                        p["answers"], "--out", "{out}"]),
+        ("dataset families validate", "FILE", ["dataset", "families", "validate", "{x}"], "x.yaml"),
+        ("dataset families validate", "--scenes", ["dataset", "families", "validate", ROOT / "questions" / "families",
+                                                   "--realise", "1", "--scenes", "{x}"]),
+        ("questions validate", "FILE (.yaml)", ["questions", "validate", "{x}"], "x.yaml"),
+        *output_file_arguments(p),
+    ]
+
+
+#: (command, argument, kind) where the hostile thing is the command's own kind of output, so that
+#: replacing it is the correct outcome: the zip bomb holds a ruCLEVR.json, as a submission zip does.
+OWN_KIND = {("dataset submission", "--out", "zip bomb")}
+
+
+def output_file_arguments(p: dict[str, Path]) -> list[tuple[str, str, list[object]]]:
+    """Files a command writes, with the hostile thing already there (it must be refused or replaced,
+    never written through, never read forever)."""
+    scenes, export = p["scenes"], p["export"]
+    return [
+        ("questions", "--out", ["questions", "--in", scenes, "--out", "{x}", "--quiet"]),
+        ("translate", "--out", ["translate", "--in", p["questions"], "--out", "{x}"]),
+        ("filter", "--out", ["filter", "--in", p["translated"], "--out", "{x}", "--backend", "morph"]),
+        ("dataset stats", "--out", ["dataset", "stats", "--data", export, "--out", "{x}"]),
+        ("dataset evaluate", "--out", ["dataset", "evaluate", "--data", export, "--out", "{x}"]),
+        ("dataset submission", "--out", ["dataset", "submission", "--samples", p["samples"], "--out", "{x}"]),
+        ("dataset gallery", "--out", ["dataset", "gallery", "--data", export, "--out", "{x}"]),
+        ("dataset seed new", "--out", ["dataset", "seed", "new", "--out", "{x}"]),
     ]
 
 
@@ -182,19 +262,62 @@ def folder_arguments(p: dict[str, Path]) -> list[tuple[str, str, list[object]]]:
         ("dataset gallery", "--data", ["dataset", "gallery", "--data", "{x}", "--out", "{out}/g.html"]),
         ("dataset annotate export", "--data", ["dataset", "annotate", "export", "--data", "{x}", "--out", "{out}"]),
         ("render verify", "OUT", ["render", "verify", "{x}"]),
-        ("dataset export", "--out", ["dataset", "export", "--questions", p["kept"], "--scenes", p["scenes"], "--shots", "1",
-                                     "--out", "{x}", "--overwrite"]),
+        ("dataset export", "--out (with --overwrite)", ["dataset", "export", "--questions", p["kept"], "--scenes",
+                                                        p["scenes"], "--shots", "1", "--out", "{x}", "--overwrite"]),
         ("dataset export", "--public-out", ["dataset", "export", "--questions", p["kept"], "--scenes", p["scenes"],
                                             "--shots", "1", "--out", "{out}", "--public-out", "{x}"]),
         ("dataset evaluate", "--data", ["dataset", "evaluate", "--data", "{x}"]),
         ("dataset leak-check", "--data", ["dataset", "leak-check", "--data", "{x}", "--corpus", export]),
+        *newer_folder_arguments(p),
+    ]
+
+
+def newer_folder_arguments(p: dict[str, Path]) -> list[tuple[str, str, list[object]]]:
+    """Folder arguments added since the first sweep; the outputs among them must refuse a symlinked
+    subfolder and another build's export (or, with --overwrite, replace it in place)."""
+    scenes, kept, questions, export = p["scenes"], p["kept"], p["questions"], p["export"]
+    return [
+        ("dataset build", "--like", ["dataset", "build", "--like", "{x}", "--seed", "0", "--out", "{out}"]),
+        ("dataset build", "--families", ["dataset", "build", "--n", "2", "--shots", "1", "--width", "16", "--height", "12",
+                                         "--samples", "1", "--families", "{x}", "--out", "{out}"]),
+        ("questions", "--families", ["questions", "--in", scenes, "--out", "{out}/q.json", "--families", "{x}", "--quiet"]),
+        ("translate", "--families", ["translate", "--in", questions, "--out", "{out}/t.json", "--families", "{x}"]),
+        ("dataset export", "--images", ["dataset", "export", "--questions", kept, "--scenes", scenes, "--images", "{x}",
+                                        "--shots", "1", "--out", "{out}"]),
+        ("dataset export", "--prompt (a folder)", ["dataset", "export", "--questions", kept, "--scenes", scenes,
+                                                   "--shots", "1", "--out", "{out}", "--prompt", "{x}"]),
+        ("dataset hf", "--out", ["dataset", "hf", "--data", export, "--out", "{x}"], "data"),
+        ("dataset hf", "--public-out", ["dataset", "hf", "--data", export, "--out", "{out}", "--public-out", "{x}"]),
+        ("dataset augment", "--masks", ["dataset", "augment", "--random", "--scenes", scenes, "--questions", questions,
+                                        "--n", "1", "--masks", "{x}", "--out", "{out}"]),
+        ("dataset augment", "--out", ["dataset", "augment", "--random", "--scenes", scenes, "--questions", questions,
+                                      "--n", "1", "--out", "{x}"], "masks"),
+        ("dataset pairs", "--masks", ["dataset", "pairs", "--scenes", scenes, "--questions", kept, "--n", "1",
+                                      "--masks", "{x}", "--out", "{out}"]),
+        ("dataset pairs", "--out", ["dataset", "pairs", "--scenes", scenes, "--questions", kept, "--n", "1",
+                                    "--out", "{x}"], "images"),
+        ("dataset gallery", "--images", ["dataset", "gallery", "--data", kept, "--images", "{x}", "--out", "{out}/g.html"]),
+        ("dataset annotate export", "--out", ["dataset", "annotate", "export", "--data", export, "--out", "{x}"],
+         "images"),
+        ("dataset annotate import", "--data", ["dataset", "annotate", "import", "--data", "{x}", "--answers",
+                                               p["answers"], "--out", "{out}"]),
+        ("dataset annotate import", "--out", ["dataset", "annotate", "import", "--data", export, "--answers",
+                                              p["answers"], "--out", "{x}"]),
+        ("dataset annotate import", "--write-filtered", ["dataset", "annotate", "import", "--data", export, "--answers",
+                                                         p["answers"], "--out", "{out}", "--write-filtered", "{x}"]),
+        ("dataset seed verify", "--data", ["dataset", "seed", "verify", "--seed-file", p["seed"], "--data", "{x}"]),
+        ("dataset families validate", "DIR", ["dataset", "families", "validate", "{x}"]),
+        ("render merge", "OUT", ["render", "merge", "{x}"], "images"),
+        ("render merge", "SHARD_FOLDER", ["render", "merge", "{out}", "{x}"]),
+        ("render --graphs-only", "--out", ["render", "--n", "1", "--graphs-only", "--overwrite", "--out", "{x}"], "scenes"),
     ]
 
 
 def snapshot(folders: list[Path]) -> dict[str, tuple[int, int]]:
+    """Size and time of every regular file in ``folders`` (a watched file stands for itself)."""
     found = {}
     for folder in folders:
-        for path in folder.rglob("*"):
+        for path in ([folder] if folder.is_file() else folder.rglob("*") if folder.is_dir() else []):
             if path.is_file() and not path.is_symlink():
                 stat = path.stat()
                 found[str(path)] = (stat.st_size, stat.st_mtime_ns)
@@ -219,7 +342,8 @@ def run_probe(argv: list[object], hostile: Path, out: Path, watched: list[Path])
     lines = [line for line in err.splitlines() if line.strip() and "\r" not in line and "it/s]" not in line]
     changed = snapshot(watched) != before
     traceback = "Traceback" in err
-    one_line = len(lines) == 1 or argv[:2] == ["questions", "validate"]  # it lists every problem, then a count
+    lists = argv[:2] == ["questions", "validate"] or argv[:3] == ["dataset", "families", "validate"]
+    one_line = len(lines) == 1 or lists  # validate lists every problem, then a count
     holds = not changed and not traceback and (status == 2 and one_line or status in (0, 1))
     return {"status": status, "lines": len(lines), "seconds": round(seconds, 1), "traceback": traceback,
             "changed": changed, "holds": holds, "first": (lines[0][:160] if lines else "")}
@@ -255,19 +379,24 @@ def main() -> int:
         photos = root / "photos"
         photos.mkdir()
         (photos / "holiday.png").write_bytes(b"a holiday")
+        shutil.copyfile("/etc/passwd", photos / "passwd")
         watched = [root / "inputs", photos]
         rows = []
-        plans = [("file", file_arguments(inputs), hostile_files(root, args.line_mb)),
+        plans = [("file", file_arguments(inputs), hostile_files(root, args.line_mb, photos / "passwd")),
                  ("folder", folder_arguments(inputs), hostile_folders(photos, inputs["export"]))]
         for role, arguments, kinds in plans:
-            for number, (command, flag, argv) in enumerate(arguments):
+            for number, (command, flag, argv, *name) in enumerate(arguments):
                 if args.only and args.only not in command:
                     continue
                 for kind, make in kinds.items():
                     case = root / "cases" / f"{role}{number}-{len(rows)}"
                     case.mkdir(parents=True)
-                    hostile = make(case / ("x.json" if role == "file" else "x"))
-                    result = run_probe(argv, hostile, case / "out", watched)
+                    if role == "folder" and name and kind == "symlinked subfolder":  # the output's own subfolder
+                        hostile = symlinked_subfolder(case / "x", name[0], photos)
+                    else:
+                        hostile = make(case / (name[0] if name and role == "file" else "x.json" if role == "file" else "x"))
+                    output = flag.startswith("--out") and role == "file" and (command, flag, kind) not in OWN_KIND
+                    result = run_probe(argv, hostile, case / "out", watched + [hostile] * output)
                     rows.append({"role": role, "command": command, "argument": flag, "kind": kind, **result})
                     mark = "holds" if result["holds"] else "FAILS"
                     print(f"| {command} | {flag} | {kind} | {result['status']} | {result['lines']} | "

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from dataset.releases import add_like_options, like_build_options, like_target, report_closeness
 from filter import BACKENDS as FILTER_BACKENDS
-from questions import add_family_arguments, sources_from_arguments
+from questions import FamilyError, add_family_arguments, load_families, sources_from_arguments
 from ruclevr.cli import UsageError, add_common_options, output_path, positive_int, stage_logger
 from ruclevr.cli import seed as seed_type
 from ruclevr.secret_seed import add_seed_file_option, stage_seed
@@ -138,6 +138,10 @@ def family_folders(args: argparse.Namespace) -> tuple[tuple[Path, ...], bool]:
     sources = sources_from_arguments(args)
     if sources is None:
         return (), False
+    try:
+        load_families(sources)  # the questions stage's check, before anything is rendered
+    except FamilyError as error:
+        raise UsageError(f"bad family files: {error}") from None
     return tuple(folder.resolve() for folder in sources.folders), not sources.shipped
 
 

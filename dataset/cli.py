@@ -394,15 +394,21 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 #: The folders each command fills and cleans inside its output (never through a symbolic link).
-OUTPUT_SUBFOLDERS = {"export": ("samples",), "hf": ("data", "plots")}
+OUTPUT_SUBFOLDERS = {"export": ("samples",), "hf": ("data", "plots"), "augment": ("images", "masks", "scenes"),
+                     "pairs": ("images", "masks", "scenes"), "annotate": ("images", "pages", "label_studio"),
+                     "build": ("render/images", "render/masks", "render/scenes", "mera/samples", "hf/data", "hf/plots")}
 
 
 def check_output_folders_of(args: argparse.Namespace) -> None:
-    """The folders a command fills are real folders of the output, and ``--public-out`` lies apart from
-    ``--out`` and every input, holds no export of its own, and no private copy (checked before any work)."""
+    """The folders a command fills are real folders of the output, an output folder other than export's
+    holds no export, and ``--public-out`` lies apart from ``--out`` and every input, holds no export of
+    its own, and no private copy (checked before any work)."""
     subfolders = OUTPUT_SUBFOLDERS.get(args.command, ())
     if OUTPUT_KINDS[args.command] == "dir":
         check_real_folders(args.out, subfolders)
+        if args.command != "export":  # export replaces its own export (another one's with --overwrite)
+            check_not_another_export(args.out, "--out", None)
+    check_outside_the_export_read(args)
     public = getattr(args, "public_out", None)
     if public is None:
         return
@@ -411,6 +417,25 @@ def check_output_folders_of(args: argparse.Namespace) -> None:
     check_apart_from(public, inputs, "--public-out")
     check_real_folders(public, subfolders, "--public-out")
     check_not_another_export(public, "--public-out", MARK_FILE, args.out)
+
+
+def check_outside_the_export_read(args: argparse.Namespace) -> None:
+    """The folder ``hf`` or ``annotate`` writes (``gallery``: its page's ``_files`` folder) neither is,
+    contains nor lies inside the export folder ``--data`` names: a copy or a report written into an
+    export would be published with it (``hf --data B/mera --out B/mera/hf``)."""
+    from dataset.mera import locate_document
+
+    if args.command not in ("hf", "annotate", "gallery") or getattr(args, "data", None) is None:
+        return
+    try:
+        export = locate_document(args.data)
+    except UsageError:
+        return  # the command itself says so, in its own words
+    if export.is_dir() and args.command == "gallery":
+        page = Path(args.out)
+        check_apart_from(page.with_name(f"{page.stem}_files"), {"--data's export folder": export}, "--out's folder")
+    elif export.is_dir():
+        check_apart_from(args.out, {"--data's export folder": export})
 
 
 def input_paths_of(args: argparse.Namespace) -> dict[str, Path | None]:

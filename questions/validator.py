@@ -114,11 +114,17 @@ def validate_files(paths: Iterable[Path], checkers: Mapping[str, TemplateCheck] 
     return families, problems
 
 
+#: The largest family file read (the shipped ones are at most 73 KB).
+MAX_FAMILY_FILE_BYTES = 1 << 20
+
+
 def validate_file(path: Path, checkers: Mapping[str, TemplateCheck] = MappingProxyType({})) -> tuple[list[Family], list[Problem]]:
     """The valid families of one file and the problems of the others (or of the file itself)."""
     path = Path(path)
     if path.exists() and not path.is_file() and not path.is_dir():  # a FIFO would wait for a writer forever
         return [], [Problem(str(path), None, "", "not a regular file")]
+    if path.is_file() and path.stat().st_size > MAX_FAMILY_FILE_BYTES:  # its values would fill the messages
+        return [], [Problem(str(path), None, "", f"larger than {MAX_FAMILY_FILE_BYTES:,} bytes, the limit of a family file")]
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -23,6 +23,7 @@ import ruclevr
 from render.engines.devices import DEVICE_CHOICES
 from render.engines.registry import engine_names
 from render.farm.merge import main as merge_main
+from render.farm.outputs import SUBFOLDERS as RENDER_SUBFOLDERS
 from render.farm.outputs import OutputLayout, check_writable, merge_scenes
 from render.farm.plan import FarmPlan, add_farm_arguments, overlap_pays, plan_farm, shard_from_args
 from render.farm.runs import claim_output
@@ -60,7 +61,7 @@ from ruclevr.cli import (
 from ruclevr.cli import seed as seed_type
 from ruclevr.io import hold_stage_output
 from ruclevr.jsonstream import DocumentWriter
-from ruclevr.paths import check_name_part, check_output_location
+from ruclevr.paths import check_name_part, check_not_another_export, check_output_location, check_real_folders
 from ruclevr.secret_seed import add_seed_file_option, stage_seed
 
 PROG = "python -m render"
@@ -162,6 +163,8 @@ def settings_from_args(args: argparse.Namespace | Sequence[str]) -> RenderRunSet
 def run(settings: RenderRunSettings) -> int:
     """One render run (its folder held while it writes); the exit status."""
     check_output_location(settings.out, "dir", "--out")
+    check_not_another_export(settings.out, "--out", None)  # images and scenes.json never land in an export
+    check_real_folders(settings.out, RENDER_SUBFOLDERS)  # --overwrite cleans them: never through a link
     with hold_stage_output(settings.out, "dir", shared=settings.shard is not None):
         return render_into(settings)
 

@@ -19,7 +19,8 @@ from render.engines.registry import engine_names
 from render.model.looks import DRAWABLE_LOOKS
 from ruclevr.cli import UsageError
 from ruclevr.cluster import EXECUTORS
-from ruclevr.io import atomic_write_json
+from ruclevr.io import atomic_write_json, read_json
+from ruclevr.jsonlimits import JsonLimitError
 from ruclevr.secret_seed import StageSeed, stage_seed
 
 SETTINGS_FORMAT = "ruclevr.render.settings.v1"
@@ -78,11 +79,13 @@ def write_settings_file(path: Path, settings: RenderRunSettings) -> None:
 def read_settings_file(path: Path) -> RenderRunSettings:
     """The settings in a file :func:`write_settings_file` wrote; UsageError for anything else."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = read_json(path)  # a regular file only (a FIFO would wait forever), held to the JSON limits
     except FileNotFoundError:
         raise UsageError(f"--settings {path}: no such file") from None
     except OSError as error:
         raise UsageError(f"--settings {path}: cannot be read ({error.strerror or error})") from None
+    except JsonLimitError as error:
+        raise UsageError(f"--settings {path}: {str(error).removeprefix(str(path) + ' ')}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise UsageError(f"--settings {path}: not a JSON file ({error})") from None
     names = {field.name for field in dataclasses.fields(RenderRunSettings)}

@@ -78,6 +78,9 @@ def check_output_location(path: str | os.PathLike[str], kind: str, flag: str = "
         raise UsageError(f"cannot write to {flag} {str(target)!r}: it is a file, not a folder")
     if target.is_dir() and kind == "file":
         raise UsageError(f"cannot write to {flag} {str(target)!r}: it is a folder; name a file to write")
+    if target.exists() and kind == "file" and not target.is_file():
+        raise UsageError(f"cannot write to {flag} {str(target)!r}: it is not a regular file (a FIFO, a device "
+                         "or a socket); name a file to write")
     nearest = target if kind == "dir" else target.parent
     nearest = Path(os.path.abspath(nearest))
     while not os.path.lexists(nearest) and nearest != nearest.parent:
@@ -172,15 +175,16 @@ def check_real_folders(base: str | os.PathLike[str], relatives: Sequence[str], f
                 raise UsageError(f"{flag}: {str(path)!r} is not a folder")
 
 
-def check_not_another_export(folder: str | os.PathLike[str], flag: str, marker: str,
+def check_not_another_export(folder: str | os.PathLike[str], flag: str, marker: str | None,
                              source: str | os.PathLike[str] | None = None) -> None:
     """Refuse a folder that holds an export (its ``provenance.json`` or ``test.json``) that is not a copy this
-    command wrote (``marker``: the file that says so, written last): it is an export of its own, perhaps of
-    another build. A copy whose ``provenance.json`` is that of ``source`` (a run killed before its marker) is ours."""
+    command wrote (``marker``: the file that says so, written last; None for a command that writes no
+    export): it is an export of its own, perhaps of another build. A copy whose ``provenance.json`` is
+    that of ``source`` (a run killed before its marker) is ours."""
     import filecmp
 
     target = Path(folder)
-    if not target.is_dir() or (target / marker).is_file():
+    if not target.is_dir() or (marker is not None and (target / marker).is_file()):
         return
     if source is not None and (target / "provenance.json").is_file() and (Path(source) / "provenance.json").is_file() \
             and filecmp.cmp(target / "provenance.json", Path(source) / "provenance.json", shallow=False):
@@ -188,7 +192,7 @@ def check_not_another_export(folder: str | os.PathLike[str], flag: str, marker: 
     for name in ("provenance.json", "test.json", "shots.json"):
         if (target / name).exists():
             raise UsageError(f"{flag} {str(target)!r} holds an export ({name}) that is not a copy written by this "
-                             "command; writing it would replace that export: choose another folder")
+                             "command; writing into it would change that export: choose another folder")
 
 
 def regular_file(path: str | os.PathLike[str], label: str) -> Path:

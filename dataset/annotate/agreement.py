@@ -20,14 +20,10 @@ Neither rule looks at the gold answer, so each baseline is a lower bound rather 
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-import krippendorff
-import numpy as np
 
 from dataset.evaluation import score_predictions
 from dataset.mera import normalise_answer
@@ -129,21 +125,28 @@ def aggregated_baseline(items: Sequence[Mapping[str, Any]], winners: Mapping[int
 
 
 def krippendorff_alpha(answers_by_item: Mapping[int, Mapping[str, str]], annotators: Sequence[str]) -> float | None:
-    """Nominal Krippendorff's alpha of ``{item: {annotator: normalised answer}}`` (the krippendorff package).
+    """Nominal Krippendorff's alpha of ``{item: {annotator: normalised answer}}``: 1 − D_o/D_e over the
+    items with at least two answers, from how often each answer is given per item and overall (the
+    ``krippendorff`` package's value; the package builds an items × answers × answers array, gigabytes
+    for a thousand free-text answers, so this counts in memory linear in the answers).
 
     None when alpha is undefined: fewer than two answers on every item, or one answer value only.
     """
-    codes: dict[str, int] = {}
-    table = np.full((len(annotators), len(answers_by_item)), np.nan)
-    row_of = {annotator: row for row, annotator in enumerate(annotators)}
-    for column, by_annotator in enumerate(answers_by_item.values()):
-        for annotator, answer in by_annotator.items():
-            table[row_of[annotator], column] = codes.setdefault(answer, len(codes))
-    pairable = np.sum(~np.isnan(table), axis=0) >= 2
-    if len(codes) < 2 or not pairable.any():
+    del annotators  # every annotator's answer is in the table; kept for the callers' form
+    overall: Counter[str] = Counter()
+    observed = 0.0  # sum over items of (m² − Σ n_c²) / (m − 1): pairs of unequal answers within items
+    for by_annotator in answers_by_item.values():
+        if len(by_annotator) < 2:
+            continue
+        counts = Counter(by_annotator.values())
+        m = len(by_annotator)
+        observed += (m * m - sum(n * n for n in counts.values())) / (m - 1)
+        overall.update(counts)
+    n = sum(overall.values())
+    expected = n * n - sum(count * count for count in overall.values())  # pairs of unequal answers overall
+    if len(overall) < 2 or expected == 0:
         return None
-    value = float(krippendorff.alpha(reliability_data=table[:, pairable], level_of_measurement="nominal"))
-    return None if math.isnan(value) else value
+    return 1.0 - (n - 1) * observed / expected
 
 
 @dataclass

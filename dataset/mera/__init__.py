@@ -18,6 +18,7 @@ from dataset.mera.document import (
     check_image_file,
     family_in,
     load_document,
+    locate_document,
     split_path,
     stream_document,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "GroupScoring",
     "HEADLINE",
     "load_document",
+    "locate_document",
     "mera_rules",
     "MeraDocument",
     "normalise_answer",

@@ -35,6 +35,7 @@ import dataset.mera.prompt_blocks as prompt_blocks
 from dataset.mera.prompt_sandbox import MAX_OUTPUT_CHARS, LimitedSandbox, step_budget
 from ruclevr import streams
 from ruclevr.cli import UsageError
+from ruclevr.io import file_problem
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
 SINGLE_STYLE_DIR = PROMPTS_DIR / "instructions"  # the set shipped before the block scheme
@@ -43,6 +44,8 @@ PROMPT_SET_NAMES = (*prompt_blocks.SET_NAMES, SINGLE_STYLE_NAME)
 DEFAULT_PROMPTS_DIR = SINGLE_STYLE_DIR  # its name while it was the default; the default is now mera-blocks
 CARD_PROMPT_PATH = PROMPTS_DIR / "card.j2"
 TEMPLATE_SUFFIX = ".j2"
+#: The largest template file read (the card's is about a kilobyte; the sandbox runs what it compiles).
+MAX_TEMPLATE_BYTES = 1 << 20
 REQUIRED_MARKERS = ("<image>", "{question}")
 FORMAT_FIELDS = ("question",)  # the only inputs field an instruction may name
 
@@ -89,8 +92,16 @@ class InstructionTemplate:
     def from_file(cls, path: str | Path | None = None) -> InstructionTemplate:
         """Read a template file (the ruCLEVR card's Russian prompt when ``path`` is None)."""
         template_path = Path(path) if path is not None else CARD_PROMPT_PATH
+        problem = file_problem(template_path)
+        if problem is not None and problem != "does not exist":  # a FIFO would wait for a writer forever
+            raise UsageError(f"prompt template {template_path} {problem}")
         try:
-            source = template_path.read_text(encoding="utf-8")
+            with open(template_path, "rb") as handle:
+                data = handle.read(MAX_TEMPLATE_BYTES + 1)
+            if len(data) > MAX_TEMPLATE_BYTES:
+                raise UsageError(f"prompt template {template_path} is larger than {MAX_TEMPLATE_BYTES:,} bytes, "
+                                 "the limit of a template file")
+            source = data.decode("utf-8")
         except FileNotFoundError:
             raise UsageError(f"prompt template {template_path} does not exist") from None
         except (OSError, UnicodeDecodeError) as error:

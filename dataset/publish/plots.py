@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -22,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from dataset.mera import SPLITS, MeraDocument, family_in
-from ruclevr.io import atomic_write_bytes
+from ruclevr import jsonlimits
+from ruclevr.cli import UsageError
+from ruclevr.io import atomic_write_bytes, read_lines
 
 #: The plots, by file name, in the order they are shown.
 PLOT_FILES = {
@@ -302,15 +305,32 @@ def rejected_scores(path: Path) -> list[float]:
 
 
 def read_rejected_scores(path: Path) -> Iterator[float]:
-    """Scores in a filter's ``.rejected.jsonl``, a line at a time (none when the file does not exist)."""
-    if not path.is_file():
+    """Scores in a filter's ``.rejected.jsonl``, a line at a time within the JSON limits (none when the
+    file does not exist); a line that is no rejected question's record is one line of error."""
+    if not os.path.lexists(path):
         return
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                score = _number((json.loads(line).get("acceptability") or {}).get("score"))
-                if score is not None:
-                    yield score
+    for number, line in read_lines(path, f"rejected questions file {path}", jsonlimits.MAX_ITEM_BYTES):
+        if line.strip():
+            score = _number(_acceptability(_rejected_record(line, f"{path} line {number}")).get("score"))
+            if score is not None:
+                yield score
+
+
+def _rejected_record(line: str, where: str) -> dict[str, Any]:
+    try:
+        record = jsonlimits.loads(line)
+    except json.JSONDecodeError as error:
+        raise UsageError(f"{where}: not JSON ({error.msg}); expected the filter's rejected questions") from None
+    except jsonlimits.JsonLimitError as error:
+        raise UsageError(f"{where}: {error}") from None
+    if not isinstance(record, dict):
+        raise UsageError(f"{where}: not a rejected question (a JSON object)")
+    return record
+
+
+def _acceptability(record: dict[str, Any]) -> dict[str, Any]:
+    found = record.get("acceptability")
+    return found if isinstance(found, dict) else {}
 
 
 CARD_PLOTS_DIR = "plots"  # inside the Hugging Face copy, so the card's links work wherever it is published

@@ -17,17 +17,25 @@ import multiprocessing
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 import psutil
 
 from render.engines.devices import VISIBILITY_VARIABLES, DeviceChoice, describe_found
+from ruclevr.cli import UsageError
 
 
 def probe_gpu_devices_isolated() -> dict[str, list[str]]:
     """The GPUs Cycles sees, asked in a spawned child so this process stays free of bpy."""
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-        return pool.submit(probe_gpu_devices_in_child).result()
+        try:
+            return pool.submit(probe_gpu_devices_in_child).result()
+        except ModuleNotFoundError:
+            raise  # no bpy: run_cli names the package to install
+        except (BrokenProcessPool, ImportError, OSError, MemoryError) as error:  # killed, or bpy's libraries
+            reason = "it ended abruptly" if isinstance(error, BrokenProcessPool) else str(error)  # not mapped
+            raise UsageError(f"Blender could not be started to look for GPUs ({reason}; out of memory?)") from None
 
 
 def drop_blender_script_paths() -> None:

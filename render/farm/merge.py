@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from render.farm.outputs import OutputLayout, merge_scenes
+from render.farm.outputs import SUBFOLDERS, OutputLayout, merge_scenes
 from render.farm.runs import claim_output, output_defining
 from render.farm.shard_layout import shard_files
 from ruclevr.cli import (
@@ -31,7 +31,7 @@ from ruclevr.cli import (
     stage_logger,
 )
 from ruclevr.io import atomic_write_bytes, hold_stage_output, read_json
-from ruclevr.paths import check_output_location
+from ruclevr.paths import check_output_location, check_real_folders
 from ruclevr.shards import Shard
 
 PROG = "python -m render merge"
@@ -65,6 +65,7 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbosity)
     check_output_location(args.out, "dir", "OUT")
+    check_real_folders(args.out, SUBFOLDERS, "OUT")  # shards' files are copied in: never through a link
     out = Path(args.out)
     sources = [Path(folder) for folder in args.folders]
     for folder in sources or [out]:  # OUT itself may be new when shards are copied into it
