@@ -143,7 +143,7 @@ class ChromiumPage:
         self._send("Page.navigate", {"url": path.resolve().as_uri()})
         self._wait_for_load()
 
-    def reload(self, settle: float = 1.0) -> None:
+    def reload(self, settle: float = 2.5) -> None:
         """Reload the page (what the browser keeps, such as localStorage, stays) and wait for its load event.
 
         The page's last localStorage writes travel from its renderer to the browser process on their own
