@@ -59,6 +59,8 @@ _DOUBLE_SPACE = re.compile(r"\s{2,}")
 _SPACE_BEFORE_PUNCTUATION = re.compile(r"\s[,.?!:;]")
 _DOUBLED_PUNCTUATION = re.compile(r"[,.?!:;]{2,}")  # «того же цвета.?» (an ellipsis «...» is allowed)
 _DOUBLED_WORD = re.compile(r"(?<![\w-])([^\W\d_]+)\s+\1(?![\w-])", re.IGNORECASE)  # «этот этот»
+# Words Russian may say twice in a row: «Верно ли, что что бы ни стояло за кубом, …» (a conjunction, then a pronoun).
+_MAY_BE_SAID_TWICE = frozenset({"что"})
 # «Какой он величины?» is natural, «Какой этот предмет величины?» is not: «какой … <attribute noun>»
 # split by a noun phrase (a pronoun of the template said as its phrase) reads as a calque.
 _SPLIT_WHICH = re.compile(r"\b(какой|какого)\s+(эт[а-яё]+\s+(?:[а-яё]+\s+){0,4}?)(величины|формы|цвета|размера|материала)\b",
@@ -158,7 +160,8 @@ def form_problems(text: str) -> list[str]:
     if not text.rstrip().endswith("?"):
         problems.append("does not end with a question mark")
     problems += [f"doubled punctuation «{m.group()}»" for m in _DOUBLED_PUNCTUATION.finditer(text) if m.group() != "..."]
-    problems += [f"a word said twice in a row «{m.group()}»" for m in _DOUBLED_WORD.finditer(text)]
+    problems += [f"a word said twice in a row «{m.group()}»" for m in _DOUBLED_WORD.finditer(text)
+                 if m.group(1).lower() not in _MAY_BE_SAID_TWICE]
     return [f"{FORM}: {problem}" for problem in problems]
 
 

@@ -18,7 +18,14 @@ from filter.morph_words import (
     NounPhrase,
     Word,
 )
-from russian.morphology import CASE_NAMES, CASES, PLACE_COMPARATIVES, numeral_government, takes_n_form
+from russian.morphology import (
+    CASE_NAMES,
+    CASES,
+    PLACE_COMPARATIVES,
+    keeps_plain_pronoun,
+    numeral_government,
+    takes_n_form,
+)
 
 _GENDERS = ("masc", "femn", "neut")
 _NOMINAL_POS = frozenset({"NOUN", "ADJF", "PRTF", "NPRO", "NUMR"})
@@ -178,6 +185,8 @@ def preposition_problems(words: Sequence[Word], phrases: Sequence[NounPhrase]) -
             continue
         if position + 1 not in starts and takes_n_form(word.lower) and _lacks_n(words, position + 1):
             reasons.append(f"{PREPOSITION}: «{following.text}» after «{word.text}» should be «н{following.lower}»")
+        if keeps_plain_pronoun(word.lower) and _is_n_form(following):
+            reasons.append(f"{PREPOSITION}: «{following.text}» after «{word.text}» should be «{following.lower[1:]}»")
         if cases is None or "PREP" not in word.pos and word.lower not in PLACE_COMPARATIVES:
             continue
         allowed = " or ".join(CASE_NAMES[c] for c in CASES if c in cases)
@@ -201,3 +210,9 @@ def _lacks_n(words: Sequence[Word], position: int) -> bool:
         return False
     after = words[position + 1] if position + 1 < len(words) else None
     return after is None or not (after.is_noun() or after.is_modifier())
+
+
+def _is_n_form(word: Word) -> bool:
+    """A third-person pronoun in its н-form (него, ней, ним, них), said only after a preposition."""
+    return word.lower.startswith("н") and any(f.pos == "NPRO" and f.lemma in PERSONAL_PRONOUNS and f.case != "nomn"
+                                              for f in word.forms)

@@ -199,20 +199,27 @@ def agreeing_form(kind: str, word: str, case: str, number: str, noun: Noun, shor
     return word
 
 
-#: Derived prepositions of the dative after which a pronoun keeps its plain form (благодаря ему).
+#: Derived prepositions of the dative after which a pronoun keeps its plain form (благодаря ему), and
+#: the words read as prepositions or gerunds that do the same (включая его, исключая её, спустя их).
 _PLAIN_PRONOUN_PREPOSITIONS = frozenset({"благодаря", "согласно", "вопреки", "навстречу", "подобно", "вслед", "наперекор",
-                                         "соответственно", "сообразно"})
+                                         "соответственно", "сообразно", "включая", "исключая", "спустя"})
 #: Comparatives of place that govern the genitive like a preposition (левее неё).
 PLACE_COMPARATIVES = frozenset({"левее", "правее"})
+
+
+def keeps_plain_pronoun(word: str) -> bool:
+    """Whether a third-person pronoun right after ``word`` keeps its plain form although ``word``
+    reads as a preposition (благодаря ему, включая его): its н-form there is an error."""
+    return word.lower() in _PLAIN_PRONOUN_PREPOSITIONS
 
 
 @cache
 def takes_n_form(word: str) -> bool:
     """Whether a third-person pronoun right after ``word`` takes its н-form (за ним, между ней,
     позади него, левее неё): after a preposition, primary or derived, and after a comparative of
-    place; not after the dative derived prepositions that keep the plain form (благодаря ему)."""
+    place; not after the words that keep the plain form (благодаря ему, включая его)."""
     word = word.lower()
-    if word in _PLAIN_PRONOUN_PREPOSITIONS:
+    if keeps_plain_pronoun(word):
         return False
     return word in PLACE_COMPARATIVES or any(parse.tag.POS == "PREP" for parse in analyzer().parse(word))
 

@@ -1,7 +1,7 @@
 """Held-out family files (tests/data/heldout_families/, written as a new user would from docs/, not
 shipped) build end to end beside the shipped families: `python -m dataset build --families DIR`, real
 bpy at 32×24 with 1 sample, 4 scenes. Every held-out family is asked, said in Russian (none refused,
-none rejected by the filter) and answered as its program answers on the scene graph.
+none rejected by the filter: it keeps every question) and answered as its program answers on the scene graph.
 """
 
 from __future__ import annotations
@@ -44,4 +44,9 @@ def test_the_held_out_families_build_to_mera_items_with_every_family_said_in_rus
         assert execute_program(question["program"], scenes[question["image_index"]]) == question["answer"], question
         asked.add(question["family"])
     assert asked == {family.id for family in families}, asked
+    kept = json.loads((out / "questions_ru_kept.json").read_text(encoding="utf-8"))
+    rejected = [json.loads(line) for line in (out / "questions_ru_kept.rejected.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(q["question_ru"], q["acceptability"]["reasons"]) for q in rejected] == []
+    assert kept["info"]["counts"]["rejected"] == 0
+    assert [q["question_ru"] for q in kept["questions"]] == [q["question_ru"] for q in translated["questions"]]
     assert (out / "mera").is_dir() and any((out / "mera").iterdir())

@@ -1,6 +1,6 @@
 """A pronoun placeholder after a preposition written in the template's text takes its н-form
 (за ним, между ней, позади него), as after a relation; after the dative prepositions that keep
-the plain form (благодаря ему) it does not. Real realiser, real pymorphy3; the filter reads the
+the plain form (благодаря ему, включая его) it does not. Real realiser, real pymorphy3; the filter reads the
 texts back and catches the plain form a template could not avoid before («позади его»)."""
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ def realised(ending: str) -> str:
     (" [за он|<S>,твор]?", " за ней?"),  # the preposition typed inside the group (u3)
     (", и есть ли что-то между [он|<S>,твор] и [он|<S2>,твор]?", ", и есть ли что-то между ней и ним?"),  # u2; «и ним» too
     (", видный благодаря [он|<S>,дат]?", ", видный благодаря ей?"),  # a dative derived preposition keeps the plain form
+    (", включая [он|<S>,вин]?", ", включая её?"),  # a gerund pymorphy3 reads as a preposition keeps it too
     (", и знаешь ли ты [он|<S>,вин] и [он|<S2>,вин]?", ", и знаешь ли ты её и его?"),  # no preposition: no н
 ])
 def test_a_pronoun_after_a_preposition_of_the_text_takes_its_n_form(ending, text):
@@ -52,6 +53,7 @@ def test_a_pronoun_after_a_preposition_of_the_text_takes_its_n_form(ending, text
     ("позади", True), ("впереди", True), ("возле", True), ("вокруг", True), ("напротив", True), ("среди", True),
     ("левее", True), ("Правее", True),
     ("благодаря", False), ("согласно", False), ("вопреки", False), ("навстречу", False),
+    ("включая", False), ("Исключая", False), ("спустя", False),
     ("чем", False), ("и", False), ("ли", False), ("слева", False),
 ])
 def test_which_words_give_the_n_form(word, n_form):
@@ -64,6 +66,9 @@ def test_which_words_give_the_n_form(word, n_form):
     ("Есть ли предметы между ей и кубом?", "«ей» after «между» should be «ней»"),
     ("Сколько предметов возле их?", "«их» after «возле» should be «них»"),
     ("Сколько предметов впереди её?", "«её» after «впереди» should be «неё»"),
+    ("Сколько предметов, включая него?", "«него» after «включая» should be «его»"),
+    ("Сколько предметов, исключая неё?", "«неё» after «исключая» should be «её»"),
+    ("Виден ли куб благодаря нему?", "«нему» after «благодаря» should be «ему»"),
 ])
 def test_the_filter_catches_a_plain_pronoun_after_a_preposition(text, wrong):
     assert f"preposition: {wrong}" in MorphChecker().problems(text)
@@ -73,6 +78,8 @@ def test_the_filter_catches_a_plain_pronoun_after_a_preposition(text, wrong):
     "Больше ли кубов перед шаром, чем позади него?",
     "Что стоит позади его куба?",  # the possessive before a noun keeps its plain form
     "Виден ли куб благодаря ему?",
+    "Сколько предметов, включая его?",
+    "Сколько предметов, исключая её?",
 ])
 def test_the_filter_accepts_the_n_form_the_possessive_and_blagodarya(text):
     assert MorphChecker().problems(text) == []

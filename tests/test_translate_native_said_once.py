@@ -67,6 +67,7 @@ def test_the_filter_rejects_doubled_punctuation_and_a_doubled_word(text, problem
 
 @pytest.mark.parametrize("text", [
     "Правда ли, что что-то стоит за кубом?",  # «что что-то»: another word
+    "Верно ли, что что бы ни стояло за кубом, оно красное?",  # «что что бы ни»: a conjunction, then a pronoun
     "Есть ли куб... или шар?",
     "Сколько кубов левее 2 шаров?",
 ])

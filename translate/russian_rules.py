@@ -237,9 +237,15 @@ def _attribute_lemmas(token: Token) -> set[str]:
 
 
 def _asked_before(tokens: list[Token], takoy: int, attribute: Token) -> bool:
-    """Whether the question asks, before «такой же», for the very attribute it copies («Какого цвета …»)."""
+    """Whether the question asks, before «такой же», for the very attribute it copies: «какой» and
+    the attribute's noun later in its clause («Какого цвета …», «Какого [он|<S>] цвета, …»)."""
     lemmas = _attribute_lemmas(attribute)
-    return any("какой" in _lemmas(tokens[j]) and _attribute_lemmas(tokens[j + 1]) & lemmas for j in range(takoy - 1))
+    return any("какой" in _lemmas(tokens[j]) and _asks_for(tokens, j, lemmas) for j in range(takoy - 1))
+
+
+def _asks_for(tokens: list[Token], which: int, lemmas: set[str]) -> bool:
+    """Whether an attribute noun among ``lemmas`` follows the «какой» at ``which`` in its clause."""
+    return any(_attribute_lemmas(token) & lemmas for token in tokens[which + 1:_clause_end(tokens, which + 1)])
 
 
 def _takoy_zhe_attribute_without_comparand(tokens: list[Token]) -> list[Span]:
