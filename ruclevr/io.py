@@ -365,3 +365,15 @@ def read_lines(path: str | os.PathLike[str], label: str, max_bytes: int = jsonli
             except UnicodeDecodeError as error:
                 raise UsageError(f"{label} line {number} is not UTF-8 text ({error.reason})") from None
             yield number, text.rstrip("\r\n")
+
+
+def parse_json_line(line: str, where: str, expected: str) -> Any:
+    """One line of a JSON-lines file the user named, parsed within the JSON limits (NaN, lone surrogates,
+    keys given twice and 5,000-digit numbers refused): anything else is one UsageError naming ``where``
+    and what was ``expected``."""
+    try:
+        return jsonlimits.loads(line)
+    except json.JSONDecodeError as error:
+        raise UsageError(f"{where}: not JSON ({error.msg}); expected {expected}") from None
+    except jsonlimits.JsonLimitError as error:
+        raise UsageError(f"{where}: {error}") from None

@@ -21,7 +21,6 @@ and the zip ``dataset submission`` writes for MERA's site is read through its ``
 
 from __future__ import annotations
 
-import json
 import re
 from array import array
 from collections import Counter
@@ -47,7 +46,7 @@ from dataset.mera import (
 )
 from ruclevr import jsonincremental, jsonlimits
 from ruclevr.cli import UsageError
-from ruclevr.io import read_lines
+from ruclevr.io import parse_json_line, read_lines
 from ruclevr.jsonstream import LazyList
 from ruclevr.paths import regular_file
 from translate import YO_POLICIES, russian_answer_words
@@ -310,12 +309,7 @@ def _submission_records(open_handle: Callable[[], AbstractContextManager[IO[byte
 def _parse_prediction_line(line: str, where: str) -> tuple[int, str]:
     """One JSON line: ours ({"id", "prediction"}) or an lm-eval logged sample ({"doc", "filtered_resps"})."""
     expected = '{"id": 1, "prediction": "..."} or an lm-eval sample'
-    try:
-        record = jsonlimits.loads(line)
-    except json.JSONDecodeError as error:
-        raise UsageError(f"{where}: not JSON ({error.msg}); expected {expected}") from None
-    except jsonlimits.JsonLimitError as error:
-        raise UsageError(f"{where}: {error}") from None
+    record = parse_json_line(line, where, expected)
     if not isinstance(record, dict):
         raise UsageError(f"{where}: expected an object {expected}")
     if "doc" in record:

@@ -12,7 +12,6 @@ date, so the same data gives the same bytes.
 from __future__ import annotations
 
 import io
-import json
 import os
 from bisect import bisect_right
 from collections import Counter
@@ -25,7 +24,7 @@ from typing import Any
 from dataset.mera import SPLITS, MeraDocument, family_in
 from ruclevr import jsonlimits
 from ruclevr.cli import UsageError
-from ruclevr.io import atomic_write_bytes, read_lines
+from ruclevr.io import atomic_write_bytes, parse_json_line, read_lines
 
 #: The plots, by file name, in the order they are shown.
 PLOT_FILES = {
@@ -317,12 +316,7 @@ def read_rejected_scores(path: Path) -> Iterator[float]:
 
 
 def _rejected_record(line: str, where: str) -> dict[str, Any]:
-    try:
-        record = jsonlimits.loads(line)
-    except json.JSONDecodeError as error:
-        raise UsageError(f"{where}: not JSON ({error.msg}); expected the filter's rejected questions") from None
-    except jsonlimits.JsonLimitError as error:
-        raise UsageError(f"{where}: {error}") from None
+    record = parse_json_line(line, where, "the filter's rejected questions")
     if not isinstance(record, dict):
         raise UsageError(f"{where}: not a rejected question (a JSON object)")
     return record

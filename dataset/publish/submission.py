@@ -24,7 +24,7 @@ from dataset.evaluation import LOG_PREFIXES, LOGS_FILE, SAMPLES_PREFIX, TASK_FIL
 from dataset.evaluation import lm_eval_sample as parse_lm_eval_sample
 from ruclevr import jsonlimits
 from ruclevr.cli import UsageError, add_common_options
-from ruclevr.io import atomic_open, read_lines
+from ruclevr.io import atomic_open, parse_json_line, read_lines
 from ruclevr.paths import regular_file
 
 DATE_FORMAT = "%Y-%m-%dT%H-%M-%S.%f"  # lm-eval's timestamp in the samples file's name
@@ -98,12 +98,7 @@ def submission_records(samples: Path) -> Iterator[dict]:
         if not line.strip():
             continue
         where = f"{samples} line {line_number}"
-        try:
-            record = jsonlimits.loads(line)  # NaN, lone surrogates, keys given twice, 5,000-digit ids refused
-        except json.JSONDecodeError as error:
-            raise UsageError(f"{where}: not JSON ({error.msg}); expected an lm-eval logged sample") from None
-        except jsonlimits.JsonLimitError as error:
-            raise UsageError(f"{where}: {error}") from None
+        record = parse_json_line(line, where, "an lm-eval logged sample")
         if not isinstance(record, dict) or "doc" not in record:
             raise UsageError(f"{where}: not an lm-eval logged sample (no 'doc')")
         item_id, answer = parse_lm_eval_sample(record, where)
