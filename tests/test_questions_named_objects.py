@@ -3,6 +3,9 @@ those where whether a named object counts changes the answer. Real families on h
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import pytest
 from test_questions_readings import scene_of
 
@@ -221,3 +224,54 @@ def test_a_bare_other_said_again_is_refused_but_a_single_one_is_asked(families):
     assert refusal(family, scene, values) == OTHER_OPEN
     # «За блестящим кубиком стоит шар, справа от которого стоит другой предмет»: one «другой», asked.
     assert refusal(family, scene, {**values, "<S2>": "sphere"}) is None
+
+
+def bench_script():
+    """benchmarks/named_objects_bench.py loaded as a module (benchmarks/ is no package)."""
+    path = Path(__file__).parents[1] / "benchmarks" / "named_objects_bench.py"
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+#: The reviewer's questions that the independent audit found still asked (seed 0, 1,000 scenes), and
+#: the families' words each decides by: transitivity through the only object found, or a
+#: two-valued attribute (size, material) of the only object so described.
+DECIDED_BY_WORDS = [
+    # «Behind the red thing there is a thing. Are there any things behind that thing?» (no)
+    ("exist/two_hop", {"<C>": "red", "<R>": "behind", "<R2>": "behind"}),
+    # «Right of the blue object is an object. What number of objects are right of that object?» (0)
+    ("count/two_hop", {"<C>": "blue", "<R>": "right", "<R2>": "right"}),
+    # «In front of the matte cube is a thing. Left of that thing is a shiny cube. Is there a thing in
+    # front of the shiny cube?» (yes: the matte cube)
+    ("exist/three_hop", {"<M>": "rubber", "<S>": "cube", "<R>": "front", "<R2>": "left", "<M3>": "metal", "<S3>": "cube",
+                         "<R3>": "front"}),
+    # «Is the number of large things less than the number of things behind the tiny thing?» (no)
+    ("compare_integer/zero_one_hop/less", {"<Z>": "large", "<Z2>": "small", "<R>": "behind"}),
+    # «How many rubber objects are both left of the big object and left of the small rubber object?» (0)
+    ("count/and_relate", {"<Z>": "large", "<R>": "left", "<Z2>": "small", "<M2>": "rubber", "<R2>": "left", "<M3>": "rubber"}),
+]
+#: Questions the picture decides, each close to one above.
+DECIDED_BY_PICTURE = [
+    ("exist/two_hop", {"<C>": "red", "<R>": "behind", "<R2>": "left"}),
+    ("count/two_hop", {"<C>": "blue", "<R>": "right", "<R2>": "left"}),
+    ("compare_integer/zero_one_hop/less", {"<Z>": "small", "<Z2>": "small", "<R>": "behind"}),
+    ("count/and_relate", {"<Z>": "large", "<R>": "left", "<Z2>": "small", "<M2>": "rubber", "<R2>": "left", "<M3>": "metal"}),
+]
+
+
+@pytest.fixture(scope="module")
+def audit_pool():
+    return bench_script().scene_pool(0)
+
+
+def test_the_independent_audit_finds_the_questions_decided_by_their_words(families, audit_pool):
+    bench = bench_script()
+    for family_id, values in DECIDED_BY_WORDS + DECIDED_BY_PICTURE:
+        plan = Plan.of(families[family_id])
+        choices = choices_of(plan, {name: values.get(name, "") for name in families[family_id].params})
+        answers = bench.answers_on_pool(plan, choices, audit_pool)
+        assert sum(answers.values()) >= bench.MIN_RUNS, family_id
+        assert bench.decided_by_words(plan, choices, audit_pool) == ((family_id, values) in DECIDED_BY_WORDS), (family_id, answers)
