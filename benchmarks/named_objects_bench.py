@@ -70,25 +70,32 @@ def answers_on_pool(plan: Plan, choices: tuple, pool: list[SceneIndex]) -> Count
 
 def decided_by_words(plan: Plan, choices: tuple, pool: list[SceneIndex]) -> bool:
     """Whether the program runs on at least :data:`MIN_RUNS` pool scenes and always gives one answer."""
-    answers = answers_on_pool(plan, choices, pool)
+    return one_answer(answers_on_pool(plan, choices, pool))
+
+
+def one_answer(answers: Counter[str]) -> bool:
+    """Whether the answers over the pool are at least :data:`MIN_RUNS` runs of one answer."""
     return sum(answers.values()) >= MIN_RUNS and len(answers) == 1
 
 
 def independent_audit(questions: list[dict], plans: dict[str, Plan], pool: list[SceneIndex]) -> tuple[int, list[str]]:
-    """(questions audited, those decided by their words, each as family, answer and text)."""
+    """(questions audited, those decided by their words, each as family, answer and text): the
+    pool gives one answer, the question's own (a question whose own scene answers otherwise is
+    one the pool merely never met the rarer answer of)."""
     checked = 0
     decided: list[str] = []
-    verdicts: dict[tuple[str, tuple], bool] = {}  # a family asked again with the same parameters
+    on_pool: dict[tuple[str, tuple], Counter[str]] = {}  # a family asked again with the same parameters
     for question in questions:
         plan = plans[question["family"]]
         if not audited(plan):
             continue
         checked += 1
         key = (question["family"], tuple(sorted(question["params"].items())))
-        if key not in verdicts:
-            verdicts[key] = decided_by_words(plan, choices_of(plan, question["params"]), pool)
-        if verdicts[key]:
-            decided.append(f"{question['family']} ({question['answer']}): {question['question']}")
+        if key not in on_pool:
+            on_pool[key] = answers_on_pool(plan, choices_of(plan, question["params"]), pool)
+        answers = on_pool[key]
+        if one_answer(answers) and question["answer"] in answers:
+            decided.append(f"{question['family']} ({question['answer']} on {answers.total()} pool scenes): {question['question']}")
     return checked, decided
 
 
