@@ -58,6 +58,7 @@ from questions.named_relations import (
     FoundBy,
     all_related,
     beside_the_only_one,
+    implied_attributes,
     nested_counts,
     with_two_valued,
 )
@@ -284,8 +285,10 @@ class _NamedFacts:
         self.facts = _closure(facts)
         self._edits(choices)
         self.as_asked = self.edit_at == len(plan.nodes)  # no edit: what the only ones imply holds
+        self.implied = self.attributes  # with what the only ones so described imply (as asked)
         if self.as_asked:
             self.facts = _closure(self.facts | beside_the_only_one(self.found, self.attributes, self.facts))
+            self.implied = implied_attributes(self.attributes, self.scene_wide, self.facts)
 
     def _edits(self, choices: Sequence[Any]) -> None:
         """Where the edit node stands (every later node reads its scene), what it changes of a named
@@ -318,7 +321,7 @@ class _NamedFacts:
         """The attributes the text gives named object ``thing`` where node ``t`` reads the scene."""
         if t > self.edit_at and thing in self.edited:
             return self.edited[thing]
-        return self.attributes[thing]
+        return self.implied[thing]
 
     def stated(self, thing: int, relation: str, anchor: int, t: int) -> bool:
         """Whether the text puts ``thing`` in ``relation`` to ``anchor`` where node ``t`` reads the scene

@@ -19,7 +19,8 @@ an independent audit (benchmarks/named_objects_bench.py) found questions decided
   only small object of the scene, makes every other object large; a set that leaves it out holds
   large objects only («предметов позади маленького предмета» are all large, so never more than
   «больших предметов»). With a longer description the same holds of the one attribute the set's
-  words leave open («резиновых предметов» other than «маленького резинового предмета» are large).
+  words leave open («резиновых предметов» other than «маленького резинового предмета» are large),
+  and so of another named object («сфера» behind «резиновой сферой», the only rubber sphere, is metal).
   An integer comparison of a count with a count of its own subset (:func:`nested_counts`) is
   decided by its words, or nearly.
 
@@ -97,6 +98,16 @@ def with_two_valued(words: Mapping[str, str], left_out: Sequence[Mapping[str, st
             known[open_[0]] = second if description[open_[0]] == first else first
             changed = True
     return known
+
+
+def implied_attributes(attributes: Mapping[int, dict[str, str]], scene_wide: set[int], facts: set[Fact]) -> dict[int, dict[str, str]]:
+    """Each named object's attributes with the two-valued ones its being another object than the
+    only one so described implies («сфера» other than «резиновая сфера», the only rubber sphere,
+    is metal)."""
+    return {
+        thing: with_two_valued(said, [attributes[only] for only in scene_wide if only != thing and distinct_by_text(thing, only, attributes, facts)])
+        for thing, said in attributes.items()
+    }
 
 
 def all_related(said: _NamedFacts, t: int, choices: Sequence[Any], relation: str, anchor: int) -> bool:

@@ -352,3 +352,20 @@ def test_a_count_compared_with_a_count_of_its_own_subset_is_not_asked(families):
     assert refusal(family, scene, values) == DECIDED
     # … «чем больших предметов?»: the picture decides (the metal one may be large or small).
     assert refusal(family, scene, {**values, "<M3>": "", "<Z3>": "large"}) is None
+
+
+def test_another_object_than_the_only_one_so_described_has_the_other_two_valued_value(families):
+    # «Позади резинового шара находится шар, а перед этим шаром — жёлтый куб. Есть ли металлические
+    # предметы позади жёлтого куба?»: the second sphere is not the only rubber one, so it is metal, and
+    # behind the cube by the words: yes (the audit on 4,000 pool scenes, seed 0: yes on 39 of 39).
+    scene = scene_of(
+        ("large", "red", "rubber", "sphere", 0, 0),
+        ("small", "gray", "metal", "sphere", 1, -2),
+        ("small", "yellow", "rubber", "cube", 2, -1),
+        ("large", "blue", "metal", "cylinder", 3, -3),
+    )
+    family = families["exist/three_hop"]
+    values = {"<M>": "rubber", "<S>": "sphere", "<R>": "behind", "<S2>": "sphere", "<R2>": "front", "<C3>": "yellow",
+              "<S3>": "cube", "<R3>": "behind", "<M4>": "metal"}
+    assert refusal(family, scene, values) == DECIDED
+    assert refusal(family, scene, {**values, "<M4>": "", "<S4>": "cylinder"}) is None
