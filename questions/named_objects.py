@@ -53,6 +53,15 @@ from typing import Any, NamedTuple
 from questions.functions import ExecutionError, format_answer
 from questions.hypothetical import EDITS
 from questions.image_geometry import OPPOSITE
+from questions.named_relations import (
+    COMPARISONS,
+    FoundBy,
+    all_related,
+    beside_the_only_one,
+    implied_attributes,
+    nested_counts,
+    with_two_valued,
+)
 from questions.plan import Plan, run_plan_with
 from questions.scene_index import SceneIndex
 from questions.text import fits
@@ -102,6 +111,10 @@ def text_refusal(plan: Plan, choices: Sequence[Any], outputs: Sequence[Any], sce
                 answer = answer or format_answer(outputs[-1])
                 if _answer_without(plan, choices, outputs, scene, tested, bit) != answer:
                     return MAY_COUNT
+    if any(node.function in COMPARISONS for node in plan.nodes):
+        said = said or _facts_of(plan, choices, named)
+        if nested_counts(said, choices):
+            return DECIDED
     return None
 
 
@@ -258,16 +271,24 @@ class _NamedFacts:
         self.attributes: dict[int, dict[str, str]] = {}
         self.scene_wide: set[int] = set()  # described among every object of the picture: the only one so described
         facts: set[tuple[int, str, int]] = set()
+        self.found: list[FoundBy] = []  # objects found by a relation to another named one (questions.named_relations)
         for thing in named:
             attributes, source = self._description(plan.nodes[thing].inputs[0], choices)
             self.attributes[thing] = attributes
             node = plan.nodes[source]
             if node.function == "relate" and node.inputs[0] in self.named:
                 facts.add((thing, choices[source], node.inputs[0]))
+                if choices[source] in OPPOSITE:
+                    self.found.append(FoundBy(thing, choices[source], node.inputs[0], attributes))
             if node.function == "scene" and attributes:
                 self.scene_wide.add(thing)
         self.facts = _closure(facts)
         self._edits(choices)
+        self.as_asked = self.edit_at == len(plan.nodes)  # no edit: what the only ones imply holds
+        self.implied = self.attributes  # with what the only ones so described imply (as asked)
+        if self.as_asked:
+            self.facts = _closure(self.facts | beside_the_only_one(self.found, self.attributes, self.facts))
+            self.implied = implied_attributes(self.attributes, self.scene_wide, self.facts)
 
     def _edits(self, choices: Sequence[Any]) -> None:
         """Where the edit node stands (every later node reads its scene), what it changes of a named
@@ -300,7 +321,7 @@ class _NamedFacts:
         """The attributes the text gives named object ``thing`` where node ``t`` reads the scene."""
         if t > self.edit_at and thing in self.edited:
             return self.edited[thing]
-        return self.attributes[thing]
+        return self.implied[thing]
 
     def stated(self, thing: int, relation: str, anchor: int, t: int) -> bool:
         """Whether the text puts ``thing`` in ``relation`` to ``anchor`` where node ``t`` reads the scene
@@ -335,8 +356,11 @@ class _NamedFacts:
     def settled(self, t: int, choices: Sequence[Any]) -> bool:
         """Whether the words alone settle the set of node ``t``: it names every attribute of a named
         object's scene-wide description (so no other object can be in it) and either keeps that
-        object out (the set is empty) or puts it in (the set is that object alone)."""
-        words = self.set_words(t, choices)
+        object out (the set is empty) or puts it in (the set is that object alone); or the set is
+        empty by the words (:meth:`empty_by_words`)."""
+        if self.empty_by_words(t, choices):
+            return True
+        words = self.implied_words(t, choices)
         for thing in self.scene_wide:
             if self.plan.nodes[thing].inputs[0] == t:
                 continue  # the set is the object's own description (as text_refusal reads it)
@@ -360,6 +384,21 @@ class _NamedFacts:
         if node.function == "union":
             return dict(sides[0].items() & sides[1].items())
         return {}
+
+    def implied_words(self, t: int, choices: Sequence[Any]) -> dict[str, str]:
+        """:meth:`set_words` with what the only objects so described that the set leaves out imply
+        of two-valued attributes (:func:`questions.named_relations.with_two_valued`)."""
+        words = self.set_words(t, choices)
+        if not self.as_asked:
+            return words
+        return with_two_valued(words, [self.attributes[u] for u in self.scene_wide if self.leaves_out(u, t, choices)])
+
+    def empty_by_words(self, t: int, choices: Sequence[Any]) -> bool:
+        """Whether node ``t``'s set is empty by the words: each of its objects would be a second one
+        where the text names the only one (in a relation to an anchor that fits some words)."""
+        return self.as_asked and any(
+            words.items() <= self.implied_words(t, choices).items() and self.leaves_out(thing, t, choices)
+            and all_related(self, t, choices, relation, anchor) for thing, relation, anchor, words in self.found)
 
     def leaves_out(self, thing: int, t: int, choices: Sequence[Any]) -> bool:
         """Whether the words keep named object ``thing`` out of node ``t``'s set: an attribute the set
