@@ -273,7 +273,7 @@ class _NamedFacts:
         facts: set[tuple[int, str, int]] = set()
         self.found: list[FoundBy] = []  # objects found by a relation to another named one (questions.named_relations)
         for thing in named:
-            attributes, source = self._description(plan.nodes[thing].inputs[0], choices)
+            attributes, source = self.description(plan.nodes[thing].inputs[0], choices)
             self.attributes[thing] = attributes
             node = plan.nodes[source]
             if node.function == "relate" and node.inputs[0] in self.named:
@@ -307,7 +307,7 @@ class _NamedFacts:
                 thing = node.inputs[0]
                 self.edited[thing] = {**self.attributes[thing], attribute: choices[t]}
 
-    def _description(self, t: int, choices: Sequence[Any]) -> tuple[dict[str, str], int]:
+    def description(self, t: int, choices: Sequence[Any]) -> tuple[dict[str, str], int]:
         """The attributes the filters from ``t`` back name, and the node they start from."""
         attributes: dict[str, str] = {}
         while self.plan.nodes[t].kind == "filter":

@@ -32,13 +32,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from assets.vocabulary import ATTRIBUTES, load_vocabulary
 from questions.image_geometry import OPPOSITE
+from questions.plan import Plan
 
-if TYPE_CHECKING:
-    from questions.named_objects import _NamedFacts
+
+class SaidOfNamed(Protocol):
+    """What the text says of the named objects (questions.named_objects builds it)."""
+
+    plan: Plan
+    as_asked: bool  # no what-if edit: what the only objects so described imply holds
+
+    def description(self, t: int, choices: Sequence[Any]) -> tuple[dict[str, str], int]: ...
+
+    def stated(self, thing: int, relation: str, anchor: int, t: int) -> bool: ...
+
+    def implied_words(self, t: int, choices: Sequence[Any]) -> dict[str, str]: ...
+
 
 Fact = tuple[int, str, int]  # (named object, relation, named object it stands in that relation to)
 
@@ -110,7 +122,7 @@ def implied_attributes(attributes: Mapping[int, dict[str, str]], scene_wide: set
     }
 
 
-def all_related(said: _NamedFacts, t: int, choices: Sequence[Any], relation: str, anchor: int) -> bool:
+def all_related(said: SaidOfNamed, t: int, choices: Sequence[Any], relation: str, anchor: int) -> bool:
     """Whether, by the words, every object of node ``t``'s set stands in ``relation`` to named
     object ``anchor``: found by that relation from it, or from an object the text puts there."""
     node = said.plan.nodes[t]
@@ -127,7 +139,7 @@ def all_related(said: _NamedFacts, t: int, choices: Sequence[Any], relation: str
     return False
 
 
-def nested_counts(said: _NamedFacts, choices: Sequence[Any]) -> bool:
+def nested_counts(said: SaidOfNamed, choices: Sequence[Any]) -> bool:
     """Whether an integer comparison compares two counts of which one holds, by the words, only
     objects of the other, a description among every object of the scene («предметов позади
     маленького предмета» and «больших предметов» where the small one is the only one). «Меньше ли
@@ -150,8 +162,8 @@ def nested_counts(said: _NamedFacts, choices: Sequence[Any]) -> bool:
 COMPARISONS = ("less_than", "greater_than", "equal_integer")
 
 
-def _within(said: _NamedFacts, inner: int, outer: int, choices: Sequence[Any]) -> bool:
+def _within(said: SaidOfNamed, inner: int, outer: int, choices: Sequence[Any]) -> bool:
     """Whether node ``outer``'s set is a description among every object of the scene and every
     object of node ``inner``'s set fits it by the words."""
-    words, source = said._description(outer, choices)
+    words, source = said.description(outer, choices)
     return said.plan.nodes[source].function == "scene" and words.items() <= said.implied_words(inner, choices).items()
