@@ -162,6 +162,7 @@ def card_context(
     plots: Sequence[tuple[str, str]] = (),
     contact: str | None = None,
 ) -> dict[str, Any]:
+    """What the card shows; ``contact`` (one line, shown as text) names who maintains this copy."""
     info = facts.info
     n_items = facts.items
     sources = info.get("sources", {})
@@ -303,16 +304,8 @@ def render_card_section(summary: Mapping[str, Any]) -> str:
     return template.render(review=review_figures(summary))
 
 
-def render_card(
-    facts: CardFacts,
-    dataset_info: Mapping[str, Any],
-    statistics: Mapping[str, Any],
-    baselines: Mapping[str, Any],
-    license_id: str,
-    plots: Sequence[tuple[str, str]] = (),
-    contact: str | None = None,
-) -> str:
-    """The card; ``contact`` (one line, shown as text) names who maintains this copy."""
+def render_card(context: Mapping[str, Any]) -> str:
+    """The card, from :func:`card_context`'s facts."""
     environment = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
     template = environment.from_string(CARD_TEMPLATE_PATH.read_text(encoding="utf-8"))
-    return template.render(card_context(facts, dataset_info, statistics, baselines, license_id, plots, contact))
+    return template.render(context)

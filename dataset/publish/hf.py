@@ -36,7 +36,7 @@ from dataset.mera import (
     mera_rules,
     smallest_image_sides,
 )
-from dataset.publish.card import CardFacts, missing_card_fields, render_card
+from dataset.publish.card import CardFacts, card_context, missing_card_fields, render_card
 from dataset.publish.features import parquet_schema
 from dataset.publish.plots import PlotTally, item_row
 from ruclevr.cli import UsageError, progress_disabled
@@ -268,7 +268,7 @@ def write_hf_copy(
     }
     if statistics is None:
         statistics = survey_statistics(survey, document)
-    card = render_card(survey.card, dataset_info, statistics, survey.test_answers.baselines(), license_id, plots,
-                       contact=contact)
+    card = render_card(card_context(survey.card, dataset_info, statistics, survey.test_answers.baselines(), license_id,
+                                    plots, contact))
     atomic_write_text(out_dir / CARD_NAME, card)
     return {"dataset_info": dataset_info, "card": str(out_dir / CARD_NAME)}
