@@ -44,6 +44,10 @@ class MorphologyError(ValueError):
     """A word or form the realiser cannot produce (unknown noun, impossible form)."""
 
 
+#: Words whose readings are kept (the filter asks of every word of every question: bounded whatever the input).
+WORDS_CACHED = 16384
+
+
 @lru_cache(maxsize=1)
 def analyzer() -> pymorphy3.MorphAnalyzer:
     """The one pymorphy3 analyser (loading dictionaries takes ~0.5 s, so only on first use)."""
@@ -213,7 +217,7 @@ def keeps_plain_pronoun(word: str) -> bool:
     return word.lower() in _PLAIN_PRONOUN_PREPOSITIONS
 
 
-@cache
+@lru_cache(maxsize=WORDS_CACHED)
 def takes_n_form(word: str) -> bool:
     """Whether a third-person pronoun right after ``word`` takes its н-form (за ним, между ней,
     позади него, левее неё): after a preposition, primary or derived, and after a comparative of

@@ -24,9 +24,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 
-from russian.morphology import analyzer
+from russian.morphology import WORDS_CACHED, analyzer
 from translate.template_syntax import Group, Placeholder, Template, Word
 
 
@@ -113,7 +113,7 @@ def _is_word(token: Token) -> bool:
     return token.case is None and token.text not in _CLAUSE_MARKS
 
 
-@cache
+@lru_cache(maxsize=WORDS_CACHED)
 def _parses(word: str) -> tuple[tuple[str, str | None, str | None], ...]:
     """(lemma, part of speech, case) of every reading pymorphy3 gives ``word``."""
     return tuple((p.normal_form, p.tag.POS, p.tag.case) for p in analyzer().parse(word))
