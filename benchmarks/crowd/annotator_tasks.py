@@ -1,6 +1,6 @@
 """Per-annotator task lists from an `annotate export` folder, for annotators who open image files.
 
-    python benchmarks/crowd/annotator_tasks.py /work/crowd9/tasks
+    python benchmarks/crowd/annotator_tasks.py TASKS
 
 Reads TASKS/assignments.tsv (annotator, position, task_id) and TASKS/crowd.tsv (task_id, image,
 question, control, known_answer) and writes TASKS/annotators/<annotator>/tasks.tsv with the columns
