@@ -143,14 +143,8 @@ class ChromiumPage:
         self._send("Page.navigate", {"url": path.resolve().as_uri()})
         self._wait_for_load()
 
-    def reload(self, settle: float = 2.5) -> None:
-        """Reload the page (what the browser keeps, such as localStorage, stays) and wait for its load event.
-
-        The page's last localStorage writes travel from its renderer to the browser process on their own
-        channel; on a loaded 2-core machine a reload issued at once has found the storage empty (CI, once).
-        ``settle`` seconds of quiet first give those writes time to land, as a person's reload would.
-        """
-        time.sleep(settle)
+    def reload(self) -> None:
+        """Reload the page (what the browser keeps, such as its storage, stays) and wait for its load event."""
         self._send("Page.reload")
         self._wait_for_load()
 
