@@ -130,10 +130,12 @@ def load_failure_message(options: RucolaOptions, error: Exception) -> str:
 
 def is_local_model(model: str) -> bool:
     """A folder on disk (used as is, never downloaded) rather than a hub id."""
-    if Path(model).expanduser().is_dir():
+    path = Path(model).expanduser()
+    if path.is_dir():
         return True
     if model.startswith(("/", ".", "~")):
-        raise UsageError(f"model folder {model!r} does not exist; pass an existing folder or a hub id such as {DEFAULT_MODEL}")
+        what = "is not a folder" if path.exists() else "does not exist"
+        raise UsageError(f"model folder {model!r} {what}; pass an existing folder or a hub id such as {DEFAULT_MODEL}")
     return False
 
 

@@ -209,6 +209,13 @@ def test_a_missing_local_folder_is_a_usage_error(tmp_path: Path) -> None:
         RucolaScorer(RucolaOptions(model=str(tmp_path / "nowhere"), device="cpu"))
 
 
+def test_a_local_model_path_that_is_no_folder_says_so(tmp_path: Path) -> None:
+    fifo = tmp_path / "model.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(UsageError, match="is not a folder"):
+        RucolaScorer(RucolaOptions(model=str(fifo), device="cpu"))
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error raised when CUDA is missing")
 def test_asking_for_cuda_without_it_is_a_usage_error(model_dir: Path) -> None:
     with pytest.raises(UsageError, match="no CUDA device"):
