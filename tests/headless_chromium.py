@@ -138,9 +138,13 @@ class ChromiumPage:
 
     def open(self, path: Path) -> None:
         """Load ``path`` and wait for its load event (images included), collecting events on the way."""
+        self.open_url(path.resolve().as_uri())
+
+    def open_url(self, url: str) -> None:
+        """Load ``url`` (a file or a loopback server) and wait for its load event."""
         for domain in ("Runtime.enable", "Log.enable", "Page.enable"):
             self._send(domain)
-        self._send("Page.navigate", {"url": path.resolve().as_uri()})
+        self._send("Page.navigate", {"url": url})
         self._wait_for_load()
 
     def reload(self) -> None:
