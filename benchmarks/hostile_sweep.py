@@ -328,6 +328,13 @@ def limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
 
+def set_memory_cap(gib: float) -> None:
+    """Raise (or lower) the probes' address-space cap: under 1 GiB Blender cannot start, so a probe of a
+    command that renders may hold by Blender's refusal rather than by checking its input first."""
+    global MEMORY_CAP
+    MEMORY_CAP = int(gib * (1 << 30))
+
+
 def run_probe(argv: list[object], hostile: Path, out: Path, watched: list[Path]) -> dict[str, object]:
     command = [str(part).replace("{x}", str(hostile)).replace("{out}", str(out)) for part in argv]
     before = snapshot(watched)
@@ -372,7 +379,10 @@ def main() -> int:
     parser.add_argument("--line-mb", type=int, default=200)
     parser.add_argument("--only", default=None, help="only commands whose name contains this")
     parser.add_argument("--json", type=Path, default=None, help="also write every probe's result here")
+    parser.add_argument("--memory-gib", type=float, default=1.0,
+                        help="each probe's address-space cap in GiB (default 1; Blender needs more to start)")
     args = parser.parse_args()
+    set_memory_cap(args.memory_gib)
     with tempfile.TemporaryDirectory(prefix="hostile-sweep-") as scratch:
         root = Path(scratch)
         inputs = make_inputs(root / "inputs")

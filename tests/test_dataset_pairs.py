@@ -248,3 +248,18 @@ def test_a_rerun_with_other_families_is_refused(paired, tmp_path, capsys) -> Non
     assert status == 2 and "--families" in error and error.count("\n") == 1 and "Traceback" not in error, error
     assert (out / "questions_ru_kept.json").read_bytes() == before
     assert read_json(out / "scenes.json")["info"]["families"] == "builtin"
+
+
+def test_masks_that_are_not_there_are_refused_before_anything_is_rendered(paired, tmp_path, capsys) -> None:
+    # The pixel check compares each edited frame with its source's mask: a --masks folder without them is
+    # bad input, told in one line before Blender starts, not after the edited scenes are rendered.
+    empty = tmp_path / "masks"
+    empty.mkdir()
+    out = tmp_path / "OUT"
+    capsys.readouterr()
+    status = run_stage("dataset", "pairs", "--scenes", str(paired["source"] / "scenes.json"), "--questions",
+                       str(paired["root"] / "questions_ru.json"), "--masks", str(empty), "--out", str(out), "--device", "cpu")
+    error = capsys.readouterr().err
+    assert status == 2 and "source mask of ruclevr_" in error and str(empty) in error, error
+    assert error.count("\n") == 1 and "Traceback" not in error, error
+    assert not out.exists()

@@ -104,6 +104,17 @@ def claim_output(paths: AugmentPaths, record: Mapping[str, Any], overwrite: bool
     claim_run(rerendered_unit(paths, paths.root / "pairs_run.json", refusal, made), record, overwrite=overwrite)
 
 
+def check_source_frames(planned: Sequence[Planned], images_dir: Path, masks_dir: Path) -> None:
+    """Every planned source scene's render and mask are files, checked before anything is rendered
+    (the pixel check compares the edited frame with them)."""
+    for source, _, _ in planned:
+        filename = source["image_filename"]
+        for folder, what in ((images_dir, "image"), (masks_dir, "mask")):
+            if not confined_path(folder, filename, f"scene {filename!r}: image_filename").is_file():
+                raise UsageError(f"the source {what} of {filename} is not in {folder} (the pixel check needs it; "
+                                 "pass --masks DIR where the masks lie elsewhere)")
+
+
 def read_frame(images_dir: Path, masks_dir: Path, filename: str) -> tuple[np.ndarray, np.ndarray]:
     image_path = confined_path(images_dir, filename, f"scene {filename!r}: image_filename")
     mask_path = confined_path(masks_dir, filename, f"scene {filename!r}: image_filename")
@@ -127,6 +138,7 @@ def pairs(sources: AugmentSources, out: Path, settings: PairsSettings, overwrite
     chosen = scenes if settings.n is None else scenes[: settings.n]
     maker = PairMaker(families, settings.yo)
     planned = plan_edits(chosen, by_image, paths, settings.seed, maker)
+    check_source_frames(planned, source_dir / "images", masks_dir)
     try:
         claim_output(paths, render_defining_record(sources, settings, family_sources), overwrite)
     except OSError as error:
