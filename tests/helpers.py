@@ -6,10 +6,12 @@ Fixtures live in ``conftest.py``; plain functions here, imported as ``from helpe
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from ruclevr.cli import exit_status
 
@@ -36,3 +38,18 @@ def run_export(stage_outputs: dict[str, Path], out: Path, *extra: object) -> int
     (:func:`sample_outputs.write_sample_stage_outputs`) into ``out``."""
     return run_stage("dataset", "export", "--questions", stage_outputs["questions"], "--scenes", stage_outputs["scenes"],
                      "--out", out, *extra)
+
+
+def module_from_file(path: Path, name: str | None = None) -> ModuleType:
+    """The Python file at ``path`` loaded as a module (named ``name``, or after the file), not put in
+    ``sys.modules``: a benchmark script (benchmarks/ is no package) or a file shipped in docs/."""
+    spec = importlib.util.spec_from_file_location(name or path.stem, path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def benchmark_script(relative: str) -> ModuleType:
+    """``benchmarks/RELATIVE`` loaded as a module."""
+    return module_from_file(ROOT / "benchmarks" / relative)

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from helpers import module_from_file
 
 from dataset.evaluation.evaluate import exact_match, score_predictions
 from dataset.mera.answer_split import answer_after_marker
@@ -66,10 +66,7 @@ def test_answer_after_marker_drops_the_separator_and_is_none_without_a_marker() 
 
 
 def test_the_lm_eval_task_scores_every_reply_as_evaluate_does() -> None:
-    spec = importlib.util.spec_from_file_location("ruclevr_lm_eval_utils", LM_EVAL_UTILS)
-    assert spec is not None and spec.loader is not None
-    utils = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(utils)
+    utils = module_from_file(LM_EVAL_UTILS, "ruclevr_lm_eval_utils")
     cases = [(reply, gold) for reply, gold, _ in REPLIES] + [(reply, gold) for reply, gold, _ in COMPUTE_EXACT_CASES]
     for reply, gold in cases:
         assert utils.process_results({"outputs": gold}, [reply]) == {

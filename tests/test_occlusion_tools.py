@@ -3,25 +3,13 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from helpers import benchmark_script
 
-
-def script(relative: str) -> ModuleType:
-    """A benchmark script loaded as a module (benchmarks/ is no package)."""
-    path = Path(__file__).parents[1] / "benchmarks" / relative
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-annotator_tasks = script("crowd/annotator_tasks.py")
-blind_bench = script("blind_bench.py")
+annotator_tasks = benchmark_script("crowd/annotator_tasks.py")
+blind_bench = benchmark_script("blind_bench.py")
 
 
 def write_tsv(path: Path, header: list[str], rows: list[list[str]]) -> None:

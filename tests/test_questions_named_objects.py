@@ -3,10 +3,8 @@ those where whether a named object counts changes the answer. Real families on h
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from helpers import benchmark_script
 from test_questions_readings import scene_of
 
 from questions.families import load_families
@@ -228,12 +226,7 @@ def test_a_bare_other_said_again_is_refused_but_a_single_one_is_asked(families):
 
 def bench_script():
     """benchmarks/named_objects_bench.py loaded as a module (benchmarks/ is no package)."""
-    path = Path(__file__).parents[1] / "benchmarks" / "named_objects_bench.py"
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("named_objects_bench.py")
 
 
 #: The reviewer's questions that the independent audit found still asked (seed 0, 1,000 scenes), and

@@ -3,10 +3,10 @@ issue 36) and `between`'s adjective reaching its bare end, and pass the wordings
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from helpers import module_from_file
 from test_questions_readings import question_on, russian_texts, scene_of
 
 from questions.families import load_families
@@ -18,10 +18,7 @@ BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "reading_bench.py"
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("reading_bench", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return module_from_file(BENCH)
 
 
 @pytest.fixture(scope="module")

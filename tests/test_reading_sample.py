@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from helpers import module_from_file
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "reading_sample.py"
 
 
 @pytest.fixture(scope="module")
 def sample_module():
-    spec = importlib.util.spec_from_file_location("reading_sample", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return module_from_file(BENCH)
 
 
 def questions_file(tmp_path: Path) -> Path:

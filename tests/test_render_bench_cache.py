@@ -3,22 +3,16 @@ drawing (scene, size, samples, every drawn setting), reused instead of rendered 
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
+from helpers import benchmark_script
 
 from render import RenderSettings, SceneOptions, first_scene
 
 
 @pytest.fixture(scope="module")
 def bench():
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "render_bench.py"
-    spec = importlib.util.spec_from_file_location("render_bench", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("render_bench.py")
 
 
 def test_the_key_changes_with_what_is_drawn_and_not_with_how_it_runs(bench):
