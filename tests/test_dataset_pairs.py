@@ -263,3 +263,13 @@ def test_masks_that_are_not_there_are_refused_before_anything_is_rendered(paired
     assert status == 2 and "source mask of ruclevr_" in error and str(empty) in error, error
     assert error.count("\n") == 1 and "Traceback" not in error, error
     assert not out.exists()
+    # The scenes file copied alone: its renders are not beside it.
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(paired["source"] / "scenes.json", alone / "scenes.json")
+    status = run_stage("dataset", "pairs", "--scenes", str(alone / "scenes.json"), "--questions",
+                       str(paired["root"] / "questions_ru.json"), "--masks", str(paired["source"] / "masks"),
+                       "--out", str(out), "--device", "cpu")
+    error = capsys.readouterr().err
+    assert status == 2 and "source image of ruclevr_" in error and error.count("\n") == 1, error
+    assert not out.exists()

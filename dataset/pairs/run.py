@@ -104,20 +104,27 @@ def claim_output(paths: AugmentPaths, record: Mapping[str, Any], overwrite: bool
     claim_run(rerendered_unit(paths, paths.root / "pairs_run.json", refusal, made), record, overwrite=overwrite)
 
 
+def source_frame_paths(images_dir: Path, masks_dir: Path, filename: str) -> tuple[Path, Path]:
+    """A scene's render and mask, each inside its folder."""
+    where = f"scene {filename!r}: image_filename"
+    return confined_path(images_dir, filename, where), confined_path(masks_dir, filename, where)
+
+
 def check_source_frames(planned: Sequence[Planned], images_dir: Path, masks_dir: Path) -> None:
     """Every planned source scene's render and mask are files, checked before anything is rendered
     (the pixel check compares the edited frame with them)."""
     for source, _, _ in planned:
         filename = source["image_filename"]
-        for folder, what in ((images_dir, "image"), (masks_dir, "mask")):
-            if not confined_path(folder, filename, f"scene {filename!r}: image_filename").is_file():
-                raise UsageError(f"the source {what} of {filename} is not in {folder} (the pixel check needs it; "
-                                 "pass --masks DIR where the masks lie elsewhere)")
+        image, mask = source_frame_paths(images_dir, masks_dir, filename)
+        if not image.is_file():
+            raise UsageError(f"the source image of {filename} is not in {images_dir} (the pixel check needs it)")
+        if not mask.is_file():
+            raise UsageError(f"the source mask of {filename} is not in {masks_dir} (the pixel check needs it; "
+                             "pass --masks DIR where the masks lie elsewhere)")
 
 
 def read_frame(images_dir: Path, masks_dir: Path, filename: str) -> tuple[np.ndarray, np.ndarray]:
-    image_path = confined_path(images_dir, filename, f"scene {filename!r}: image_filename")
-    mask_path = confined_path(masks_dir, filename, f"scene {filename!r}: image_filename")
+    image_path, mask_path = source_frame_paths(images_dir, masks_dir, filename)
     try:
         with Image.open(image_path) as image, Image.open(mask_path) as mask:
             return np.asarray(image.convert("RGB")), np.asarray(mask)
