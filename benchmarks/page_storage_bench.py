@@ -40,7 +40,11 @@ def quiet_server(folder: Path) -> http.server.ThreadingHTTPServer:
         def log_message(self, *args) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(folder)))
+    class Server(http.server.ThreadingHTTPServer):
+        def handle_error(self, request, client_address) -> None:
+            pass  # a browser closed mid-reply (its favicon request, at the end of a trial)
+
+    server = Server(("127.0.0.1", 0), functools.partial(Handler, directory=str(folder)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 

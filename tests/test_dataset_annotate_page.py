@@ -58,7 +58,7 @@ def test_page_keeps_typed_answers_across_a_reload_and_saves_json_that_imports(tm
         assert page.evaluate(PROGRESS).startswith(f"Вопрос {n - 1} из {n}")
         # Both copies of the work hold every answer: localStorage (outlives the tab) and the tab's
         # sessionStorage (Chromium has given a page opened from a file an empty localStorage after a
-        # reload, about one reload in five here, benchmarks/page_storage_bench.py; the tab's copy survives it).
+        # reload, about one in four here, benchmarks/page_storage_bench.py; the tab's copy survives it).
         for store in ("localStorage", "sessionStorage"):
             copy = page.evaluate(f"JSON.parse({store}.getItem(document.body.dataset.key + ':' + "
                                  "document.getElementById('slot').value))")
